@@ -1,0 +1,88 @@
+//! The `toolhost.toml` format, as written by users.
+//!
+//! Unknown keys are errors: a misspelt `wirte = [...]` must not silently
+//! leave a tool without the access the user meant to give it (or with more).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// The whole file. Every section is optional.
+#[derive(Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ConfigFile {
+    #[serde(default)]
+    pub(crate) defaults: AccessSection,
+    #[serde(default)]
+    pub(crate) limits: LimitsSection,
+    #[serde(default)]
+    pub(crate) tools: BTreeMap<String, ToolSection>,
+}
+
+/// Directory grants. `None` (key absent) differs from `Some([])`: the
+/// built-in default (read `.`) applies only when nothing mentions reads.
+#[derive(Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AccessSection {
+    pub(crate) read: Option<Vec<String>>,
+    pub(crate) write: Option<Vec<String>>,
+}
+
+/// Limit overrides; absent keys keep the value from the level above.
+#[derive(Debug, Default, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LimitsSection {
+    pub(crate) fuel: Option<u64>,
+    pub(crate) timeout_ms: Option<u64>,
+    pub(crate) memory_mib: Option<u64>,
+    pub(crate) output_kib: Option<u64>,
+}
+
+/// `[tools.<name>]`: grants and limits of one tool.
+#[derive(Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ToolSection {
+    pub(crate) read: Option<Vec<String>>,
+    pub(crate) write: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) limits: LimitsSection,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_section() {
+        let file: ConfigFile = toml::from_str(
+            r#"
+            [defaults]
+            read = ["src"]
+
+            [limits]
+            fuel = 1000
+            timeout_ms = 500
+
+            [tools.write_file]
+            write = ["out"]
+            limits = { output_kib = 4 }
+            "#,
+        )
+        .expect("valid");
+        assert_eq!(file.defaults.read, Some(vec!["src".to_string()]));
+        assert_eq!(file.defaults.write, None);
+        assert_eq!(file.limits.fuel, Some(1000));
+        assert_eq!(
+            file.tools["write_file"].write,
+            Some(vec!["out".to_string()])
+        );
+        assert_eq!(file.tools["write_file"].limits.output_kib, Some(4));
+    }
+
+    #[test]
+    fn a_misspelt_key_is_an_error_naming_it() {
+        let err = toml::from_str::<ConfigFile>("[tools.write_file]\nwirte = [\"out\"]\n")
+            .expect_err("typo");
+        assert!(err.to_string().contains("wirte"), "{err}");
+    }
+}

@@ -1,0 +1,11 @@
+//! toolhost: an agent host that runs every tool as a sandboxed WebAssembly
+//! component.
+//!
+//! - [`sandbox`] loads plugins and runs tool calls under grants and limits;
+//! - [`config`] turns `toolhost.toml` and flags into the sandbox's options;
+//! - [`cli`] is the command line; it is the only module that prints.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod cli;
+pub mod config;
+pub mod sandbox;

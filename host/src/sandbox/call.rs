@@ -1,0 +1,267 @@
+//! Runs one export of one plugin in a fresh store and instance, under limits,
+//! and classifies how it ended.
+//!
+//! A store and instance never outlive the call: after a trap an instance is
+//! unusable, and state left by one call must not leak into the next.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::{Engine, Store, Trap, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::bindings::{CallError, Plugin, PluginPre, ToolSpec};
+use super::capabilities::{self, Grant};
+use super::limits::{Limits, MemoryLimiter};
+use super::outcome::ToolFault;
+use super::output::CapturedOutput;
+
+/// Bytes of a guest's stdout and of its stderr kept per call.
+pub const CAPTURE_LIMIT: usize = 64 * 1024;
+
+/// Progress messages kept per call (the sink sees every one).
+const MAX_PROGRESS_KEPT: usize = 100;
+
+/// Receives `host.progress` messages while a call runs.
+pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Per-store state: the guest's WASI context plus what the host tracks.
+pub(crate) struct State {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: MemoryLimiter,
+    progress_sink: Option<ProgressSink>,
+    progress: Vec<String>,
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl super::bindings::toolhost::plugin::tool_types::Host for State {}
+
+impl super::bindings::toolhost::plugin::host::Host for State {
+    fn progress(&mut self, message: String) {
+        if let Some(sink) = &self.progress_sink {
+            sink(&message);
+        }
+        if self.progress.len() < MAX_PROGRESS_KEPT {
+            self.progress.push(message);
+        }
+    }
+}
+
+/// The linker every plugin is instantiated against: WASI p2 (denied by the
+/// per-call context where it matters) plus the `host` interface.
+pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<State>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    Plugin::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state)?;
+    Ok(linker)
+}
+
+/// What to run in the fresh instance.
+pub(crate) enum Job<'a> {
+    ListTools,
+    CallTool { name: &'a str, input: &'a str },
+}
+
+/// What the guest returned, when it returned.
+pub(crate) enum Returned {
+    Tools(Vec<ToolSpec>),
+    Called(Result<String, CallError>),
+}
+
+/// Everything measured about one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CallStats {
+    /// Wall-clock time from the start of instantiation.
+    pub duration: Duration,
+    pub fuel_used: u64,
+    /// Peak bytes of linear memory across the instance's memories.
+    pub peak_memory: u64,
+}
+
+/// What the guest wrote besides its answer; for transcripts, never the model.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// Bytes of stdout and stderr discarded past [`CAPTURE_LIMIT`].
+    pub dropped: u64,
+    pub progress: Vec<String>,
+}
+
+pub(crate) struct Run {
+    pub(crate) result: Result<Returned, ToolFault>,
+    pub(crate) stats: CallStats,
+    pub(crate) captured: Captured,
+}
+
+/// Instantiates `pre` in a new store with `grants` and `limits` and runs
+/// `job`, stopping it at the deadline or on `cancel`.
+pub(crate) async fn run(
+    engine: &Engine,
+    pre: &PluginPre<State>,
+    grants: &[Grant],
+    limits: &Limits,
+    cancel: &CancellationToken,
+    progress_sink: Option<ProgressSink>,
+    job: Job<'_>,
+) -> Run {
+    let start = Instant::now();
+    let stdout = CapturedOutput::new(CAPTURE_LIMIT);
+    let stderr = CapturedOutput::new(CAPTURE_LIMIT);
+    let wasi = match capabilities::wasi_ctx(grants, stdout.clone(), stderr.clone()) {
+        Ok(wasi) => wasi,
+        Err(message) => {
+            return Run {
+                result: Err(ToolFault::Failed(message)),
+                stats: CallStats::default(),
+                captured: Captured::default(),
+            };
+        }
+    };
+    let state = State {
+        wasi,
+        table: ResourceTable::new(),
+        limiter: MemoryLimiter::new(limits.memory),
+        progress_sink,
+        progress: Vec::new(),
+    };
+    let mut store = Store::new(engine, state);
+    store.limiter(|state| &mut state.limiter);
+    // Fuel is only absent when the engine does not meter it, which ours does.
+    let _ = store.set_fuel(limits.fuel);
+    // Yield to the executor at every epoch tick, so the deadline and the
+    // cancellation below can drop a guest that never calls the host.
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+
+    let outcome = {
+        let work = async {
+            let plugin = pre.instantiate_async(&mut store).await?;
+            match job {
+                Job::ListTools => plugin
+                    .call_list_tools(&mut store)
+                    .await
+                    .map(Returned::Tools),
+                Job::CallTool { name, input } => plugin
+                    .call_call_tool(&mut store, name, input)
+                    .await
+                    .map(Returned::Called),
+            }
+        };
+        tokio::select! {
+            returned = work => Ok(returned),
+            () = tokio::time::sleep(limits.timeout) => Err(ToolFault::Timeout { limit: limits.timeout }),
+            () = cancel.cancelled() => Err(ToolFault::Cancelled),
+        }
+    };
+
+    let fuel_left = store.get_fuel().unwrap_or(0);
+    let state = store.data();
+    let (stdout, out_dropped) = stdout.contents();
+    let (stderr, err_dropped) = stderr.contents();
+    let result = match outcome {
+        Ok(Ok(returned)) => Ok(returned),
+        Ok(Err(error)) => Err(classify(&error, state.limiter.hit, limits, &stderr)),
+        Err(fault) => Err(fault),
+    };
+    Run {
+        result,
+        stats: CallStats {
+            duration: start.elapsed(),
+            fuel_used: limits.fuel.saturating_sub(fuel_left),
+            peak_memory: state.limiter.peak,
+        },
+        captured: Captured {
+            stdout,
+            stderr,
+            dropped: out_dropped + err_dropped,
+            progress: state.progress.clone(),
+        },
+    }
+}
+
+/// Names the way a guest stopped, by the trap code wasmtime attached (never
+/// by the error's text).
+fn classify(
+    error: &wasmtime::Error,
+    memory_hit: bool,
+    limits: &Limits,
+    stderr: &[u8],
+) -> ToolFault {
+    if memory_hit {
+        return ToolFault::MemoryLimit {
+            limit: limits.memory,
+        };
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => ToolFault::OutOfFuel { fuel: limits.fuel },
+        Some(Trap::Interrupt) => ToolFault::Timeout {
+            limit: limits.timeout,
+        },
+        Some(Trap::StackOverflow) => ToolFault::Trap {
+            message: with_stderr(
+                "stack overflow (the tool recursed too deeply)".into(),
+                stderr,
+            ),
+        },
+        Some(trap) => ToolFault::Trap {
+            message: with_stderr(trap.to_string(), stderr),
+        },
+        None => ToolFault::Trap {
+            message: with_stderr(format!("{error:#}"), stderr),
+        },
+    }
+}
+
+/// Adds the end of the guest's stderr, where a Rust panic or a Python
+/// traceback says what went wrong.
+fn with_stderr(message: String, stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            !line.trim().is_empty() && !line.starts_with("note: run with `RUST_BACKTRACE=1`")
+        })
+        .collect();
+    if lines.is_empty() {
+        return message;
+    }
+    let tail = lines[lines.len().saturating_sub(10)..].join("\n");
+    let tail = if tail.len() > 2000 {
+        let cut = tail
+            .char_indices()
+            .map(|(i, _)| i)
+            .find(|&i| i >= tail.len() - 2000)
+            .unwrap_or(0);
+        &tail[cut..]
+    } else {
+        &tail
+    };
+    format!("{message}; its stderr ended with:\n{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_tail_drops_rust_backtrace_hints() {
+        let stderr = b"\nthread '<unnamed>' panicked at src/lib.rs:3:5:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        assert_eq!(
+            with_stderr("wasm trap".into(), stderr),
+            "wasm trap; its stderr ended with:\nthread '<unnamed>' panicked at src/lib.rs:3:5:\nboom"
+        );
+        assert_eq!(with_stderr("wasm trap".into(), b""), "wasm trap");
+    }
+}

@@ -1,0 +1,364 @@
+//! The sandbox: loads tool plugins as WebAssembly components and runs each
+//! call in a fresh instance with only the tool's grants and under its limits.
+//!
+//! Knows nothing about models or the agent loop. Its public surface is
+//! [`Sandbox`] (load, list, call), the policy types that say what each tool
+//! may do ([`Policy`], [`Grant`], [`Limits`]) and the outcome of a call
+//! ([`CallReport`], [`ToolOutcome`], [`ToolFault`]).
+
+mod bindings;
+mod cache;
+mod call;
+mod capabilities;
+mod engine;
+mod limits;
+mod outcome;
+mod output;
+mod plugin;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+
+pub use cache::CacheStatus;
+pub use call::{CAPTURE_LIMIT, CallStats, Captured, ProgressSink};
+pub use capabilities::{Access, Grant, simplify as simplify_grants};
+pub use limits::Limits;
+pub use outcome::{SchemaError, ToolFault, ToolOutcome};
+pub use plugin::{LoadError, PluginOrigin};
+
+use call::{Job, Returned, State};
+use capabilities::PathCheck;
+use plugin::LoadedPlugin;
+
+include!(concat!(env!("OUT_DIR"), "/standard_plugins.rs"));
+
+/// What one tool may do.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolPolicy {
+    pub grants: Vec<Grant>,
+    pub limits: Limits,
+}
+
+/// What every tool may do: a default and per-tool entries. Built by the
+/// config layer from `toolhost.toml` and flags.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Policy {
+    pub defaults: ToolPolicy,
+    pub per_tool: BTreeMap<String, ToolPolicy>,
+}
+
+impl Policy {
+    /// The policy of tool `name`: its own entry, else the defaults.
+    pub fn for_tool(&self, name: &str) -> &ToolPolicy {
+        self.per_tool.get(name).unwrap_or(&self.defaults)
+    }
+}
+
+/// Everything the sandbox needs to start.
+#[derive(Debug, Clone)]
+pub struct SandboxOptions {
+    /// The workspace root, canonical. Tools see it as `.`.
+    pub workspace: PathBuf,
+    /// Directories whose `*.wasm` files are loaded, in order.
+    pub plugin_dirs: Vec<PathBuf>,
+    /// Single plugin files, loaded after the directories.
+    pub plugin_files: Vec<PathBuf>,
+    /// Load the standard tools embedded in the binary.
+    pub standard_tools: bool,
+    /// Compile cache directory; `None` compiles every time.
+    pub cache_dir: Option<PathBuf>,
+    pub policy: Policy,
+}
+
+/// A problem that stops the sandbox from starting at all (as opposed to a
+/// plugin that fails to load, which is skipped).
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("cannot set up the WebAssembly engine: {0}")]
+    Engine(String),
+    #[error("cannot read the plugins directory `{}`: {source}; create it or pass another --plugins DIR", .dir.display())]
+    PluginDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// One tool as the sandbox knows it.
+pub struct Tool {
+    pub name: String,
+    pub description: String,
+    /// The JSON Schema of its input, as the plugin declared it.
+    pub input_schema: serde_json::Value,
+    pub read_only: bool,
+    pub plugin: PluginOrigin,
+    /// sha256 of the plugin's `.wasm`.
+    pub plugin_sha256: String,
+    /// Whether the plugin came from the compile cache this time.
+    pub cache: CacheStatus,
+    pub policy: ToolPolicy,
+    validator: jsonschema::Validator,
+    path_args: Vec<(String, Access)>,
+    plugin_index: usize,
+}
+
+/// The end of one call with everything measured about it.
+#[derive(Debug, Clone)]
+pub struct CallReport {
+    pub outcome: ToolOutcome,
+    pub stats: CallStats,
+    pub captured: Captured,
+}
+
+/// Per-call options from the caller.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// Cancels the call: a running guest stops within one epoch tick.
+    pub cancel: CancellationToken,
+    /// Receives the plugin's `host.progress` messages as they come.
+    pub progress: Option<ProgressSink>,
+}
+
+/// Loaded plugins and their tools, ready to call from any task.
+pub struct Sandbox {
+    engine: Engine,
+    workspace: PathBuf,
+    plugins: Vec<LoadedPlugin>,
+    tools: Vec<Tool>,
+    load_errors: Vec<LoadError>,
+}
+
+impl Sandbox {
+    /// Loads the standard tools and every `*.wasm` in the plugin
+    /// directories. A plugin that fails to load is recorded in
+    /// [`Sandbox::load_errors`] and skipped; the others still load.
+    pub async fn load(options: SandboxOptions) -> Result<Sandbox, SandboxError> {
+        let engine = engine::shared_engine().map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
+        let linker: Linker<State> =
+            call::linker(&engine).map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
+        let cache = cache::CompileCache::new(options.cache_dir.clone());
+
+        let mut sources: Vec<(PluginOrigin, Arc<[u8]>)> = Vec::new();
+        if options.standard_tools {
+            for (name, bytes) in STANDARD_PLUGINS {
+                sources.push((
+                    PluginOrigin::Builtin((*name).to_string()),
+                    Arc::from(*bytes),
+                ));
+            }
+        }
+        let mut load_errors = Vec::new();
+        let mut files = Vec::new();
+        for dir in &options.plugin_dirs {
+            files.extend(
+                plugin::wasm_files(dir).map_err(|source| SandboxError::PluginDir {
+                    dir: dir.clone(),
+                    source,
+                })?,
+            );
+        }
+        files.extend(options.plugin_files.iter().cloned());
+        {
+            for path in files {
+                match std::fs::read(&path) {
+                    Ok(bytes) => sources.push((PluginOrigin::File(path), Arc::from(bytes))),
+                    Err(e) => load_errors.push(LoadError {
+                        origin: PluginOrigin::File(path),
+                        reason: format!("cannot read it: {e}"),
+                    }),
+                }
+            }
+        }
+
+        let mut sandbox = Sandbox {
+            engine: engine.clone(),
+            workspace: options.workspace.clone(),
+            plugins: Vec::new(),
+            tools: Vec::new(),
+            load_errors,
+        };
+        let load_limits = options.policy.defaults.limits;
+        for (origin, bytes) in sources {
+            match plugin::load(&engine, &linker, &cache, origin, &bytes, &load_limits).await {
+                Ok(loaded) => sandbox.add(loaded, &options.policy),
+                Err(error) => sandbox.load_errors.push(error),
+            }
+        }
+        Ok(sandbox)
+    }
+
+    /// Adds a loaded plugin's tools, unless one of its names is taken: then
+    /// the whole plugin is skipped with an error naming both plugins.
+    fn add(&mut self, loaded: LoadedPlugin, policy: &Policy) {
+        for spec in &loaded.tools {
+            if let Some(existing) = self.tools.iter().find(|t| t.name == spec.name) {
+                self.load_errors.push(LoadError {
+                    origin: loaded.origin.clone(),
+                    reason: format!(
+                        "tool `{}` is already offered by `{}`; rename one of them or remove one plugin",
+                        spec.name, existing.plugin
+                    ),
+                });
+                return;
+            }
+        }
+        let plugin_index = self.plugins.len();
+        for spec in &loaded.tools {
+            self.tools.push(Tool {
+                name: spec.name.clone(),
+                description: spec.description.clone(),
+                input_schema: spec.schema.clone(),
+                read_only: spec.read_only,
+                plugin: loaded.origin.clone(),
+                plugin_sha256: loaded.sha256.clone(),
+                cache: loaded.cache,
+                policy: policy.for_tool(&spec.name).clone(),
+                validator: spec.validator.clone(),
+                path_args: spec.path_args.clone(),
+                plugin_index,
+            });
+        }
+        self.plugins.push(loaded);
+    }
+
+    /// The loaded tools, standard tools first, then plugins in file order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The tool named `name`, if loaded.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Plugins that were skipped, with the reason.
+    pub fn load_errors(&self) -> &[LoadError] {
+        &self.load_errors
+    }
+
+    /// The workspace root the tools see as `.`.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// Runs tool `name` on `input` (JSON text). Never fails: every problem
+    /// is a [`ToolFault`] in the report, for the model to read.
+    pub async fn call(&self, name: &str, input: &str, options: &CallOptions) -> CallReport {
+        let start = Instant::now();
+        let refuse = |fault: ToolFault| CallReport {
+            outcome: ToolOutcome::Fault(fault),
+            stats: CallStats {
+                duration: start.elapsed(),
+                ..CallStats::default()
+            },
+            captured: Captured::default(),
+        };
+        let Some(tool) = self.tool(name) else {
+            return refuse(ToolFault::UnknownTool {
+                name: name.to_string(),
+                available: self.tools.iter().map(|t| t.name.clone()).collect(),
+            });
+        };
+        let input = match self.prepare_input(tool, input) {
+            Ok(input) => input,
+            Err(fault) => return refuse(fault),
+        };
+        if options.cancel.is_cancelled() {
+            return refuse(ToolFault::Cancelled);
+        }
+
+        let plugin = &self.plugins[tool.plugin_index];
+        let job = Job::CallTool {
+            name,
+            input: &input,
+        };
+        let run = call::run(
+            &self.engine,
+            &plugin.pre,
+            &tool.policy.grants,
+            &tool.policy.limits,
+            &options.cancel,
+            options.progress.clone(),
+            job,
+        )
+        .await;
+        let outcome = match run.result {
+            Ok(Returned::Called(Ok(text))) if text.len() > tool.policy.limits.output => {
+                ToolOutcome::Fault(ToolFault::OutputLimit {
+                    bytes: text.len(),
+                    limit: tool.policy.limits.output,
+                })
+            }
+            Ok(Returned::Called(Ok(text))) => ToolOutcome::Ok(text),
+            Ok(Returned::Called(Err(bindings::CallError::InvalidInput(m)))) => {
+                ToolOutcome::Fault(ToolFault::InvalidInput(m))
+            }
+            Ok(Returned::Called(Err(bindings::CallError::Failed(m)))) => {
+                ToolOutcome::Fault(ToolFault::Failed(outcome::failed_with_grants_hint(
+                    name,
+                    m,
+                    &tool.policy.grants,
+                )))
+            }
+            Ok(Returned::Tools(_)) => unreachable!("call-tool returns a result"),
+            Err(fault) => ToolOutcome::Fault(fault),
+        };
+        CallReport {
+            outcome,
+            stats: run.stats,
+            captured: run.captured,
+        }
+    }
+
+    /// Parses and validates the input before any wasm runs, and checks path
+    /// arguments against the tool's grants. Returns the JSON text to pass on.
+    fn prepare_input(&self, tool: &Tool, input: &str) -> Result<String, ToolFault> {
+        let mut value: serde_json::Value =
+            serde_json::from_str(input).map_err(|e| ToolFault::InvalidJson {
+                error: e.to_string(),
+            })?;
+        let errors: Vec<SchemaError> = tool
+            .validator
+            .iter_errors(&value)
+            .take(10)
+            .map(|e| SchemaError {
+                path: e.instance_path().to_string(),
+                message: e.to_string(),
+            })
+            .collect();
+        if !errors.is_empty() {
+            return Err(ToolFault::SchemaViolation { errors });
+        }
+
+        let mut rewritten = false;
+        for (key, access) in &tool.path_args {
+            let Some(path) = value.get(key).and_then(|v| v.as_str()) else {
+                continue;
+            };
+            match capabilities::check_path(path, *access, &tool.policy.grants, &self.workspace) {
+                PathCheck::Allowed => {}
+                PathCheck::Rewrite(guest) => {
+                    value[key] = serde_json::Value::String(guest);
+                    rewritten = true;
+                }
+                PathCheck::Denied => {
+                    return Err(ToolFault::Denied {
+                        path: path.to_string(),
+                        access: *access,
+                        grants: tool.policy.grants.clone(),
+                    });
+                }
+            }
+        }
+        Ok(if rewritten {
+            value.to_string()
+        } else {
+            input.to_string()
+        })
+    }
+}

@@ -1,0 +1,337 @@
+//! What a tool call ended as, and the one place each ending is turned into
+//! the text the model reads.
+//!
+//! Every way a call can go wrong is a [`ToolFault`] variant; callers branch on
+//! the variant (the agent loop, `toolhost call`'s exit code) and show the
+//! model [`ToolFault::model_text`], which says what happened and what to do
+//! differently.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use super::capabilities::{Access, Grant};
+
+/// The end of one tool call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolOutcome {
+    /// The tool's answer, shown to the model as is.
+    Ok(String),
+    /// Anything else: an `isError` result for the model.
+    Fault(ToolFault),
+}
+
+impl ToolOutcome {
+    /// True when the model should see this as an `isError` result.
+    pub fn is_error(&self) -> bool {
+        matches!(self, ToolOutcome::Fault(_))
+    }
+
+    /// The text the model sees for this outcome.
+    pub fn model_text(&self, tool: &str) -> String {
+        match self {
+            ToolOutcome::Ok(text) => text.clone(),
+            ToolOutcome::Fault(fault) => fault.model_text(tool),
+        }
+    }
+
+    /// A short, stable name of the outcome for logs and transcripts.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToolOutcome::Ok(_) => "ok",
+            ToolOutcome::Fault(fault) => fault.kind(),
+        }
+    }
+}
+
+/// One problem with one schema-violating input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    /// JSON pointer into the input (`/offset`), empty for the whole input.
+    pub path: String,
+    pub message: String,
+}
+
+/// Why a call produced no answer. Each variant renders to model text in
+/// [`ToolFault::model_text`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolFault {
+    #[error("unknown tool `{name}`")]
+    UnknownTool {
+        name: String,
+        available: Vec<String>,
+    },
+    #[error("arguments are not valid JSON: {error}")]
+    InvalidJson { error: String },
+    #[error("arguments do not match the tool's input schema")]
+    SchemaViolation { errors: Vec<SchemaError> },
+    #[error("access denied to `{path}`")]
+    Denied {
+        path: String,
+        access: Access,
+        grants: Vec<Grant>,
+    },
+    /// The guest returned `call-error::invalid-input`.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// The guest returned `call-error::failed`.
+    #[error("failed: {0}")]
+    Failed(String),
+    #[error("ran out of fuel ({fuel} units)")]
+    OutOfFuel { fuel: u64 },
+    #[error("timed out after {}", human_duration(*limit))]
+    Timeout { limit: Duration },
+    #[error("exceeded the memory limit of {}", human_bytes(*limit))]
+    MemoryLimit { limit: u64 },
+    #[error("returned {bytes} bytes, over the output limit of {limit}")]
+    OutputLimit { bytes: usize, limit: usize },
+    /// The guest trapped: a panic, an uncaught exception, a stack overflow.
+    #[error("crashed: {message}")]
+    Trap { message: String },
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl ToolFault {
+    /// A short, stable name for logs, transcripts and JSON output.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToolFault::UnknownTool { .. } => "unknown_tool",
+            ToolFault::InvalidJson { .. } => "invalid_json",
+            ToolFault::SchemaViolation { .. } => "schema_violation",
+            ToolFault::Denied { .. } => "denied",
+            ToolFault::InvalidInput(_) => "invalid_input",
+            ToolFault::Failed(_) => "failed",
+            ToolFault::OutOfFuel { .. } => "out_of_fuel",
+            ToolFault::Timeout { .. } => "timeout",
+            ToolFault::MemoryLimit { .. } => "memory_limit",
+            ToolFault::OutputLimit { .. } => "output_limit",
+            ToolFault::Trap { .. } => "trap",
+            ToolFault::Cancelled => "cancelled",
+        }
+    }
+
+    /// The `isError` text for the model: what happened, then what to do.
+    pub fn model_text(&self, tool: &str) -> String {
+        match self {
+            ToolFault::UnknownTool { name, available } => format!(
+                "error: there is no tool named `{name}`. Available tools: {}.",
+                available
+                    .iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            ToolFault::InvalidJson { error } => format!(
+                "error: the arguments for `{tool}` are not valid JSON ({error}). \
+                 Send the arguments as one JSON object."
+            ),
+            ToolFault::SchemaViolation { errors } => {
+                let mut text =
+                    format!("error: the arguments for `{tool}` do not match its input schema:\n");
+                for error in errors {
+                    let at = if error.path.is_empty() {
+                        "(root)"
+                    } else {
+                        &error.path
+                    };
+                    let _ = writeln!(text, "- at `{at}`: {}", error.message);
+                }
+                text.push_str("Fix the arguments and call the tool again.");
+                text
+            }
+            ToolFault::Denied {
+                path,
+                access,
+                grants,
+            } => denied_text(tool, path, *access, grants),
+            ToolFault::InvalidInput(message) => {
+                format!("error: `{tool}` rejected its input: {message}")
+            }
+            ToolFault::Failed(message) => format!("error: `{tool}` failed: {message}"),
+            ToolFault::OutOfFuel { fuel } => format!(
+                "error: `{tool}` ran out of fuel (its budget is {fuel} instructions) and was stopped. \
+                 Ask for less work in one call (a narrower path, a smaller limit)."
+            ),
+            ToolFault::Timeout { limit } => format!(
+                "error: `{tool}` did not finish within its time limit of {} and was stopped. \
+                 Ask for less work in one call, or do not call it again with the same arguments.",
+                human_duration(*limit)
+            ),
+            ToolFault::MemoryLimit { limit } => format!(
+                "error: `{tool}` tried to use more than its memory limit of {} and was stopped. \
+                 Ask for less data in one call (a smaller file, fewer results).",
+                human_bytes(*limit)
+            ),
+            ToolFault::OutputLimit { bytes, limit } => format!(
+                "error: `{tool}` produced {} of output, over its limit of {}; the output was discarded. \
+                 Ask for less in one call (use offset/limit, a narrower path or fewer results).",
+                human_bytes(*bytes as u64),
+                human_bytes(*limit as u64)
+            ),
+            ToolFault::Trap { message } => format!(
+                "error: `{tool}` crashed: {message}\nThis is a bug in the tool, not in your arguments; \
+                 calling it the same way will likely crash again."
+            ),
+            ToolFault::Cancelled => {
+                format!("error: `{tool}` was cancelled by the user before it finished.")
+            }
+        }
+    }
+}
+
+fn denied_text(tool: &str, path: &str, access: Access, grants: &[Grant]) -> String {
+    let verb = match access {
+        Access::Read => "read",
+        Access::Write => "write",
+    };
+    let usable: Vec<&Grant> = grants
+        .iter()
+        .filter(|g| access == Access::Read || g.writable)
+        .collect();
+    if usable.is_empty() {
+        return format!(
+            "error: access denied: `{tool}` may not {verb} `{path}`: it has no {verb} access to any directory. \
+             Only the user can grant it (in toolhost.toml or with --allow-{verb} {tool}=DIR)."
+        );
+    }
+    let list = grants_list(usable.into_iter());
+    format!(
+        "error: access denied: `{tool}` may not {verb} `{path}`: it is outside the directories this tool may \
+         {verb}: {list}. Use a path inside one of them."
+    )
+}
+
+/// "`.` (read-only), `out` (read-write)".
+fn grants_list<'a>(grants: impl Iterator<Item = &'a Grant>) -> String {
+    grants
+        .map(|g| {
+            format!(
+                "`{}` ({})",
+                g.guest_path,
+                if g.writable {
+                    "read-write"
+                } else {
+                    "read-only"
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A guest's own failure text, plus the tool's directories when the text
+/// carries an OS error: inside the sandbox a path outside the grants fails
+/// as a bare "No such file or directory" or "Operation not permitted", and
+/// the model cannot tell that from a typo without this line.
+pub(crate) fn failed_with_grants_hint(tool: &str, message: String, grants: &[Grant]) -> String {
+    if !message.contains("(os error ") {
+        return message;
+    }
+    if grants.is_empty() {
+        return format!("{message}\n(`{tool}` has no access to any directory)");
+    }
+    format!(
+        "{message}\n(`{tool}` may use only these directories: {}; paths outside them fail as not found or not permitted)",
+        grants_list(grants.iter())
+    )
+}
+
+pub(crate) fn human_duration(d: Duration) -> String {
+    if d.as_millis() % 1000 == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+pub(crate) fn human_bytes(bytes: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    const KIB: u64 = 1 << 10;
+    if bytes >= MIB && bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= KIB && bytes % KIB == 0 {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn grant(guest: &str, writable: bool) -> Grant {
+        Grant {
+            host_path: PathBuf::from("/ws").join(guest),
+            guest_path: guest.into(),
+            writable,
+        }
+    }
+
+    #[test]
+    fn unknown_tool_lists_the_available_ones() {
+        let fault = ToolFault::UnknownTool {
+            name: "rm".into(),
+            available: vec!["read_file".into(), "list_files".into()],
+        };
+        assert_eq!(
+            fault.model_text("rm"),
+            "error: there is no tool named `rm`. Available tools: `read_file`, `list_files`."
+        );
+    }
+
+    #[test]
+    fn denied_names_the_directories_the_tool_may_use() {
+        let fault = ToolFault::Denied {
+            path: "../secret".into(),
+            access: Access::Read,
+            grants: vec![grant(".", false), grant("out", true)],
+        };
+        let text = fault.model_text("read_file");
+        assert!(
+            text.contains("access denied: `read_file` may not read `../secret`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`.` (read-only), `out` (read-write)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn denied_write_without_write_grants_says_only_the_user_can_grant() {
+        let fault = ToolFault::Denied {
+            path: "a.txt".into(),
+            access: Access::Write,
+            grants: vec![grant(".", false)],
+        };
+        let text = fault.model_text("write_file");
+        assert!(text.contains("no write access to any directory"), "{text}");
+        assert!(text.contains("--allow-write write_file=DIR"), "{text}");
+    }
+
+    #[test]
+    fn schema_violation_lists_each_problem_with_its_path() {
+        let fault = ToolFault::SchemaViolation {
+            errors: vec![SchemaError {
+                path: "/offset".into(),
+                message: "-1 is less than the minimum of 1".into(),
+            }],
+        };
+        let text = fault.model_text("read_file");
+        assert!(
+            text.contains("- at `/offset`: -1 is less than the minimum of 1"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn sizes_and_durations_read_naturally() {
+        assert_eq!(human_bytes(256 << 20), "256 MiB");
+        assert_eq!(human_bytes(4096), "4 KiB");
+        assert_eq!(human_bytes(1000), "1000 bytes");
+        assert_eq!(human_duration(Duration::from_secs(30)), "30 s");
+        assert_eq!(human_duration(Duration::from_millis(250)), "250 ms");
+    }
+}

@@ -1,0 +1,265 @@
+//! Loading plugins: bytes → compiled component (through the cache) →
+//! `InstancePre` → `list-tools` → validated tool specs.
+//!
+//! Every way a plugin can fail to load is a [`LoadError`] naming the plugin;
+//! the caller reports it and goes on with the other plugins.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+
+use super::bindings::{PluginPre, ToolSpec};
+use super::cache::{CacheStatus, CompileCache, sha256_hex};
+use super::call::{self, Job, Returned, State};
+use super::capabilities::Access;
+use super::limits::Limits;
+
+/// Where a plugin came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginOrigin {
+    /// One of the standard tools embedded in the binary.
+    Builtin(String),
+    /// A `.wasm` file.
+    File(PathBuf),
+}
+
+impl fmt::Display for PluginOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PluginOrigin::Builtin(name) => write!(f, "builtin:{name}"),
+            PluginOrigin::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+impl serde::Serialize for PluginOrigin {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// A plugin that could not be loaded, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("plugin `{origin}`: {reason}")]
+pub struct LoadError {
+    pub origin: PluginOrigin,
+    pub reason: String,
+}
+
+/// A loaded plugin: ready to instantiate, with its checked tools.
+pub(crate) struct LoadedPlugin {
+    pub(crate) origin: PluginOrigin,
+    pub(crate) sha256: String,
+    pub(crate) cache: CacheStatus,
+    pub(crate) pre: PluginPre<State>,
+    pub(crate) tools: Vec<CheckedSpec>,
+}
+
+/// A tool spec that passed every load-time check.
+pub(crate) struct CheckedSpec {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) schema: serde_json::Value,
+    pub(crate) validator: jsonschema::Validator,
+    pub(crate) read_only: bool,
+    /// Top-level string properties marked `x-toolhost-path`.
+    pub(crate) path_args: Vec<(String, Access)>,
+}
+
+/// Compiles (or loads from the cache) and instantiates `bytes`, then asks it
+/// for its tools under `limits`.
+pub(crate) async fn load(
+    engine: &Engine,
+    linker: &Linker<State>,
+    cache: &CompileCache,
+    origin: PluginOrigin,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<LoadedPlugin, LoadError> {
+    let fail = |reason: String| LoadError {
+        origin: origin.clone(),
+        reason,
+    };
+    if !bytes.starts_with(b"\0asm") {
+        return Err(fail(
+            "not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into(),
+        ));
+    }
+    let sha256 = sha256_hex(bytes);
+    let (component, cache_status) = cache.component(engine, bytes, &sha256).map_err(|e| {
+        fail(format!(
+            "not a valid WebAssembly component: {e}; build it for wasm32-wasip2 or wrap a core module with \
+             `wasm-tools component new`"
+        ))
+    })?;
+    let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
+        fail(format!("it imports something toolhost does not provide: {e:#}; plugins may import only WASI p2 and toolhost:plugin/host"))
+    })?;
+    let pre = PluginPre::new(instance_pre).map_err(|e| {
+        fail(format!(
+            "it does not implement the toolhost:plugin/plugin world ({e:#}); it must export `list-tools` and \
+             `call-tool` as defined in wit/plugin.wit"
+        ))
+    })?;
+
+    let run = call::run(
+        engine,
+        &pre,
+        &[],
+        limits,
+        &CancellationToken::new(),
+        None,
+        Job::ListTools,
+    )
+    .await;
+    let specs = match run.result {
+        Ok(Returned::Tools(specs)) => specs,
+        Ok(Returned::Called(_)) => unreachable!("list-tools returns tools"),
+        Err(fault) => return Err(fail(format!("`list-tools` {fault}"))),
+    };
+    if specs.is_empty() {
+        return Err(fail("`list-tools` returned no tools".into()));
+    }
+    let mut tools: Vec<CheckedSpec> = Vec::with_capacity(specs.len());
+    for spec in specs {
+        if tools.iter().any(|t| t.name == spec.name) {
+            return Err(fail(format!("it offers tool `{}` twice", spec.name)));
+        }
+        tools.push(check_spec(spec).map_err(fail)?);
+    }
+    Ok(LoadedPlugin {
+        origin,
+        sha256,
+        cache: cache_status,
+        pre,
+        tools,
+    })
+}
+
+/// Checks a tool's name and schema; the error names the tool.
+fn check_spec(spec: ToolSpec) -> Result<CheckedSpec, String> {
+    let name = spec.name;
+    let valid_name = (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid_name {
+        return Err(format!(
+            "tool name `{name}` is not 1-64 characters of [a-zA-Z0-9_-]"
+        ));
+    }
+    let schema: serde_json::Value = serde_json::from_str(&spec.input_schema)
+        .map_err(|e| format!("tool `{name}`: `input-schema` is not valid JSON: {e}"))?;
+    if schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+        return Err(format!(
+            "tool `{name}`: `input-schema` must describe an object (`\"type\": \"object\"`)"
+        ));
+    }
+    let validator = jsonschema::validator_for(&schema)
+        .map_err(|e| format!("tool `{name}`: `input-schema` is not a valid JSON Schema: {e}"))?;
+    let path_args = path_args(&schema).map_err(|e| format!("tool `{name}`: {e}"))?;
+    Ok(CheckedSpec {
+        name,
+        description: spec.description,
+        schema,
+        validator,
+        read_only: spec.read_only,
+        path_args,
+    })
+}
+
+/// The top-level properties marked `"x-toolhost-path": "read" | "write"`.
+fn path_args(schema: &serde_json::Value) -> Result<Vec<(String, Access)>, String> {
+    let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else {
+        return Ok(Vec::new());
+    };
+    let mut args = Vec::new();
+    for (key, property) in properties {
+        let access = match property.get("x-toolhost-path") {
+            None => continue,
+            Some(v) if v == "read" => Access::Read,
+            Some(v) if v == "write" => Access::Write,
+            Some(other) => {
+                return Err(format!(
+                    "property `{key}`: `x-toolhost-path` must be \"read\" or \"write\", not {other}"
+                ));
+            }
+        };
+        args.push((key.clone(), access));
+    }
+    Ok(args)
+}
+
+/// The `*.wasm` files directly in `dir`, sorted by name so load order (and
+/// which of two duplicates wins) does not depend on the file system.
+pub(crate) fn wasm_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|ext| ext == "wasm") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str, schema: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            input_schema: schema.into(),
+            read_only: true,
+        }
+    }
+
+    #[test]
+    fn accepts_a_good_spec_and_finds_path_arguments() {
+        let checked = check_spec(spec(
+            "read_file",
+            r#"{"type":"object","properties":{"path":{"type":"string","x-toolhost-path":"read"},"n":{"type":"integer"}}}"#,
+        ))
+        .expect("valid");
+        assert_eq!(checked.path_args, vec![("path".to_string(), Access::Read)]);
+    }
+
+    #[test]
+    fn rejects_bad_names() {
+        for name in ["", "has space", "ünï", &"x".repeat(65)] {
+            let err = check_spec(spec(name, r#"{"type":"object"}"#))
+                .err()
+                .expect("bad name");
+            assert!(err.contains("is not 1-64 characters"), "{err}");
+        }
+    }
+
+    #[test]
+    fn rejects_bad_schemas_naming_the_tool() {
+        let cases = [
+            ("not json", "is not valid JSON"),
+            (r#"{"type":"string"}"#, "must describe an object"),
+            (
+                r#"{"type":"object","properties":{"x":{"type":12}}}"#,
+                "is not a valid JSON Schema",
+            ),
+            (
+                r#"{"type":"object","properties":{"p":{"x-toolhost-path":"delete"}}}"#,
+                "must be \"read\" or \"write\"",
+            ),
+        ];
+        for (schema, expected) in cases {
+            let err = check_spec(spec("t", schema)).err().expect("bad schema");
+            assert!(
+                err.starts_with("tool `t`") && err.contains(expected),
+                "{schema}: {err}"
+            );
+        }
+    }
+}

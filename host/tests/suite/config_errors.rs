@@ -1,0 +1,84 @@
+//! Startup errors: each names the thing and the fix, with exit code 1 (2 for
+//! command-line usage).
+
+use super::common::{Workspace, stderr_of_failure};
+
+#[test]
+fn a_grant_outside_the_workspace_stops_startup() {
+    let ws = Workspace::new();
+    let err = stderr_of_failure(ws.toolhost().args(["--allow-read", "../", "tools"]), 1);
+    assert!(
+        err.starts_with("error: grant `../` (from --allow-read ../) points outside the workspace"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_grant_stops_startup() {
+    let ws = Workspace::new();
+    let err = stderr_of_failure(
+        ws.toolhost()
+            .args(["--allow-write", "write_file=out", "tools"]),
+        1,
+    );
+    assert!(
+        err.contains("grant `out` (from --allow-write write_file=out) cannot be used"),
+        "{err}"
+    );
+    assert!(
+        err.contains("does not exist; create the directory or fix the path"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_config_file_names_the_file_and_key() {
+    let ws = Workspace::new();
+    ws.write("toolhost.toml", "[tools.write_file]\nwirte = [\"out\"]\n");
+    let err = stderr_of_failure(ws.toolhost().arg("tools"), 1);
+    assert!(
+        err.contains("invalid config file")
+            && err.contains("toolhost.toml")
+            && err.contains("wirte"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_config_for_an_unknown_tool_warns() {
+    let ws = Workspace::new();
+    ws.write("toolhost.toml", "[tools.raed_file]\nread = [\".\"]\n");
+    let out = ws.toolhost().arg("tools").output().expect("run");
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "warning: the configuration names tool `raed_file`, but no loaded plugin offers it"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_workspace_or_plugins_dir_is_an_error() {
+    let ws = Workspace::new();
+    let err = stderr_of_failure(
+        ws.toolhost().args(["--workspace", "no-such-dir", "tools"]),
+        1,
+    );
+    assert!(
+        err.starts_with("error: workspace `no-such-dir` is not a directory"),
+        "{err}"
+    );
+    let err = stderr_of_failure(ws.toolhost().args(["--plugins", "no-such-dir", "tools"]), 1);
+    assert!(
+        err.starts_with("error: cannot read the plugins directory `no-such-dir`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let ws = Workspace::new();
+    stderr_of_failure(ws.toolhost().arg("frobnicate"), 2);
+}

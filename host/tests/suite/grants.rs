@@ -1,0 +1,122 @@
+//! Directory grants through the real binary: defaults, restriction, denial
+//! messages that name the allowed directories.
+
+use super::common::{Workspace, stderr_of_failure, stdout_of};
+
+#[test]
+fn by_default_tools_read_the_workspace_and_cannot_write() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "keep\n");
+    let err = stderr_of_failure(
+        &mut ws.call("write_file", r#"{"path":"a.txt","content":"gone"}"#, &[]),
+        1,
+    );
+    assert_eq!(
+        err,
+        "error: access denied: `write_file` may not write `a.txt`: it has no write access to any directory. \
+         Only the user can grant it (in toolhost.toml or with --allow-write write_file=DIR).\n"
+    );
+    assert_eq!(ws.read("a.txt"), "keep\n");
+}
+
+#[test]
+fn paths_outside_the_grants_are_denied_naming_the_allowed_directories() {
+    let ws = Workspace::new();
+    ws.write("src/lib.rs", "");
+    ws.mkdir("out");
+    let flags = [
+        "--allow-read",
+        "read_file=src",
+        "--allow-write",
+        "write_file=out",
+    ];
+    for path in ["../etc/passwd", "/etc/passwd", "README.md", "src/../../x"] {
+        let input = serde_json::json!({ "path": path }).to_string();
+        let err = stderr_of_failure(&mut ws.call("read_file", &input, &flags), 1);
+        assert_eq!(
+            err,
+            format!(
+                "error: access denied: `read_file` may not read `{path}`: it is outside the directories this tool \
+                 may read: `src` (read-only). Use a path inside one of them.\n"
+            )
+        );
+    }
+    let err = stderr_of_failure(
+        &mut ws.call("write_file", r#"{"path":"src/x.rs","content":""}"#, &flags),
+        1,
+    );
+    assert!(
+        err.contains("outside the directories this tool may write: `out` (read-write)"),
+        "{err}"
+    );
+    assert!(!ws.path().join("src/x.rs").exists());
+}
+
+#[test]
+fn a_grant_restricts_listing_and_searching_too() {
+    let ws = Workspace::new();
+    ws.write("src/lib.rs", "needle\n");
+    ws.write("secret/key.txt", "needle\n");
+    let flags = ["--allow-read", "src"];
+    let out = stdout_of(&mut ws.call(
+        "search_text",
+        r#"{"pattern":"needle","path":"src"}"#,
+        &flags,
+    ));
+    assert_eq!(out, "src/lib.rs:1:needle\n");
+    let err = stderr_of_failure(
+        &mut ws.call("search_text", r#"{"pattern":"needle"}"#, &flags),
+        1,
+    );
+    assert!(err.contains("may not read `.`"), "{err}");
+    let err = stderr_of_failure(
+        &mut ws.call("list_files", r#"{"path":"secret"}"#, &flags),
+        1,
+    );
+    assert!(err.contains("access denied"), "{err}");
+}
+
+#[test]
+fn tools_shows_each_tools_grants_and_limits() {
+    let ws = Workspace::new();
+    ws.mkdir("out");
+    ws.write(
+        "toolhost.toml",
+        "[limits]\ntimeout_ms = 2000\n[tools.write_file]\nwrite = [\"out\"]\n",
+    );
+    let out = stdout_of(ws.toolhost().args(["tools", "--json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let tools = doc["tools"].as_array().expect("tools array");
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "edit_file",
+            "list_files",
+            "read_file",
+            "search_text",
+            "write_file"
+        ]
+    );
+    let write = &tools[4];
+    assert_eq!(write["read_only"], false);
+    assert_eq!(write["plugin"], "builtin:write-file");
+    assert_eq!(write["grants"][1]["path"], "out");
+    assert_eq!(write["grants"][1]["access"], "read-write");
+    assert_eq!(write["limits"]["timeout_ms"], 2000);
+    assert_eq!(write["input_schema"]["required"][0], "path");
+    assert_eq!(tools[2]["grants"].as_array().map(Vec::len), Some(1));
+
+    let text = stdout_of(ws.toolhost().arg("tools"));
+    assert!(
+        text.contains("write_file  (writes, builtin:write-file)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    grants: . (read-only), out (read-write)\n"),
+        "{text}"
+    );
+}

@@ -1,0 +1,145 @@
+//! Plugin loading through the real binary: drop-in, broken plugins,
+//! duplicates, `plugin check`, and the compile cache.
+
+use std::fs;
+
+use super::common::{Workspace, fixture, stderr_of_failure, stdout_of};
+
+#[test]
+fn a_dropped_in_plugin_is_listed_and_callable_and_a_corrupt_one_is_skipped() {
+    let ws = Workspace::new();
+    ws.mkdir(".toolhost/plugins");
+    let before = stdout_of(ws.toolhost().arg("tools"));
+    assert!(!before.contains("echo"), "{before}");
+
+    let echo = ws.install_plugin("echo", "echo.wasm");
+    let corrupt = ws.write(
+        ".toolhost/plugins/corrupt.wasm",
+        b"\0asm this is not a component",
+    );
+    let output = ws.toolhost().arg("tools").output().expect("run");
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stdout.contains(&format!("echo  (read-only, {})", echo.display())),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "warning: skipped plugin `{}`: not a valid WebAssembly component",
+            corrupt.display()
+        )),
+        "{stderr}"
+    );
+
+    let out = stdout_of(&mut ws.call("echo", r#"{"text":"hi there"}"#, &[]));
+    assert_eq!(out, "hi there\n");
+}
+
+#[test]
+fn duplicate_tool_names_name_both_plugins() {
+    let ws = Workspace::new();
+    let first = ws.install_plugin("echo", "a-echo.wasm");
+    let second = ws.install_plugin("echo", "b-echo.wasm");
+    let output = ws.toolhost().arg("tools").output().expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "warning: skipped plugin `{}`: tool `echo` is already offered by `{}`",
+            second.display(),
+            first.display()
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn plugin_check_prints_the_tools_of_a_good_plugin() {
+    let ws = Workspace::new();
+    let out = stdout_of(ws.toolhost().args(["plugin", "check"]).arg(fixture("echo")));
+    assert_eq!(
+        out,
+        format!(
+            "ok: `{}` is a toolhost plugin with 1 tool(s):\n  echo (read-only): Return `text` unchanged.\n",
+            fixture("echo").display()
+        )
+    );
+}
+
+#[test]
+fn plugin_check_explains_each_broken_plugin() {
+    let ws = Workspace::new();
+    let cases = [
+        (
+            "bad-schema",
+            "tool `bad_schema`: `input-schema` is not a valid JSON Schema",
+        ),
+        ("list-tools-trap", "`list-tools` crashed: "),
+        (
+            "wrong-world",
+            "it does not implement the toolhost:plugin/plugin world",
+        ),
+    ];
+    for (name, expected) in cases {
+        let err = stderr_of_failure(
+            ws.toolhost().args(["plugin", "check"]).arg(fixture(name)),
+            1,
+        );
+        let prefix = format!("error: plugin `{}`: ", fixture(name).display());
+        assert!(
+            err.starts_with(&prefix) && err.contains(expected),
+            "{name}: {err}"
+        );
+    }
+    let err = stderr_of_failure(
+        ws.toolhost()
+            .args(["plugin", "check"])
+            .arg(fixture("list-tools-trap")),
+        1,
+    );
+    assert!(err.contains("list-tools exploded on purpose"), "{err}");
+
+    let text = ws.write("notes.wasm", "not wasm at all");
+    let err = stderr_of_failure(ws.toolhost().args(["plugin", "check"]).arg(&text), 1);
+    assert!(err.contains("not a WebAssembly file"), "{err}");
+    let err = stderr_of_failure(ws.toolhost().args(["plugin", "check", "missing.wasm"]), 1);
+    assert_eq!(
+        err,
+        "error: plugin file `missing.wasm` does not exist or is not a file\n"
+    );
+}
+
+#[test]
+fn the_second_start_loads_every_plugin_from_the_compile_cache() {
+    let ws = Workspace::new();
+    ws.install_plugin("echo", "echo.wasm");
+    let cache = ws.mkdir("cache");
+    let statuses = || -> Vec<String> {
+        let out = stdout_of(
+            ws.toolhost()
+                .env("TOOLHOST_CACHE_DIR", &cache)
+                .args(["tools", "--json"]),
+        );
+        let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+        doc["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["compile_cache"].as_str().expect("status").to_string())
+            .collect()
+    };
+    let first = statuses();
+    assert_eq!(first.len(), 6);
+    assert!(first.iter().all(|s| s == "miss"), "{first:?}");
+    let second = statuses();
+    assert!(second.iter().all(|s| s == "hit"), "{second:?}");
+    assert_eq!(fs::read_dir(&cache).expect("cache dir").count(), 6);
+
+    let out = stdout_of(ws.toolhost().env("TOOLHOST_CACHE_DIR", &cache).args([
+        "--no-cache",
+        "tools",
+        "--json",
+    ]));
+    assert!(out.contains("\"compile_cache\": \"uncached\""), "{out}");
+}

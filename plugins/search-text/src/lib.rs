@@ -1,0 +1,245 @@
+//! `search_text`: regex search over the workspace, ripgrep-style.
+//!
+//! Prints `path:line:text` for each matching line, skipping hidden,
+//! `.gitignore`d and binary files, and stops at `max_results` with a note.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use ignore::WalkBuilder;
+use ignore::overrides::OverrideBuilder;
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::json;
+use toolhost_plugin_support::{Tool, ToolError, ToolResult, clip_line, io_error, looks_binary};
+
+const DEFAULT_MAX_RESULTS: usize = 100;
+const MAX_LINE_CHARS: usize = 500;
+
+#[derive(Deserialize)]
+struct Input {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    max_results: Option<usize>,
+}
+
+pub struct SearchText;
+
+impl Tool for SearchText {
+    const NAME: &'static str = "search_text";
+    const DESCRIPTION: &'static str = "Search file contents with a regular expression (Rust regex \
+        syntax). Prints `path:line:text` for each matching line. Searches `path` (a directory or \
+        file, default `.`), optionally only files matching `glob` (like `*.rs` or `src/**/*.ts`). \
+        Skips hidden, .gitignored and binary files. Returns at most `max_results` matches \
+        (default 100).";
+    const READ_ONLY: bool = true;
+
+    fn input_schema() -> serde_json::Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Regular expression, e.g. `fn\\s+main` or `(?i)todo`."
+                },
+                "path": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Directory or file to search, relative to the workspace root. Default `.`.",
+                    "x-toolhost-path": "read"
+                },
+                "glob": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Only search files whose path matches this glob, e.g. `*.rs`."
+                },
+                "max_results": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 10000,
+                    "description": "Most matching lines to return. Default 100."
+                }
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn call(input: &str) -> ToolResult {
+        let input: Input = toolhost_plugin_support::parse_input(input)?;
+        search(
+            &input.pattern,
+            input.path.as_deref().unwrap_or("."),
+            input.glob.as_deref(),
+            input.max_results.unwrap_or(DEFAULT_MAX_RESULTS),
+        )
+    }
+}
+
+fn search(pattern: &str, root: &str, glob: Option<&str>, max_results: usize) -> ToolResult {
+    let regex = Regex::new(pattern)
+        .map_err(|e| ToolError::InvalidInput(format!("`pattern` is not a valid regex: {e}")))?;
+    std::fs::metadata(root).map_err(|e| io_error("search", root, &e))?;
+
+    let mut walk = WalkBuilder::new(root);
+    walk.require_git(false).sort_by_file_name(|a, b| a.cmp(b));
+    if let Some(glob) = glob {
+        let mut overrides = OverrideBuilder::new(root);
+        overrides
+            .add(glob)
+            .map_err(|e| ToolError::InvalidInput(format!("`glob` is not a valid glob: {e}")))?;
+        let overrides = overrides
+            .build()
+            .map_err(|e| ToolError::InvalidInput(format!("`glob` is not a valid glob: {e}")))?;
+        walk.overrides(overrides);
+    }
+
+    let mut out = String::new();
+    let mut found = 0usize;
+    let mut skipped = Vec::new();
+    'files: for entry in walk.build() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                skipped.push(err.to_string());
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let shown = shown_path(entry.path());
+        let mut file = match File::open(entry.path()) {
+            Ok(file) => file,
+            Err(err) => {
+                skipped.push(format!("{shown}: {err}"));
+                continue;
+            }
+        };
+        let mut head = Vec::with_capacity(8192);
+        if (&mut file).take(8192).read_to_end(&mut head).is_err() || looks_binary(&head) {
+            continue;
+        }
+        let reader = BufReader::new(head.as_slice().chain(file));
+        for (number, line) in reader.split(b'\n').enumerate() {
+            let Ok(line) = line else { continue 'files };
+            let text = String::from_utf8_lossy(&line);
+            let text = text.strip_suffix('\r').unwrap_or(&text);
+            if !regex.is_match(text) {
+                continue;
+            }
+            if found == max_results {
+                let _ = writeln!(
+                    out,
+                    "(stopped after {max_results} matches; narrow `pattern`, `path` or `glob`, or raise max_results)"
+                );
+                return Ok(out);
+            }
+            found += 1;
+            let _ = writeln!(
+                out,
+                "{shown}:{}:{}",
+                number + 1,
+                clip_line(text, MAX_LINE_CHARS)
+            );
+        }
+    }
+
+    if found == 0 {
+        out = format!("no matches for `{pattern}` in `{root}`\n");
+    }
+    for reason in skipped.iter().take(5) {
+        let _ = writeln!(out, "(skipped: {reason})");
+    }
+    Ok(out)
+}
+
+/// Paths as the model wrote them, without the walker's `./` prefix.
+fn shown_path(path: &Path) -> String {
+    let path = path.strip_prefix(".").unwrap_or(path);
+    path.to_string_lossy().into_owned()
+}
+
+toolhost_plugin_support::export_tool!(SearchText);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path();
+        fs::create_dir_all(root.join("src")).expect("mkdir");
+        fs::create_dir_all(root.join("build")).expect("mkdir");
+        fs::write(
+            root.join("src/main.rs"),
+            "fn main() {\n    helper();\n}\nfn helper() {}\n",
+        )
+        .expect("write");
+        fs::write(root.join("src/notes.md"), "call helper() here\n").expect("write");
+        fs::write(root.join("src/blob.bin"), b"helper\0\x01").expect("write");
+        fs::write(root.join(".gitignore"), "build/\n").expect("write");
+        fs::write(root.join("build/out.rs"), "helper").expect("write");
+        dir
+    }
+
+    fn rel(dir: &tempfile::TempDir, out: &str) -> String {
+        out.replace(&format!("{}/", dir.path().display()), "")
+    }
+
+    #[test]
+    fn prints_path_line_text_and_skips_binary_and_ignored_files() {
+        let dir = tree();
+        let out = search("helper", &dir.path().to_string_lossy(), None, 100).expect("ok");
+        assert_eq!(
+            rel(&dir, &out),
+            "src/main.rs:2:    helper();\nsrc/main.rs:4:fn helper() {}\nsrc/notes.md:1:call helper() here\n"
+        );
+    }
+
+    #[test]
+    fn glob_restricts_the_files() {
+        let dir = tree();
+        let out = search("helper", &dir.path().to_string_lossy(), Some("*.md"), 100).expect("ok");
+        assert_eq!(rel(&dir, &out), "src/notes.md:1:call helper() here\n");
+    }
+
+    #[test]
+    fn stops_at_max_results_with_a_note() {
+        let dir = tree();
+        let out = search("helper", &dir.path().to_string_lossy(), None, 1).expect("ok");
+        assert!(
+            rel(&dir, &out).starts_with("src/main.rs:2:    helper();\n(stopped after 1 matches"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn no_match_is_not_an_error() {
+        let dir = tree();
+        let out = search("zzz", &dir.path().to_string_lossy(), None, 10).expect("ok");
+        assert!(out.starts_with("no matches for `zzz`"), "{out}");
+    }
+
+    #[test]
+    fn bad_regex_is_invalid_input() {
+        let err = search("(", ".", None, 10).expect_err("bad regex");
+        assert!(
+            matches!(err, ToolError::InvalidInput(ref m) if m.contains("not a valid regex")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn searches_a_single_file() {
+        let dir = tree();
+        let file = dir.path().join("src/notes.md");
+        let out = search("call", &file.to_string_lossy(), None, 10).expect("ok");
+        assert!(out.ends_with("notes.md:1:call helper() here\n"), "{out}");
+    }
+}
