@@ -103,7 +103,7 @@ pub struct Tool {
     pub cache: CacheStatus,
     pub policy: ToolPolicy,
     validator: jsonschema::Validator,
-    path_args: Vec<(String, Access)>,
+    path_args: Vec<plugin::PathArg>,
     plugin_index: usize,
 }
 
@@ -336,20 +336,24 @@ impl Sandbox {
         }
 
         let mut rewritten = false;
-        for (key, access) in &tool.path_args {
-            let Some(path) = value.get(key).and_then(|v| v.as_str()) else {
+        for arg in &tool.path_args {
+            let given = value.get(&arg.key).and_then(|v| v.as_str());
+            let Some(path) = given.or(arg.default.as_deref()) else {
                 continue;
             };
-            match capabilities::check_path(path, *access, &tool.policy.grants, &self.workspace) {
+            match capabilities::check_path(path, arg.access, &tool.policy.grants, &self.workspace) {
                 PathCheck::Allowed => {}
-                PathCheck::Rewrite(guest) => {
-                    value[key] = serde_json::Value::String(guest);
+                // Only a path the model gave is rewritten; a default is the
+                // tool's own and already in guest form.
+                PathCheck::Rewrite(guest) if given.is_some() => {
+                    value[&arg.key] = serde_json::Value::String(guest);
                     rewritten = true;
                 }
+                PathCheck::Rewrite(_) => {}
                 PathCheck::Denied => {
                     return Err(ToolFault::Denied {
                         path: path.to_string(),
-                        access: *access,
+                        access: arg.access,
                         grants: tool.policy.grants.clone(),
                     });
                 }

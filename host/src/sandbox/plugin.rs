@@ -66,7 +66,7 @@ pub(crate) struct CheckedSpec {
     pub(crate) validator: jsonschema::Validator,
     pub(crate) read_only: bool,
     /// Top-level string properties marked `x-toolhost-path`.
-    pub(crate) path_args: Vec<(String, Access)>,
+    pub(crate) path_args: Vec<PathArg>,
 }
 
 /// Compiles (or loads from the cache) and instantiates `bytes`, then asks it
@@ -171,8 +171,18 @@ fn check_spec(spec: ToolSpec) -> Result<CheckedSpec, String> {
     })
 }
 
+/// A path argument the host checks against the tool's grants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PathArg {
+    pub(crate) key: String,
+    pub(crate) access: Access,
+    /// The schema's `default`, checked when the argument is absent: the
+    /// tool will use it.
+    pub(crate) default: Option<String>,
+}
+
 /// The top-level properties marked `"x-toolhost-path": "read" | "write"`.
-fn path_args(schema: &serde_json::Value) -> Result<Vec<(String, Access)>, String> {
+fn path_args(schema: &serde_json::Value) -> Result<Vec<PathArg>, String> {
     let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else {
         return Ok(Vec::new());
     };
@@ -188,7 +198,15 @@ fn path_args(schema: &serde_json::Value) -> Result<Vec<(String, Access)>, String
                 ));
             }
         };
-        args.push((key.clone(), access));
+        let default = property
+            .get("default")
+            .and_then(|d| d.as_str())
+            .map(str::to_string);
+        args.push(PathArg {
+            key: key.clone(),
+            access,
+            default,
+        });
     }
     Ok(args)
 }
@@ -227,7 +245,14 @@ mod tests {
             r#"{"type":"object","properties":{"path":{"type":"string","x-toolhost-path":"read"},"n":{"type":"integer"}}}"#,
         ))
         .expect("valid");
-        assert_eq!(checked.path_args, vec![("path".to_string(), Access::Read)]);
+        assert_eq!(
+            checked.path_args,
+            vec![PathArg {
+                key: "path".into(),
+                access: Access::Read,
+                default: None
+            }]
+        );
     }
 
     #[test]

@@ -324,7 +324,7 @@ async fn writes_outside_write_grants_fail_and_change_nothing() {
     let report = s
         .call("truncate_only", serde_json::json!({"path": "keep.txt"}))
         .await;
-    assert!(failed_text(&report).contains("NotPermitted"), "{report:?}");
+    assert!(failed_text(&report).contains("not-permitted"), "{report:?}");
     assert!(!s.workspace.join("docs/new.txt").exists());
     s.assert_untouched();
 

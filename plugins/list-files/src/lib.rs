@@ -38,6 +38,7 @@ impl Tool for ListFiles {
                     "type": "string",
                     "description": "Directory relative to the workspace root. Default `.`.",
                     "minLength": 1,
+                    "default": ".",
                     "x-toolhost-path": "read"
                 },
                 "max_depth": {

@@ -50,6 +50,7 @@ impl Tool for SearchText {
                     "type": "string",
                     "minLength": 1,
                     "description": "Directory or file to search, relative to the workspace root. Default `.`.",
+                    "default": ".",
                     "x-toolhost-path": "read"
                 },
                 "glob": {
