@@ -237,7 +237,7 @@ pub(crate) fn failed_with_grants_hint(tool: &str, message: String, grants: &[Gra
 }
 
 pub(crate) fn human_duration(d: Duration) -> String {
-    if d.as_millis() % 1000 == 0 {
+    if d.as_millis().is_multiple_of(1000) {
         format!("{} s", d.as_secs())
     } else {
         format!("{} ms", d.as_millis())
@@ -247,9 +247,9 @@ pub(crate) fn human_duration(d: Duration) -> String {
 pub(crate) fn human_bytes(bytes: u64) -> String {
     const MIB: u64 = 1 << 20;
     const KIB: u64 = 1 << 10;
-    if bytes >= MIB && bytes % MIB == 0 {
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
-    } else if bytes >= KIB && bytes % KIB == 0 {
+    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
         format!("{} KiB", bytes / KIB)
     } else {
         format!("{bytes} bytes")

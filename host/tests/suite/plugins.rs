@@ -143,3 +143,26 @@ fn the_second_start_loads_every_plugin_from_the_compile_cache() {
     ]));
     assert!(out.contains("\"compile_cache\": \"uncached\""), "{out}");
 }
+
+#[test]
+fn a_runaway_or_crashing_tool_is_an_error_result_from_the_command_line() {
+    let ws = Workspace::new();
+    ws.install_plugin("hostile", "hostile.wasm");
+    ws.write(
+        "toolhost.toml",
+        "[tools.spin.limits]\ntimeout_ms = 300\nfuel = 9_000_000_000_000_000_000\n",
+    );
+    let err = stderr_of_failure(&mut ws.call("spin", "{}", &[]), 1);
+    assert_eq!(
+        err,
+        "error: `spin` did not finish within its time limit of 300 ms and was stopped. \
+         Ask for less work in one call, or do not call it again with the same arguments.\n"
+    );
+    let err = stderr_of_failure(&mut ws.call("panic", "{}", &[]), 1);
+    assert!(err.starts_with("error: `panic` crashed: "), "{err}");
+    assert!(err.contains("hostile plugin panicked on purpose"), "{err}");
+    assert!(
+        err.ends_with("calling it the same way will likely crash again.\n"),
+        "{err}"
+    );
+}
