@@ -3,4 +3,5 @@ mod config_errors;
 mod grants;
 mod hostile;
 mod plugins;
+mod providers;
 mod standard_tools;

@@ -1,0 +1,437 @@
+//! Anthropic Messages streaming: `message_start`, `content_block_start`
+//! (text, tool_use, thinking), `content_block_delta` (text_delta,
+//! input_json_delta, thinking_delta, signature_delta), `content_block_stop`,
+//! `message_delta`, `message_stop`, `ping` and `error` become one
+//! [`AssistantMessage`].
+//!
+//! Blocks are tracked by their stream `index`. Thinking blocks are kept whole
+//! (text and signature) because the API wants them sent back unchanged. Server
+//! tool blocks (`server_tool_use`, search results) and `redacted_thinking` are
+//! not client calls and are left out, as are unknown event types (the API may
+//! add new ones).
+//!
+//! Finish mapping: `end_turn`, `stop_sequence`, `pause_turn` → stop;
+//! `tool_use` → tool_use; `max_tokens`, `model_context_window_exceeded` →
+//! length; `refusal` or an `error` event → error; any other reason → stop. A
+//! stream that ends without a `message_delta` stop reason was cut off → error.
+
+use std::collections::HashMap;
+
+use futures_util::{Stream, StreamExt};
+use serde_json::{Map, Value};
+
+use super::{
+    AssistantMessage, Block, Finish, ProviderError, Usage, parse_arguments, parse_data,
+    settle_finish, sse,
+};
+
+/// The name errors use for this wire API.
+const PROVIDER: &str = "anthropic";
+
+/// Reads a whole Messages event stream (the body of a streaming response) and
+/// assembles the reply.
+pub async fn assemble<S, B, E>(body: S) -> Result<AssistantMessage, ProviderError>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let mut assembler = AnthropicAssembler::new();
+    let events = sse::events(PROVIDER, body);
+    let mut events = std::pin::pin!(events);
+    while let Some(event) = events.next().await {
+        let event = event?;
+        assembler.push(&event.event, &event.data)?;
+    }
+    Ok(assembler.finish())
+}
+
+/// Accumulates a Messages stream one event at a time.
+#[derive(Debug, Default)]
+pub struct AnthropicAssembler {
+    parts: Vec<Part>,
+    /// The position in `parts` of each stream block `index`.
+    by_index: HashMap<u64, usize>,
+    start_usage: Option<Value>,
+    delta_usage: Option<Value>,
+    stop_reason: Option<String>,
+    errored: bool,
+}
+
+/// A block still being streamed.
+#[derive(Debug)]
+enum Part {
+    Text(String),
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    Call {
+        id: String,
+        name: String,
+        /// The `input` of `content_block_start`, used when no delta carries
+        /// any text (a call without arguments).
+        start_input: Value,
+        raw: String,
+        /// Whether `content_block_stop` arrived; a call cut by `max_tokens`
+        /// never gets one.
+        stopped: bool,
+    },
+}
+
+impl AnthropicAssembler {
+    /// An empty assembler, for one response.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes one SSE event. The kind is the data's `type`, falling back to
+    /// the `event:` name; both are the same on the real API. Data that is not
+    /// JSON is an error naming the provider.
+    pub fn push(&mut self, event: &str, data: &str) -> Result<(), ProviderError> {
+        if data.trim().is_empty() {
+            return Ok(());
+        }
+        let value = parse_data(PROVIDER, data)?;
+        let kind = value.get("type").and_then(Value::as_str).unwrap_or(event);
+        // After an error the stream is over, whatever still arrives.
+        if self.errored {
+            return Ok(());
+        }
+        match kind {
+            "message_start" => {
+                self.start_usage = value.pointer("/message/usage").cloned();
+            }
+            "content_block_start" => self.block_start(&value),
+            "content_block_delta" => self.block_delta(&value),
+            "content_block_stop" => {
+                if let Some(Part::Call { stopped, .. }) = self.part_mut(&value) {
+                    *stopped = true;
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = value.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
+                    self.delta_usage = Some(usage.clone());
+                }
+            }
+            "error" => self.errored = true,
+            // `ping`, `message_stop`, and event types added after this was
+            // written.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn block_start(&mut self, value: &Value) {
+        let Some(index) = value.get("index").and_then(Value::as_u64) else {
+            return;
+        };
+        let Some(block) = value.get("content_block") else {
+            return;
+        };
+        let text_of = |key: &str| {
+            block
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let part = match block.get("type").and_then(Value::as_str) {
+            Some("text") => Part::Text(text_of("text")),
+            Some("thinking") => Part::Thinking {
+                text: text_of("thinking"),
+                signature: text_of("signature"),
+            },
+            Some("tool_use") => Part::Call {
+                id: text_of("id"),
+                name: text_of("name"),
+                start_input: block
+                    .get("input")
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Map::new())),
+                raw: String::new(),
+                stopped: false,
+            },
+            _ => return,
+        };
+        self.parts.push(part);
+        self.by_index.insert(index, self.parts.len() - 1);
+    }
+
+    fn block_delta(&mut self, value: &Value) {
+        let Some(delta) = value.get("delta") else {
+            return;
+        };
+        let kind = delta.get("type").and_then(Value::as_str);
+        let text = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
+        match (kind, self.part_mut(value)) {
+            (Some("text_delta"), Some(Part::Text(all))) => all.push_str(text("text")),
+            (Some("thinking_delta"), Some(Part::Thinking { text: all, .. })) => {
+                all.push_str(text("thinking"));
+            }
+            (Some("signature_delta"), Some(Part::Thinking { signature, .. })) => {
+                signature.push_str(text("signature"));
+            }
+            (Some("input_json_delta"), Some(Part::Call { raw, .. })) => {
+                raw.push_str(text("partial_json"));
+            }
+            // Citations, deltas of blocks left out, deltas that do not match
+            // their block.
+            _ => {}
+        }
+    }
+
+    fn part_mut(&mut self, value: &Value) -> Option<&mut Part> {
+        let index = value.get("index").and_then(Value::as_u64)?;
+        let position = *self.by_index.get(&index)?;
+        self.parts.get_mut(position)
+    }
+
+    /// The assembled message.
+    pub fn finish(self) -> AssistantMessage {
+        let finish = if self.errored {
+            Finish::Error
+        } else {
+            match self.stop_reason.as_deref() {
+                Some("end_turn" | "stop_sequence" | "pause_turn") => Finish::Stop,
+                Some("tool_use") => Finish::ToolUse,
+                Some("max_tokens" | "model_context_window_exceeded") => Finish::Length,
+                Some("refusal") => Finish::Error,
+                Some(_) => Finish::Stop,
+                None => Finish::Error,
+            }
+        };
+        let cut = matches!(finish, Finish::Length | Finish::Error);
+        let usage = self.usage();
+        let blocks: Vec<Block> = self
+            .parts
+            .into_iter()
+            .filter_map(|part| match part {
+                Part::Text(text) => (!text.is_empty()).then_some(Block::Text { text }),
+                Part::Thinking { text, signature } => (!text.is_empty() || !signature.is_empty())
+                    .then(|| Block::Reasoning {
+                        text,
+                        signature: (!signature.is_empty()).then_some(signature),
+                    }),
+                Part::Call {
+                    id,
+                    name,
+                    start_input,
+                    raw,
+                    stopped,
+                } => {
+                    let arguments = if !raw.trim().is_empty() {
+                        parse_arguments(&raw)
+                    } else if stopped || !cut {
+                        Some(start_input)
+                    } else {
+                        // Cut before the first byte of input arrived.
+                        None
+                    };
+                    Some(Block::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                        arguments_raw: raw,
+                    })
+                }
+            })
+            .collect();
+        AssistantMessage {
+            finish: settle_finish(finish, &blocks),
+            blocks,
+            usage,
+        }
+    }
+
+    /// `output_tokens` comes from the last `message_delta` (the running total
+    /// at the end); `input_tokens` from there too when it is repeated, else
+    /// from `message_start`.
+    fn usage(&self) -> Option<Usage> {
+        if self.start_usage.is_none() && self.delta_usage.is_none() {
+            return None;
+        }
+        let count = |key: &str| {
+            [&self.delta_usage, &self.start_usage]
+                .into_iter()
+                .flatten()
+                .find_map(|usage| usage.get(key).and_then(Value::as_u64))
+                .unwrap_or(0)
+        };
+        let mut raw = Map::new();
+        if let Some(usage) = &self.start_usage {
+            raw.insert("message_start".into(), usage.clone());
+        }
+        if let Some(usage) = &self.delta_usage {
+            raw.insert("message_delta".into(), usage.clone());
+        }
+        Some(Usage {
+            input_tokens: count("input_tokens"),
+            output_tokens: count("output_tokens"),
+            raw: Value::Object(raw),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn assembled(events: &[Value]) -> AssistantMessage {
+        let mut assembler = AnthropicAssembler::new();
+        for event in events {
+            let kind = event["type"].as_str().expect("type");
+            assembler
+                .push(kind, &event.to_string())
+                .expect("valid event");
+        }
+        assembler.finish()
+    }
+
+    fn start() -> Value {
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 10, "output_tokens": 1}}})
+    }
+
+    fn text_block(index: u64, text: &str) -> [Value; 3] {
+        [
+            json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}),
+            json!({"type": "content_block_stop", "index": index}),
+        ]
+    }
+
+    #[test]
+    fn an_error_event_mid_stream_is_finish_error() {
+        let [block_start, delta, _] = text_block(0, "Hel");
+        let message = assembled(&[
+            start(),
+            block_start,
+            delta,
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            // Nothing after the error counts, not even a stop reason.
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}),
+        ]);
+        assert_eq!(
+            message.to_fixture_json(),
+            json!({
+                "text": "Hel",
+                "tool_calls": [],
+                "finish": "error",
+                "usage": {"input_tokens": 10, "output_tokens": 1,
+                          "raw": {"message_start": {"input_tokens": 10, "output_tokens": 1}}},
+            })
+        );
+    }
+
+    #[test]
+    fn end_turn_with_tool_calls_is_tool_use() {
+        let message = assembled(&[
+            start(),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "ls", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"a\": 1}"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 7}}),
+        ]);
+        assert_eq!(message.finish, Finish::ToolUse);
+        assert_eq!(
+            message.to_fixture_json()["tool_calls"],
+            json!([{"id": "t1", "name": "ls", "arguments": {"a": 1}}])
+        );
+    }
+
+    #[test]
+    fn a_stream_cut_before_message_delta_is_an_error() {
+        let [block_start, delta, stop] = text_block(0, "Hi");
+        let message = assembled(&[start(), block_start, delta, stop]);
+        assert_eq!(
+            (message.text().as_str(), message.finish),
+            ("Hi", Finish::Error)
+        );
+    }
+
+    #[test]
+    fn a_call_cut_before_any_input_has_no_arguments() {
+        let message = assembled(&[
+            start(),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "ls", "input": {}}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 7}}),
+        ]);
+        assert_eq!(
+            message.to_fixture_json()["tool_calls"],
+            json!([{"id": "t1", "name": "ls", "arguments": null, "arguments_raw": ""}])
+        );
+        assert_eq!(message.finish, Finish::Length);
+    }
+
+    #[test]
+    fn the_event_name_is_used_when_data_has_no_type_and_bad_data_names_the_provider() {
+        let mut assembler = AnthropicAssembler::new();
+        assembler
+            .push("error", r#"{"error": {"type": "api_error"}}"#)
+            .expect("json");
+        assert_eq!(assembler.finish().finish, Finish::Error);
+
+        let err = AnthropicAssembler::new()
+            .push("message_start", "event: oops")
+            .expect_err("not json");
+        let text = err.to_string();
+        assert!(text.contains("`anthropic`"), "{text}");
+        assert!(text.contains("`event: oops`"), "{text}");
+    }
+
+    #[test]
+    fn server_tool_blocks_and_unknown_events_are_left_out() {
+        let [block_start, delta, stop] = text_block(1, "Found it.");
+        let message = assembled(&[
+            start(),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"q\":1}"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "some_future_event", "index": 0}),
+            block_start,
+            delta,
+            stop,
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
+            json!({"type": "message_stop"}),
+        ]);
+        assert_eq!(
+            message.blocks,
+            [Block::Text {
+                text: "Found it.".into()
+            }]
+        );
+        assert_eq!(message.finish, Finish::Stop);
+    }
+
+    #[tokio::test]
+    async fn a_framed_body_is_assembled() {
+        let body = concat!(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":2,\"output_tokens\":1}}}\n\n",
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+            "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n",
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":4}}\n\n",
+        );
+        let mut assembler = AnthropicAssembler::new();
+        for event in sse::events_from_slice(PROVIDER, body.as_bytes())
+            .await
+            .expect("frames")
+        {
+            assembler.push(&event.event, &event.data).expect("event");
+        }
+        let message = assembler.finish();
+        assert_eq!(
+            (message.text().as_str(), message.finish),
+            ("ok", Finish::Stop)
+        );
+        assert_eq!(
+            message.usage.map(|u| (u.input_tokens, u.output_tokens)),
+            Some((2, 4))
+        );
+    }
+}

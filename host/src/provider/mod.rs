@@ -1,0 +1,303 @@
+//! Model providers: turns a model's streamed reply (a Server-Sent Events body)
+//! into one assembled [`AssistantMessage`].
+//!
+//! One module per wire API: [`openai`] (Chat Completions and the servers that
+//! copy it: Ollama, vLLM, llama.cpp, Mistral, DeepSeek, Azure) and
+//! [`anthropic`] (Messages). Each has an assembler fed one event at a time and
+//! an `assemble` function that reads a whole byte stream, which is what an
+//! HTTP client yields. `sse` only frames bytes into events.
+//!
+//! This module knows nothing about wasm, tools' sandboxing or the agent loop;
+//! it does no HTTP yet. The shapes here are the contract the agent loop and the
+//! ledger build on, so every quirk of a server is absorbed here and never
+//! leaks upward.
+
+pub mod anthropic;
+pub mod openai;
+mod sse;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+/// One finished assistant turn, whatever wire API it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssistantMessage {
+    /// The content in the order the model produced it. Empty text blocks are
+    /// dropped (the Messages API rejects them when they are sent back).
+    pub blocks: Vec<Block>,
+    /// Why the model stopped; decides whether the tool calls may run.
+    pub finish: Finish,
+    /// Token counts, when the stream reported them.
+    pub usage: Option<Usage>,
+}
+
+/// One piece of an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block {
+    /// Text for the user.
+    Text { text: String },
+    /// The model's reasoning. Kept in the ledger because the Messages API
+    /// wants thinking blocks (with their `signature`) sent back unchanged.
+    Reasoning {
+        text: String,
+        signature: Option<String>,
+    },
+    /// A request to run a tool.
+    ToolCall {
+        id: String,
+        name: String,
+        /// The parsed arguments; `None` when the text is not complete JSON
+        /// (the reply was cut off), in which case the call must not run.
+        arguments: Option<Value>,
+        /// The argument text exactly as streamed (may be empty for a call
+        /// without arguments).
+        arguments_raw: String,
+    },
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Finish {
+    /// The model finished its turn.
+    Stop,
+    /// The model wants its tool calls run. Also used when a server says
+    /// `stop` but sent tool calls.
+    ToolUse,
+    /// The output limit cut the reply; tool arguments may be truncated.
+    Length,
+    /// The server reported an error mid-stream, withheld the output (content
+    /// filter, refusal) or the stream ended before saying why it stopped.
+    Error,
+}
+
+impl Finish {
+    /// The name used in fixtures, transcripts and events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Finish::Stop => "stop",
+            Finish::ToolUse => "tool_use",
+            Finish::Length => "length",
+            Finish::Error => "error",
+        }
+    }
+}
+
+/// Token usage of one request, normalised, plus what the server sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens (OpenAI `prompt_tokens`, Anthropic `input_tokens`, which
+    /// excludes cache reads and writes).
+    pub input_tokens: u64,
+    /// Generated tokens (OpenAI `completion_tokens`, Anthropic `output_tokens`).
+    pub output_tokens: u64,
+    /// The server's own usage object(s), for cache and reasoning counts.
+    pub raw: Value,
+}
+
+impl AssistantMessage {
+    /// All text blocks joined, in order.
+    pub fn text(&self) -> String {
+        self.blocks
+            .iter()
+            .filter_map(|block| match block {
+                Block::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The message in the flat shape of the recorded fixtures'
+    /// `*.expected.json` (`text`, `tool_calls`, `finish`, `usage`,
+    /// `reasoning`), so tests compare whole objects and a mismatch shows
+    /// everything at once.
+    pub fn to_fixture_json(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("text".into(), Value::String(self.text()));
+        let calls = self
+            .blocks
+            .iter()
+            .filter_map(|block| match block {
+                Block::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                    arguments_raw,
+                } => {
+                    let mut call = json!({
+                        "id": id,
+                        "name": name,
+                        "arguments": arguments,
+                    });
+                    if arguments.is_none() {
+                        call["arguments_raw"] = Value::String(arguments_raw.clone());
+                    }
+                    Some(call)
+                }
+                _ => None,
+            })
+            .collect();
+        out.insert("tool_calls".into(), Value::Array(calls));
+        out.insert("finish".into(), Value::String(self.finish.as_str().into()));
+        if let Some(usage) = &self.usage {
+            out.insert(
+                "usage".into(),
+                json!({
+                    "input_tokens": usage.input_tokens,
+                    "output_tokens": usage.output_tokens,
+                    "raw": usage.raw,
+                }),
+            );
+        }
+        let mut reasoning: Option<(String, Option<&str>)> = None;
+        for block in &self.blocks {
+            if let Block::Reasoning { text, signature } = block {
+                let (all, last_signature) = reasoning.get_or_insert_with(Default::default);
+                all.push_str(text);
+                if let Some(signature) = signature {
+                    *last_signature = Some(signature);
+                }
+            }
+        }
+        if let Some((text, signature)) = reasoning {
+            let mut value = json!({ "text": text });
+            if let Some(signature) = signature {
+                value["signature"] = Value::String(signature.into());
+            }
+            out.insert("reasoning".into(), value);
+        }
+        Value::Object(out)
+    }
+}
+
+/// A stream that cannot be read or understood. Which variants are worth a
+/// retry is stated on each; a model's own `error` event is not one of these but
+/// [`Finish::Error`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// An event's data is not JSON: the server does not speak this wire API
+    /// (wrong base URL, a proxy's HTML page). Not retried: it would happen
+    /// again.
+    #[error(
+        "the `{provider}` stream sent data that is not JSON ({source}): `{excerpt}`; \
+         check that the server speaks the `{provider}` streaming API"
+    )]
+    MalformedData {
+        provider: &'static str,
+        /// The start of the offending data, at most [`EXCERPT_CHARS`] characters.
+        excerpt: String,
+        source: serde_json::Error,
+    },
+    /// The body is not an event stream at all (not UTF-8, or a line the SSE
+    /// grammar rejects). Not retried.
+    #[error("the `{provider}` response is not a valid event stream: {detail}")]
+    MalformedStream {
+        provider: &'static str,
+        detail: String,
+    },
+    /// Reading the body failed part-way (connection reset, idle timeout).
+    /// Retried like a connect error: nothing of the half message is kept.
+    #[error("reading the `{provider}` stream failed: {source}")]
+    Transport {
+        provider: &'static str,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// How much of a bad data line an error quotes.
+pub const EXCERPT_CHARS: usize = 80;
+
+impl ProviderError {
+    fn malformed_data(provider: &'static str, data: &str, source: serde_json::Error) -> Self {
+        let mut excerpt: String = data.chars().take(EXCERPT_CHARS).collect();
+        if excerpt.len() < data.len() {
+            excerpt.push('…');
+        }
+        ProviderError::MalformedData {
+            provider,
+            excerpt,
+            source,
+        }
+    }
+}
+
+/// Parses one event's data, naming the provider if it is not JSON.
+fn parse_data(provider: &'static str, data: &str) -> Result<Value, ProviderError> {
+    serde_json::from_str(data)
+        .map_err(|source| ProviderError::malformed_data(provider, data, source))
+}
+
+/// Parses accumulated argument text. `None` when it is not complete JSON:
+/// such a call was cut off and must not run.
+fn parse_arguments(raw: &str) -> Option<Value> {
+    serde_json::from_str(raw).ok()
+}
+
+/// A server that says it stopped normally while sending tool calls still
+/// wants them run.
+fn settle_finish(finish: Finish, blocks: &[Block]) -> Finish {
+    let has_calls = blocks.iter().any(|b| matches!(b, Block::ToolCall { .. }));
+    if finish == Finish::Stop && has_calls {
+        Finish::ToolUse
+    } else {
+        finish
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixture_json_lists_raw_arguments_only_for_unparsed_calls() {
+        let message = AssistantMessage {
+            blocks: vec![
+                Block::Reasoning {
+                    text: "think".into(),
+                    signature: None,
+                },
+                Block::Text { text: "a".into() },
+                Block::ToolCall {
+                    id: "1".into(),
+                    name: "f".into(),
+                    arguments: Some(json!({})),
+                    arguments_raw: String::new(),
+                },
+                Block::Text { text: "b".into() },
+                Block::ToolCall {
+                    id: "2".into(),
+                    name: "g".into(),
+                    arguments: None,
+                    arguments_raw: "{\"x".into(),
+                },
+            ],
+            finish: Finish::Length,
+            usage: None,
+        };
+        assert_eq!(
+            message.to_fixture_json(),
+            json!({
+                "text": "ab",
+                "tool_calls": [
+                    {"id": "1", "name": "f", "arguments": {}},
+                    {"id": "2", "name": "g", "arguments": null, "arguments_raw": "{\"x"},
+                ],
+                "finish": "length",
+                "reasoning": {"text": "think"},
+            })
+        );
+    }
+
+    #[test]
+    fn a_bad_data_line_is_quoted_from_its_start() {
+        let line = format!("<html>{}</html>", "x".repeat(200));
+        let err = parse_data("openai", &line).expect_err("not json");
+        let text = err.to_string();
+        assert!(text.contains("`openai`"), "{text}");
+        assert!(text.contains("`<html>xxx"), "{text}");
+        assert!(text.contains("xxx…`"), "{text}");
+        assert!(!text.contains("</html>"), "{text}");
+    }
+}

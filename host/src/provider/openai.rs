@@ -1,0 +1,542 @@
+//! OpenAI Chat Completions streaming (`stream: true`), and the servers that
+//! copy it (Ollama, vLLM, llama.cpp, Mistral, DeepSeek, Azure): chunks of
+//! `choices[0].delta` become one [`AssistantMessage`].
+//!
+//! Tolerated quirks, each seen in a real server: `choices: []` or `null`, a
+//! choice without `delta`, tool-call deltas without `index` or repeating their
+//! `id`/`name`, whole arguments in one delta, `usage` on the finish chunk or in
+//! a chunk of its own (the last non-null one wins), `reasoning_content`
+//! (DeepSeek, vLLM) or `reasoning` (Ollama, newer vLLM), no `[DONE]`, and
+//! `finish_reason: stop` with tool calls.
+//!
+//! Finish mapping: `stop` → stop; `tool_calls`/`function_call` → tool_use;
+//! `length` → length; `content_filter` or an `error` object → error; any other
+//! reason → stop. A stream that ends with neither a finish reason nor
+//! `[DONE]` was cut off → error.
+
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+
+use super::{
+    AssistantMessage, Block, Finish, ProviderError, Usage, parse_arguments, parse_data,
+    settle_finish, sse,
+};
+
+/// The name errors use for this wire API.
+const PROVIDER: &str = "openai";
+
+/// Reads a whole Chat Completions event stream (the body of a streaming
+/// response) and assembles the reply.
+pub async fn assemble<S, B, E>(body: S) -> Result<AssistantMessage, ProviderError>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let mut assembler = OpenAiAssembler::new();
+    let events = sse::events(PROVIDER, body);
+    let mut events = std::pin::pin!(events);
+    while let Some(event) = events.next().await {
+        assembler.push(&event?.data)?;
+    }
+    Ok(assembler.finish())
+}
+
+/// Accumulates a Chat Completions stream one event at a time.
+#[derive(Debug, Default)]
+pub struct OpenAiAssembler {
+    parts: Vec<Part>,
+    /// Tool calls in order of arrival: the `index` the server gave (if any)
+    /// and the position of the call in `parts`.
+    calls: Vec<(Option<u64>, usize)>,
+    finish_reason: Option<String>,
+    usage: Option<Value>,
+    done: bool,
+    errored: bool,
+}
+
+/// A block still being streamed.
+#[derive(Debug)]
+enum Part {
+    Text(String),
+    Reasoning(String),
+    Call {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+}
+
+impl OpenAiAssembler {
+    /// An empty assembler, for one response.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes the data of one SSE event. `[DONE]` and blank data are accepted
+    /// and otherwise ignored; data that is not JSON is an error naming the
+    /// provider.
+    pub fn push(&mut self, data: &str) -> Result<(), ProviderError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk = parse_data(PROVIDER, data)?;
+        // OpenAI reports failures after the headers as `{"error": {...}}`.
+        if chunk.get("error").is_some_and(|e| !e.is_null()) {
+            self.errored = true;
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(usage.clone());
+        }
+        let choices = chunk.get("choices").and_then(Value::as_array);
+        // With `n > 1` only the first choice is ours; servers that leave out
+        // `index` send only one.
+        for choice in choices.into_iter().flatten().filter(|choice| {
+            choice
+                .get("index")
+                .and_then(Value::as_u64)
+                .is_none_or(|i| i == 0)
+        }) {
+            if let Some(delta) = choice.get("delta") {
+                self.delta(delta);
+            }
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish_reason = Some(reason.to_owned());
+            }
+        }
+        Ok(())
+    }
+
+    fn delta(&mut self, delta: &Value) {
+        let reasoning = ["reasoning_content", "reasoning"]
+            .iter()
+            .find_map(|key| delta.get(*key).and_then(Value::as_str));
+        if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
+            match self.parts.last_mut() {
+                Some(Part::Reasoning(all)) => all.push_str(text),
+                _ => self.parts.push(Part::Reasoning(text.to_owned())),
+            }
+        }
+        // A refusal is what the user gets instead of content; keep it visible.
+        for key in ["content", "refusal"] {
+            if let Some(text) = delta
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                match self.parts.last_mut() {
+                    Some(Part::Text(all)) => all.push_str(text),
+                    _ => self.parts.push(Part::Text(text.to_owned())),
+                }
+            }
+        }
+        let calls = delta.get("tool_calls").and_then(Value::as_array);
+        for call in calls.into_iter().flatten() {
+            self.tool_call_delta(call);
+        }
+    }
+
+    fn tool_call_delta(&mut self, delta: &Value) {
+        let index = delta.get("index").and_then(Value::as_u64);
+        let id = delta
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        let function = delta.get("function");
+        let name = function
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .filter(|name| !name.is_empty());
+        let position = match self.target(index, id, name.is_some()) {
+            Some(position) => position,
+            None => {
+                self.parts.push(Part::Call {
+                    id: String::new(),
+                    name: String::new(),
+                    arguments: String::new(),
+                });
+                self.calls.push((index, self.parts.len() - 1));
+                self.parts.len() - 1
+            }
+        };
+        let Some(Part::Call {
+            id: call_id,
+            name: call_name,
+            arguments,
+        }) = self.parts.get_mut(position)
+        else {
+            return;
+        };
+        if let (true, Some(id)) = (call_id.is_empty(), id) {
+            id.clone_into(call_id);
+        }
+        // Some servers repeat the name on every fragment: keep the first.
+        if let (true, Some(name)) = (call_name.is_empty(), name) {
+            name.clone_into(call_name);
+        }
+        match function.and_then(|f| f.get("arguments")) {
+            Some(Value::String(fragment)) => arguments.push_str(fragment),
+            // A few servers send the arguments already parsed, whole.
+            Some(value @ (Value::Object(_) | Value::Array(_))) => {
+                arguments.push_str(&value.to_string());
+            }
+            _ => {}
+        }
+    }
+
+    /// The position in `parts` of the call a delta continues, or `None` when
+    /// it opens a new one.
+    ///
+    /// A known `id` always names its call (servers repeat ids). Otherwise a
+    /// delta continues the call with its `index`, or the last call when it
+    /// has none, unless it opens a call: an `id` not seen before together
+    /// with a name, while that call already has an id. Requiring the name
+    /// keeps a server that changes the id on every fragment from splitting
+    /// one call into many.
+    fn target(&self, index: Option<u64>, id: Option<&str>, has_name: bool) -> Option<usize> {
+        let id_at = |position: usize| match &self.parts[position] {
+            Part::Call { id, .. } => id.as_str(),
+            _ => "",
+        };
+        if let Some(id) = id {
+            let known = self
+                .calls
+                .iter()
+                .find(|(_, position)| id_at(*position) == id);
+            if let Some((_, position)) = known {
+                return Some(*position);
+            }
+        }
+        let previous = match index {
+            Some(index) => self.calls.iter().rev().find(|(i, _)| *i == Some(index)),
+            None => self.calls.last(),
+        };
+        let (_, position) = previous?;
+        let opens_another = id.is_some() && has_name && !id_at(*position).is_empty();
+        (!opens_another).then_some(*position)
+    }
+
+    /// The assembled message. Call ids missing from the stream (some local
+    /// servers send none) are made up so every result can name its call.
+    pub fn finish(self) -> AssistantMessage {
+        let finish = if self.errored {
+            Finish::Error
+        } else {
+            match self.finish_reason.as_deref() {
+                Some("stop" | "end_turn" | "stop_sequence") => Finish::Stop,
+                Some("tool_calls" | "function_call" | "tool_use") => Finish::ToolUse,
+                Some("length" | "max_tokens") => Finish::Length,
+                Some("content_filter") => Finish::Error,
+                Some(_) => Finish::Stop,
+                None if self.done => Finish::Stop,
+                None => Finish::Error,
+            }
+        };
+        let cut = matches!(finish, Finish::Length | Finish::Error);
+        let last_call = self.calls.last().map(|(_, position)| *position);
+        let mut blocks = Vec::with_capacity(self.parts.len());
+        let mut ordinal = 0;
+        for (position, part) in self.parts.into_iter().enumerate() {
+            blocks.push(match part {
+                Part::Text(text) => Block::Text { text },
+                Part::Reasoning(text) => Block::Reasoning {
+                    text,
+                    signature: None,
+                },
+                Part::Call {
+                    mut id,
+                    name,
+                    arguments: raw,
+                } => {
+                    if id.is_empty() {
+                        id = format!("toolhost-call-{ordinal}");
+                    }
+                    ordinal += 1;
+                    // No text at all: a call without parameters, unless the
+                    // reply was cut right after the call opened.
+                    let arguments = if raw.trim().is_empty() {
+                        (!(cut && last_call == Some(position)))
+                            .then(|| Value::Object(Default::default()))
+                    } else {
+                        parse_arguments(&raw)
+                    };
+                    Block::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                        arguments_raw: raw,
+                    }
+                }
+            });
+        }
+        let usage = self.usage.map(|raw| Usage {
+            input_tokens: raw
+                .get("prompt_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            output_tokens: raw
+                .get("completion_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            raw,
+        });
+        AssistantMessage {
+            finish: settle_finish(finish, &blocks),
+            blocks,
+            usage,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn assembled(chunks: &[Value]) -> AssistantMessage {
+        let mut assembler = OpenAiAssembler::new();
+        for chunk in chunks {
+            assembler.push(&chunk.to_string()).expect("valid chunk");
+        }
+        assembler.finish()
+    }
+
+    fn delta(delta: Value, finish_reason: Option<&str>) -> Value {
+        json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]})
+    }
+
+    #[test]
+    fn stop_with_tool_calls_is_tool_use() {
+        let message = assembled(&[
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "ls", "arguments": "{}"}}]}),
+                None,
+            ),
+            delta(json!({}), Some("stop")),
+        ]);
+        assert_eq!(message.finish, Finish::ToolUse);
+        assert_eq!(
+            message.to_fixture_json()["tool_calls"],
+            json!([{"id": "c1", "name": "ls", "arguments": {}}])
+        );
+    }
+
+    #[test]
+    fn null_choices_and_missing_delta_are_skipped() {
+        let message = assembled(&[
+            json!({"choices": null}),
+            delta(json!({"content": "hi"}), None),
+            json!({"choices": [{"index": 0, "finish_reason": "stop"}]}),
+            json!({"choices": null, "usage": {"prompt_tokens": 3, "completion_tokens": 1}}),
+            json!({"choices": [], "usage": null}),
+        ]);
+        assert_eq!(
+            message.to_fixture_json(),
+            json!({
+                "text": "hi",
+                "tool_calls": [],
+                "finish": "stop",
+                "usage": {"input_tokens": 3, "output_tokens": 1,
+                          "raw": {"prompt_tokens": 3, "completion_tokens": 1}},
+            })
+        );
+    }
+
+    #[test]
+    fn malformed_data_is_an_error_naming_the_provider() {
+        let mut assembler = OpenAiAssembler::new();
+        let err = assembler
+            .push("{\"choices\": [ oops")
+            .expect_err("not json");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("the `openai` stream sent data that is not JSON"),
+            "{text}"
+        );
+        assert!(text.contains("`{\"choices\": [ oops`"), "{text}");
+    }
+
+    #[test]
+    fn calls_without_index_split_on_new_id_with_name_and_repeated_ids_join() {
+        let message = assembled(&[
+            delta(
+                json!({"tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{\"x\":"}}]}),
+                None,
+            ),
+            // Repeated id and name on a fragment.
+            delta(
+                json!({"tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "1}"}}]}),
+                None,
+            ),
+            delta(
+                json!({"tool_calls": [{"id": "b", "function": {"name": "g", "arguments": ""}}]}),
+                None,
+            ),
+            // No id, no index: continues the last call.
+            delta(
+                json!({"tool_calls": [{"function": {"arguments": "{\"y\":2}"}}]}),
+                None,
+            ),
+            delta(json!({}), Some("tool_calls")),
+        ]);
+        assert_eq!(
+            message.to_fixture_json()["tool_calls"],
+            json!([
+                {"id": "a", "name": "f", "arguments": {"x": 1}},
+                {"id": "b", "name": "g", "arguments": {"y": 2}},
+            ])
+        );
+    }
+
+    #[test]
+    fn a_new_id_with_a_reused_index_opens_a_call_but_a_nameless_one_does_not() {
+        let message = assembled(&[
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": "{}"}}]}),
+                None,
+            ),
+            // A second call under the same index (seen from some proxies).
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "b", "function": {"name": "g", "arguments": "{\"k\""}}]}),
+                None,
+            ),
+            // A fragment whose id changed but carries no name: same call.
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "b2", "function": {"arguments": ":true}"}}]}),
+                None,
+            ),
+            delta(json!({}), Some("tool_calls")),
+        ]);
+        assert_eq!(
+            message.to_fixture_json()["tool_calls"],
+            json!([
+                {"id": "a", "name": "f", "arguments": {}},
+                {"id": "b", "name": "g", "arguments": {"k": true}},
+            ])
+        );
+    }
+
+    #[test]
+    fn an_id_arriving_after_a_nameless_opener_fills_it_in() {
+        let message = assembled(&[
+            delta(
+                json!({"tool_calls": [{"index": 0, "function": {"name": "f"}}]}),
+                None,
+            ),
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "late", "function": {"name": "f", "arguments": "{}"}}]}),
+                Some("tool_calls"),
+            ),
+        ]);
+        assert_eq!(
+            message.to_fixture_json()["tool_calls"],
+            json!([{"id": "late", "name": "f", "arguments": {}}])
+        );
+    }
+
+    #[test]
+    fn a_call_cut_by_length_has_no_arguments_and_keeps_its_raw_text() {
+        let message = assembled(&[
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": "{\"path\": \"/tm"}}]}),
+                None,
+            ),
+            delta(json!({}), Some("length")),
+        ]);
+        assert_eq!(message.finish, Finish::Length);
+        assert_eq!(
+            message.to_fixture_json()["tool_calls"],
+            json!([{"id": "a", "name": "f", "arguments": null, "arguments_raw": "{\"path\": \"/tm"}])
+        );
+    }
+
+    #[test]
+    fn a_stream_cut_before_any_finish_is_an_error_and_done_alone_is_a_stop() {
+        let cut = assembled(&[delta(json!({"content": "par"}), None)]);
+        assert_eq!(cut.finish, Finish::Error);
+
+        let mut assembler = OpenAiAssembler::new();
+        assembler
+            .push(&delta(json!({"content": "all"}), None).to_string())
+            .expect("chunk");
+        assembler.push("[DONE]").expect("done");
+        assert_eq!(assembler.finish().finish, Finish::Stop);
+    }
+
+    #[test]
+    fn an_error_object_mid_stream_is_finish_error() {
+        let message = assembled(&[
+            delta(json!({"content": "par"}), None),
+            json!({"error": {"message": "The server had an error", "type": "server_error"}}),
+        ]);
+        assert_eq!(message.finish, Finish::Error);
+        assert_eq!(message.text(), "par");
+    }
+
+    #[test]
+    fn missing_call_ids_are_made_up_and_parsed_arguments_are_accepted() {
+        let message = assembled(&[
+            delta(
+                json!({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": {"a": 1}}}]}),
+                None,
+            ),
+            delta(
+                json!({"tool_calls": [{"index": 1, "function": {"name": "g"}}]}),
+                Some("tool_calls"),
+            ),
+        ]);
+        assert_eq!(
+            message.to_fixture_json()["tool_calls"],
+            json!([
+                {"id": "toolhost-call-0", "name": "f", "arguments": {"a": 1}},
+                {"id": "toolhost-call-1", "name": "g", "arguments": {}},
+            ])
+        );
+    }
+
+    #[test]
+    fn reasoning_and_refusal_deltas_are_kept() {
+        let message = assembled(&[
+            delta(json!({"reasoning": "hmm", "content": null}), None),
+            delta(
+                json!({"content": null, "refusal": "I can't help with that."}),
+                Some("stop"),
+            ),
+        ]);
+        assert_eq!(
+            message.blocks,
+            [
+                Block::Reasoning {
+                    text: "hmm".into(),
+                    signature: None
+                },
+                Block::Text {
+                    text: "I can't help with that.".into()
+                },
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_framed_body_is_assembled() {
+        let body = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+        let mut assembler = OpenAiAssembler::new();
+        for event in sse::events_from_slice(PROVIDER, body)
+            .await
+            .expect("frames")
+        {
+            assembler.push(&event.data).expect("chunk");
+        }
+        let message = assembler.finish();
+        assert_eq!(
+            (message.text().as_str(), message.finish),
+            ("ok", Finish::Stop)
+        );
+    }
+}
