@@ -16,7 +16,7 @@ fn tool_call(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let dir = tempfile::tempdir().expect("temp dir");
     let workspace = dir.path().canonicalize().expect("canonical");
-    let line = "the quick brown fox jumps over the lazy dog, 64 bytes per line\n";
+    let line = "the quick brown fox jumps over the lazy dog, 64 bytes per line.\n";
     assert_eq!(line.len(), 64);
     std::fs::write(workspace.join("file.txt"), line.repeat(64)).expect("write 4 KiB file");
 

@@ -63,6 +63,11 @@ pub(crate) fn wasi_ctx(
 ) -> Result<WasiCtx, String> {
     let mut builder = WasiCtxBuilder::new();
     builder
+        // File operations run on the calling thread instead of tokio's
+        // blocking pool: a tool call is a handful of small local reads, and
+        // the hop to another thread and back cost more than the reads.
+        // Must come before the preopens, which copy the setting.
+        .allow_blocking_current_thread(true)
         .stdout(stdout)
         .stderr(stderr)
         .allow_tcp(false)

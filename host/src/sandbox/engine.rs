@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 use std::thread;
 use std::time::Duration;
 
-use wasmtime::{Config, Engine};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How often the epoch advances. A running guest yields to the host at every
 /// tick, so a deadline or a cancellation stops it within about this long.
@@ -28,13 +28,41 @@ pub(crate) fn shared_engine() -> wasmtime::Result<Engine> {
         .consume_fuel(true)
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK);
-    let engine = Engine::new(&config)?;
+    // A fresh instance per call makes instantiation the host's main cost;
+    // the pooling allocator keeps memories, tables and fiber stacks mapped
+    // between calls instead of mapping and unmapping them (each unmap is a
+    // TLB shootdown across cores). Where the address space cannot hold the
+    // pool (a tight `ulimit -v`), fall back to allocating on demand.
+    let mut pooled = config.clone();
+    pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config()));
+    let engine = match Engine::new(&pooled) {
+        Ok(engine) => engine,
+        Err(_) => Engine::new(&config)?,
+    };
     Ok(ENGINE
         .get_or_init(|| {
             start_ticker(engine.clone());
             engine
         })
         .clone())
+}
+
+/// Calls that may run at once; each holds one slot of every pool.
+const CONCURRENT_CALLS: u32 = 64;
+
+/// Pool sizes: room for [`CONCURRENT_CALLS`] instances of components made of
+/// up to 16 core modules (jco and componentize-py produce several), each
+/// memory up to the full 4 GiB of wasm32 so the per-call memory limit, not the
+/// pool, is what a tool runs into.
+fn pool_config() -> PoolingAllocationConfig {
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(CONCURRENT_CALLS)
+        .total_core_instances(CONCURRENT_CALLS * 16)
+        .total_memories(CONCURRENT_CALLS * 4)
+        .total_tables(CONCURRENT_CALLS * 16)
+        .total_stacks(CONCURRENT_CALLS)
+        .max_memory_size(1 << 32);
+    pool
 }
 
 /// Advances the epoch of `engine` every [`EPOCH_TICK`] for the rest of the

@@ -3,6 +3,7 @@
 //! Streams the file so a huge file costs memory only for the window shown.
 //! Refuses binary files rather than feeding the model garbage.
 
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
@@ -102,10 +103,7 @@ fn read(path: &str, offset: usize, limit: usize) -> ToolResult {
         }
         let text = String::from_utf8_lossy(&line);
         let text = text.strip_suffix('\r').unwrap_or(&text);
-        out.push_str(&format!(
-            "{total:>6}\t{}\n",
-            clip_line(text, MAX_LINE_CHARS)
-        ));
+        let _ = writeln!(out, "{total:>6}\t{}", clip_line(text, MAX_LINE_CHARS));
         shown += 1;
     }
 

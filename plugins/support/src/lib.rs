@@ -108,7 +108,7 @@ pub fn io_error(action: &str, path: &str, err: &io::Error) -> ToolError {
 /// True when `bytes` (the start of a file) look binary: a NUL byte, as git
 /// and ripgrep decide.
 pub fn looks_binary(bytes: &[u8]) -> bool {
-    bytes.iter().take(8192).any(|&b| b == 0)
+    bytes[..bytes.len().min(8192)].contains(&0)
 }
 
 /// Formats a path for messages: `.` stays `.`, others as given.
@@ -118,6 +118,10 @@ pub fn display(path: &Path) -> String {
 
 /// Cuts `line` to at most `max` characters, marking the cut.
 pub fn clip_line(line: &str, max: usize) -> String {
+    // No more bytes than `max` means no more characters: skip the count.
+    if line.len() <= max {
+        return line.to_string();
+    }
     match line.char_indices().nth(max) {
         Some((at, _)) => format!("{} [... line cut at {max} characters]", &line[..at]),
         None => line.to_string(),
