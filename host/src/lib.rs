@@ -3,10 +3,12 @@
 //!
 //! - [`sandbox`] loads plugins and runs tool calls under grants and limits;
 //! - [`config`] turns `toolhost.toml` and flags into the sandbox's options;
+//! - [`agent`] runs the loop: model, tool calls, ledger, stop record;
 //! - [`provider`] assembles a model's streamed reply into one message (no wasm);
 //! - [`cli`] is the command line; it is the only module that prints.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod provider;

@@ -1,0 +1,103 @@
+//! The ledger: the conversation as the agent loop records it, the single
+//! source of truth for the next model request and for transcripts.
+//!
+//! Only the loop appends to it; it holds whole messages only (a reply cut
+//! off by cancellation is never stored). It knows nothing of wire APIs:
+//! the providers translate it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::provider::{AssistantMessage, Block};
+
+/// One entry of the ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// The user's prompt.
+    User { text: String },
+    /// One whole assistant reply.
+    Assistant(AssistantMessage),
+    /// The results of every tool call of the assistant message right
+    /// before it, in the order of the calls, exactly one per call.
+    ToolResults { results: Vec<ToolResultEntry> },
+}
+
+/// The answer to one tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResultEntry {
+    /// The id of the call this answers.
+    pub call_id: String,
+    /// The tool's name, repeated so a transcript reads on its own.
+    pub tool: String,
+    /// The text the model sees.
+    pub text: String,
+    /// Whether the model sees it as an error (`isError`).
+    pub is_error: bool,
+}
+
+/// A tool call of an assistant message, borrowed from its [`Block`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CallRef<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    /// `None` when the argument text is not complete JSON.
+    pub arguments: Option<&'a Value>,
+}
+
+/// The tool calls of `message`, in order.
+pub fn tool_calls(message: &AssistantMessage) -> Vec<CallRef<'_>> {
+    message
+        .blocks
+        .iter()
+        .filter_map(|block| match block {
+            Block::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => Some(CallRef {
+                id,
+                name,
+                arguments: arguments.as_ref(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::Finish;
+    use serde_json::json;
+
+    #[test]
+    fn messages_are_tagged_by_role() {
+        let user = Message::User { text: "hi".into() };
+        assert_eq!(
+            serde_json::to_value(&user).expect("serialise"),
+            json!({"role": "user", "text": "hi"})
+        );
+        let results = Message::ToolResults {
+            results: vec![ToolResultEntry {
+                call_id: "c1".into(),
+                tool: "read_file".into(),
+                text: "ok".into(),
+                is_error: false,
+            }],
+        };
+        let value = serde_json::to_value(&results).expect("serialise");
+        assert_eq!(value["role"], "tool_results");
+        let assistant = Message::Assistant(AssistantMessage {
+            blocks: vec![Block::Text { text: "x".into() }],
+            finish: Finish::Stop,
+            usage: None,
+        });
+        for message in [user, results, assistant] {
+            let text = serde_json::to_string(&message).expect("serialise");
+            let back: Message = serde_json::from_str(&text).expect("deserialise");
+            assert_eq!(back, message);
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! The agent loop: sends the ledger to a model, runs the tool calls it asks
+//! for, records everything in the ledger and ends every run with one
+//! [`StopRecord`] (DESIGN.md section 4).
+//!
+//! It knows models only through [`ModelClient`] and tools only through
+//! [`ToolRunner`], so it never touches HTTP or wasm itself (the one adapter,
+//! `impl ToolRunner for Sandbox`, lives here because the agent may import
+//! the sandbox, never the reverse). It never prints: front ends consume
+//! [`AgentEvent`]s.
+
+mod events;
+mod ledger;
+mod loop_detect;
+mod run;
+mod stop;
+
+use std::future::Future;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use events::{AgentEvent, EventSink};
+pub use ledger::{CallRef, Message, ToolResultEntry, tool_calls};
+pub use loop_detect::{Fingerprint, LoopDetector, Verdict, canonical};
+pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED};
+pub use stop::{StopReason, StopRecord};
+
+use crate::provider::{AssistantMessage, ProviderError};
+use crate::sandbox::{CallOptions, Sandbox};
+
+/// A tool as the model is told about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpecForModel {
+    pub name: String,
+    pub description: String,
+    /// The JSON Schema of the tool's input.
+    pub input_schema: Value,
+    /// Read-only tools may run concurrently with their read-only neighbours.
+    pub read_only: bool,
+}
+
+/// What one tool call produced, as the model will read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// Why the model produced no message. Retrying transient failures is the
+/// client's job; an error reaching the loop ends the run with
+/// [`StopReason::Error`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The stream could not be read or understood.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// The request failed (connection, HTTP status, retries exhausted).
+    #[error("{0}")]
+    Request(String),
+}
+
+/// A model the loop can ask for the next assistant message.
+pub trait ModelClient: Sync {
+    /// Sends the whole ledger and returns the assembled reply. `Ok(None)`
+    /// means `cancel` fired mid-stream: the half message is dropped, never
+    /// returned.
+    fn next(
+        &self,
+        system: &str,
+        history: &[Message],
+        tools: &[ToolSpecForModel],
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = Result<Option<AssistantMessage>, ModelError>> + Send;
+}
+
+/// The tools the loop can run.
+pub trait ToolRunner: Sync {
+    /// The tools to offer the model, in a stable order.
+    fn specs(&self) -> Vec<ToolSpecForModel>;
+
+    /// Runs one call. Never fails: every problem is an `is_error` result.
+    fn call(
+        &self,
+        name: &str,
+        arguments: &Value,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = ToolResult> + Send;
+}
+
+impl<M: ModelClient> ModelClient for &M {
+    fn next(
+        &self,
+        system: &str,
+        history: &[Message],
+        tools: &[ToolSpecForModel],
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = Result<Option<AssistantMessage>, ModelError>> + Send {
+        (**self).next(system, history, tools, cancel)
+    }
+}
+
+impl<T: ToolRunner> ToolRunner for &T {
+    fn specs(&self) -> Vec<ToolSpecForModel> {
+        (**self).specs()
+    }
+
+    fn call(
+        &self,
+        name: &str,
+        arguments: &Value,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = ToolResult> + Send {
+        (**self).call(name, arguments, cancel)
+    }
+}
+
+impl ToolRunner for Sandbox {
+    fn specs(&self) -> Vec<ToolSpecForModel> {
+        self.tools()
+            .iter()
+            .map(|tool| ToolSpecForModel {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                input_schema: tool.input_schema.clone(),
+                read_only: tool.read_only,
+            })
+            .collect()
+    }
+
+    async fn call(&self, name: &str, arguments: &Value, cancel: &CancellationToken) -> ToolResult {
+        let options = CallOptions {
+            cancel: cancel.clone(),
+            progress: None,
+        };
+        let report = Sandbox::call(self, name, &arguments.to_string(), &options).await;
+        ToolResult {
+            text: report.outcome.model_text(name),
+            is_error: report.outcome.is_error(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::{Grant, Policy, SandboxOptions, ToolPolicy};
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn the_sandbox_is_a_tool_runner() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let workspace = dir.path().canonicalize().expect("canonical workspace");
+        std::fs::write(workspace.join("a.txt"), "hello\n").expect("write file");
+        let sandbox = Sandbox::load(SandboxOptions {
+            workspace: workspace.clone(),
+            plugin_dirs: Vec::new(),
+            plugin_files: Vec::new(),
+            standard_tools: true,
+            // Inside the target directory, so only the first run compiles.
+            cache_dir: Some(std::path::Path::new(env!("OUT_DIR")).join("agent-test-cache")),
+            policy: Policy {
+                defaults: ToolPolicy {
+                    grants: vec![Grant {
+                        host_path: workspace,
+                        guest_path: ".".into(),
+                        writable: false,
+                    }],
+                    ..ToolPolicy::default()
+                },
+                ..Policy::default()
+            },
+        })
+        .await
+        .expect("sandbox loads");
+        let specs = ToolRunner::specs(&sandbox);
+        let read_file = specs
+            .iter()
+            .find(|s| s.name == "read_file")
+            .expect("read_file is offered");
+        assert!(read_file.read_only);
+
+        let cancel = CancellationToken::new();
+        let ok = ToolRunner::call(&sandbox, "read_file", &json!({"path": "a.txt"}), &cancel).await;
+        assert!(!ok.is_error, "{}", ok.text);
+        assert!(ok.text.contains("hello"), "{}", ok.text);
+
+        let unknown = ToolRunner::call(&sandbox, "rm", &json!({}), &cancel).await;
+        assert!(unknown.is_error);
+        assert!(
+            unknown
+                .text
+                .starts_with("error: there is no tool named `rm`"),
+            "{}",
+            unknown.text
+        );
+    }
+}

@@ -1,0 +1,1052 @@
+//! The loop itself (DESIGN.md section 4): ask the model, record the reply,
+//! run its tool calls, record one result per call, repeat until a stop.
+//!
+//! Invariants every path keeps: the ledger only grows by whole messages;
+//! each tool call of an assistant message gets exactly one result, in the
+//! message that immediately follows it; no model request is made once
+//! `cancel` has fired; every run ends with one [`StopRecord`].
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use futures_util::future::join_all;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{AgentEvent, EventSink};
+use super::ledger::{Message, ToolResultEntry, tool_calls};
+use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
+use super::stop::{StopReason, StopRecord};
+use super::{ModelClient, ToolResult, ToolRunner};
+use crate::provider::Finish;
+
+/// The result of every call of a reply that asked for tools after the last
+/// allowed turn.
+pub const NOT_EXECUTED_MAX_TURNS: &str = "(not executed: reached max turns)";
+/// The result of every call of a reply cut by the output limit, and of any
+/// call whose arguments are not complete JSON.
+pub const NOT_EXECUTED_TRUNCATED: &str = "not executed: the reply hit the output limit, so its \
+     arguments may be truncated; re-issue the call with complete arguments";
+/// The result of a call that never started because the run was cancelled.
+pub const INTERRUPTED: &str = "(interrupted before this tool ran)";
+
+/// How a run is bounded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopConfig {
+    /// Assistant messages allowed per run; a reply at this turn that still
+    /// asks for tools ends the run with `max_turns`. Default 100.
+    pub max_turns: u32,
+    /// The same call (tool + canonical arguments) this many times in a row
+    /// gets a warning appended to its result, once per streak. Default 3.
+    pub warn_after: u32,
+    /// The same call this many times in a row ends the run with
+    /// `loop_detected`, after its results are recorded. Default 5.
+    pub stop_after: u32,
+    /// Sent with every request. Default empty.
+    pub system_prompt: String,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            max_turns: 100,
+            warn_after: 3,
+            stop_after: 5,
+            system_prompt: String::new(),
+        }
+    }
+}
+
+/// One tool call, owned, so the ledger can be appended to while it runs.
+struct Call {
+    id: String,
+    name: String,
+    arguments: Option<Value>,
+}
+
+/// A model, a set of tools and the bounds of a run. Reusable: each
+/// [`AgentLoop::run`] is independent apart from the ledger it is given.
+pub struct AgentLoop<M, T> {
+    model: M,
+    tools: T,
+    config: LoopConfig,
+    events: Option<EventSink>,
+}
+
+impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
+    pub fn new(model: M, tools: T, config: LoopConfig) -> Self {
+        AgentLoop {
+            model,
+            tools,
+            config,
+            events: None,
+        }
+    }
+
+    /// Sends every event of every run to `sink`.
+    pub fn with_events(mut self, sink: EventSink) -> Self {
+        self.events = Some(sink);
+        self
+    }
+
+    /// Appends `prompt` to `ledger` and runs until a stop. The ledger may
+    /// hold earlier runs (a resumed session); `turns` counts this run only.
+    pub async fn run(
+        &self,
+        ledger: &mut Vec<Message>,
+        prompt: String,
+        cancel: &CancellationToken,
+    ) -> StopRecord {
+        self.emit(AgentEvent::AgentStart);
+        let stop = self.run_inner(ledger, prompt, cancel).await;
+        self.emit(AgentEvent::AgentEnd { stop: stop.clone() });
+        stop
+    }
+
+    async fn run_inner(
+        &self,
+        ledger: &mut Vec<Message>,
+        prompt: String,
+        cancel: &CancellationToken,
+    ) -> StopRecord {
+        let specs = self.tools.specs();
+        let read_only: HashMap<String, bool> = specs
+            .iter()
+            .map(|spec| (spec.name.clone(), spec.read_only))
+            .collect();
+        let mut detector = LoopDetector::new(self.config.warn_after, self.config.stop_after);
+        let mut turns = 0;
+        let stop = |reason, turns, truncated, evidence: String| StopRecord {
+            reason,
+            turns,
+            truncated,
+            evidence,
+        };
+        self.push(ledger, Message::User { text: prompt });
+
+        loop {
+            if cancel.is_cancelled() {
+                return stop(
+                    StopReason::Aborted,
+                    turns,
+                    false,
+                    "cancelled before the model request".into(),
+                );
+            }
+            let turn = turns + 1;
+            self.emit(AgentEvent::TurnStart { turn });
+            let reply = self
+                .model
+                .next(&self.config.system_prompt, ledger, &specs, cancel)
+                .await;
+            let assistant = match reply {
+                Ok(Some(assistant)) => assistant,
+                Ok(None) => {
+                    self.emit(AgentEvent::TurnEnd { turn });
+                    return stop(
+                        StopReason::Aborted,
+                        turns,
+                        false,
+                        "cancelled while the model was replying".into(),
+                    );
+                }
+                Err(error) => {
+                    self.emit(AgentEvent::TurnEnd { turn });
+                    return stop(StopReason::Error, turns, false, error.to_string());
+                }
+            };
+            turns = turn;
+            let finish = assistant.finish;
+            let calls: Vec<Call> = tool_calls(&assistant)
+                .into_iter()
+                .map(|call| Call {
+                    id: call.id.to_owned(),
+                    name: call.name.to_owned(),
+                    arguments: call.arguments.cloned(),
+                })
+                .collect();
+            self.push(ledger, Message::Assistant(assistant));
+
+            if calls.is_empty() {
+                self.emit(AgentEvent::TurnEnd { turn });
+                let truncated = finish == Finish::Length;
+                let evidence = if truncated {
+                    "the last reply hit the output limit".into()
+                } else {
+                    format!(
+                        "the model replied without tool calls (finish: {})",
+                        finish.as_str()
+                    )
+                };
+                return stop(StopReason::Completed, turns, truncated, evidence);
+            }
+
+            if turns >= self.config.max_turns {
+                let results = calls
+                    .iter()
+                    .map(|_| Some(error_result(NOT_EXECUTED_MAX_TURNS)))
+                    .collect();
+                self.push_results(ledger, &calls, results);
+                self.emit(AgentEvent::TurnEnd { turn });
+                return stop(
+                    StopReason::MaxTurns,
+                    turns,
+                    false,
+                    format!(
+                        "reached the limit of {} turns with {} tool call(s) pending",
+                        self.config.max_turns,
+                        calls.len()
+                    ),
+                );
+            }
+
+            let results = if finish == Finish::Length {
+                calls
+                    .iter()
+                    .map(|_| Some(error_result(NOT_EXECUTED_TRUNCATED)))
+                    .collect()
+            } else {
+                self.execute(&calls, &read_only, cancel).await
+            };
+            let mut entries = self.entries(&calls, results);
+
+            let mut looped = None;
+            for (call, entry) in calls.iter().zip(entries.iter_mut()) {
+                match detector.observe(Fingerprint::new(&call.name, call.arguments.as_ref())) {
+                    Verdict::Fine => {}
+                    Verdict::Warn { count } => entry.text.push_str(&format!(
+                        "\n\n(warning: you have called `{}` with the same arguments {count} times \
+                         in a row; the result will not change. Try a different approach; at {} \
+                         identical calls in a row the run stops.)",
+                        call.name, self.config.stop_after
+                    )),
+                    Verdict::Stop { count } => {
+                        looped.get_or_insert_with(|| {
+                            format!(
+                                "`{}` was called with the same arguments {count} times in a row: {}",
+                                call.name,
+                                Fingerprint::new(&call.name, call.arguments.as_ref()).arguments
+                            )
+                        });
+                    }
+                }
+            }
+            self.push(ledger, Message::ToolResults { results: entries });
+            self.emit(AgentEvent::TurnEnd { turn });
+
+            if cancel.is_cancelled() {
+                return stop(
+                    StopReason::Aborted,
+                    turns,
+                    false,
+                    "cancelled while tools were running".into(),
+                );
+            }
+            if let Some(evidence) = looped {
+                return stop(StopReason::LoopDetected, turns, false, evidence);
+            }
+        }
+    }
+
+    /// Runs a batch: consecutive read-only calls together, every other call
+    /// alone, in call order. `None` for a call that never started because
+    /// `cancel` fired.
+    async fn execute(
+        &self,
+        calls: &[Call],
+        read_only: &HashMap<String, bool>,
+        cancel: &CancellationToken,
+    ) -> Vec<Option<ToolResult>> {
+        let concurrent =
+            |call: &Call| call.arguments.is_some() && read_only.get(&call.name) == Some(&true);
+        let mut results = Vec::with_capacity(calls.len());
+        let mut start = 0;
+        while start < calls.len() {
+            let mut end = start + 1;
+            if concurrent(&calls[start]) {
+                while end < calls.len() && concurrent(&calls[end]) {
+                    end += 1;
+                }
+            }
+            // join_all keeps the order of its inputs, whatever finishes first.
+            let group = join_all(calls[start..end].iter().map(|c| self.run_one(c, cancel))).await;
+            results.extend(group);
+            start = end;
+        }
+        results
+    }
+
+    async fn run_one(&self, call: &Call, cancel: &CancellationToken) -> Option<ToolResult> {
+        let Some(arguments) = &call.arguments else {
+            return Some(error_result(NOT_EXECUTED_TRUNCATED));
+        };
+        if cancel.is_cancelled() {
+            return None;
+        }
+        self.emit(AgentEvent::ToolExecutionStart {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: arguments.clone(),
+        });
+        let started = Instant::now();
+        let result = self.tools.call(&call.name, arguments, cancel).await;
+        self.emit(AgentEvent::ToolExecutionEnd {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            is_error: result.is_error,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
+        Some(result)
+    }
+
+    /// One entry per call, in call order; a missing result is an interruption.
+    fn entries(&self, calls: &[Call], results: Vec<Option<ToolResult>>) -> Vec<ToolResultEntry> {
+        calls
+            .iter()
+            .zip(results)
+            .map(|(call, result)| {
+                let result = result.unwrap_or_else(|| error_result(INTERRUPTED));
+                ToolResultEntry {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    text: result.text,
+                    is_error: result.is_error,
+                }
+            })
+            .collect()
+    }
+
+    fn push_results(
+        &self,
+        ledger: &mut Vec<Message>,
+        calls: &[Call],
+        results: Vec<Option<ToolResult>>,
+    ) {
+        let results = self.entries(calls, results);
+        self.push(ledger, Message::ToolResults { results });
+    }
+
+    fn push(&self, ledger: &mut Vec<Message>, message: Message) {
+        if let Some(sink) = &self.events {
+            sink(&AgentEvent::Message {
+                message: message.clone(),
+            });
+        }
+        ledger.push(message);
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        if let Some(sink) = &self.events {
+            sink(&event);
+        }
+    }
+}
+
+fn error_result(text: &str) -> ToolResult {
+    ToolResult {
+        text: text.to_owned(),
+        is_error: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::agent::{ModelError, ToolSpecForModel};
+    use crate::provider::{AssistantMessage, Block};
+
+    /// What the scripted model does on one request.
+    #[derive(Debug, Clone)]
+    enum Reply {
+        Message(AssistantMessage),
+        /// Cancels the token and returns `None`, as a client cancelled
+        /// mid-stream does.
+        CancelMidStream,
+        Error(String),
+    }
+
+    /// Replies from a queue (a plain "done" once it is empty) and records
+    /// every history it was sent and whether `cancel` had fired by then.
+    #[derive(Default)]
+    struct ScriptedModel {
+        replies: Mutex<VecDeque<Reply>>,
+        histories: Mutex<Vec<Vec<Message>>>,
+        requests_after_cancel: AtomicUsize,
+        /// Cancel the token right after returning the n-th reply (0-based).
+        cancel_after_reply: Option<usize>,
+    }
+
+    impl ScriptedModel {
+        fn new(replies: impl IntoIterator<Item = Reply>) -> Self {
+            ScriptedModel {
+                replies: Mutex::new(replies.into_iter().collect()),
+                ..ScriptedModel::default()
+            }
+        }
+
+        fn requests(&self) -> usize {
+            self.histories.lock().expect("lock").len()
+        }
+    }
+
+    impl ModelClient for ScriptedModel {
+        async fn next(
+            &self,
+            _system: &str,
+            history: &[Message],
+            _tools: &[ToolSpecForModel],
+            cancel: &CancellationToken,
+        ) -> Result<Option<AssistantMessage>, ModelError> {
+            if cancel.is_cancelled() {
+                self.requests_after_cancel.fetch_add(1, Ordering::SeqCst);
+            }
+            let index = {
+                let mut histories = self.histories.lock().expect("lock");
+                histories.push(history.to_vec());
+                histories.len() - 1
+            };
+            tokio::task::yield_now().await;
+            let reply = self.replies.lock().expect("lock").pop_front();
+            if self.cancel_after_reply == Some(index) {
+                cancel.cancel();
+            }
+            match reply.unwrap_or_else(|| Reply::Message(text("done", Finish::Stop))) {
+                Reply::Message(message) => Ok(Some(message)),
+                Reply::CancelMidStream => {
+                    cancel.cancel();
+                    Ok(None)
+                }
+                Reply::Error(text) => Err(ModelError::Request(text)),
+            }
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    struct FakeTool {
+        read_only: bool,
+        is_error: bool,
+        delay: Duration,
+    }
+
+    /// Tools by name; the result text is `name:arguments`. Counts calls and
+    /// the most calls running at once, and can cancel at its n-th call.
+    #[derive(Default)]
+    struct FakeTools {
+        tools: HashMap<String, FakeTool>,
+        calls: AtomicUsize,
+        running: AtomicUsize,
+        max_running: AtomicUsize,
+        /// Cancel the token when the n-th call (0-based) starts.
+        cancel_at_call: Option<usize>,
+        /// Calls started although `cancel` had already fired.
+        calls_after_cancel: AtomicUsize,
+    }
+
+    impl FakeTools {
+        fn with(mut self, name: &str, read_only: bool, is_error: bool, delay_ms: u64) -> Self {
+            self.tools.insert(
+                name.into(),
+                FakeTool {
+                    read_only,
+                    is_error,
+                    delay: Duration::from_millis(delay_ms),
+                },
+            );
+            self
+        }
+
+        fn calls(&self) -> usize {
+            self.calls.load(Ordering::SeqCst)
+        }
+    }
+
+    impl ToolRunner for FakeTools {
+        fn specs(&self) -> Vec<ToolSpecForModel> {
+            let mut specs: Vec<ToolSpecForModel> = self
+                .tools
+                .iter()
+                .map(|(name, tool)| ToolSpecForModel {
+                    name: name.clone(),
+                    description: format!("the {name} tool"),
+                    input_schema: json!({"type": "object"}),
+                    read_only: tool.read_only,
+                })
+                .collect();
+            specs.sort_by(|a, b| a.name.cmp(&b.name));
+            specs
+        }
+
+        async fn call(
+            &self,
+            name: &str,
+            arguments: &Value,
+            cancel: &CancellationToken,
+        ) -> ToolResult {
+            if cancel.is_cancelled() {
+                self.calls_after_cancel.fetch_add(1, Ordering::SeqCst);
+            }
+            let index = self.calls.fetch_add(1, Ordering::SeqCst);
+            let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+            self.max_running.fetch_max(now, Ordering::SeqCst);
+            if self.cancel_at_call == Some(index) {
+                cancel.cancel();
+            }
+            let tool = self.tools.get(name).cloned().unwrap_or(FakeTool {
+                read_only: false,
+                is_error: true,
+                delay: Duration::ZERO,
+            });
+            let cancelled = tokio::select! {
+                () = tokio::time::sleep(tool.delay) => false,
+                () = cancel.cancelled() => true,
+            };
+            tokio::task::yield_now().await;
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            if cancelled {
+                return error_result("cancelled");
+            }
+            ToolResult {
+                text: format!("{name}:{arguments}"),
+                is_error: tool.is_error,
+            }
+        }
+    }
+
+    fn text(text: &str, finish: Finish) -> AssistantMessage {
+        AssistantMessage {
+            blocks: vec![Block::Text { text: text.into() }],
+            finish,
+            usage: None,
+        }
+    }
+
+    fn call(id: &str, name: &str, arguments: Option<Value>) -> Block {
+        Block::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments_raw: arguments
+                .as_ref()
+                .map_or_else(|| "{\"pa".into(), Value::to_string),
+            arguments,
+        }
+    }
+
+    fn calls(blocks: Vec<Block>, finish: Finish) -> Reply {
+        Reply::Message(AssistantMessage {
+            blocks,
+            finish,
+            usage: None,
+        })
+    }
+
+    fn results_of(message: &Message) -> &[ToolResultEntry] {
+        match message {
+            Message::ToolResults { results } => results,
+            other => panic!("expected tool results, got {other:?}"),
+        }
+    }
+
+    async fn run_with(
+        model: &ScriptedModel,
+        tools: &FakeTools,
+        config: LoopConfig,
+        cancel: &CancellationToken,
+    ) -> (Vec<Message>, StopRecord) {
+        let agent = AgentLoop::new(model, tools, config);
+        let mut ledger = Vec::new();
+        let stop = agent.run(&mut ledger, "go".into(), cancel).await;
+        check_invariants(&ledger, &stop, model, tools);
+        (ledger, stop)
+    }
+
+    /// The invariants of DESIGN.md section 4, checked after every run.
+    fn check_invariants(
+        ledger: &[Message],
+        stop: &StopRecord,
+        model: &ScriptedModel,
+        tools: &FakeTools,
+    ) {
+        assert!(
+            matches!(ledger.first(), Some(Message::User { .. })),
+            "{ledger:?}"
+        );
+        let mut seen = std::collections::HashSet::new();
+        let mut assistants = 0;
+        for (i, message) in ledger.iter().enumerate().skip(1) {
+            match message {
+                Message::User { .. } => panic!("user message inside a run at {i}"),
+                Message::Assistant(assistant) => {
+                    assistants += 1;
+                    // An assistant follows the prompt or a tool-result message.
+                    assert!(
+                        matches!(
+                            ledger[i - 1],
+                            Message::User { .. } | Message::ToolResults { .. }
+                        ),
+                        "assistant at {i} follows {:?}",
+                        ledger[i - 1]
+                    );
+                    let ids: Vec<&str> = tool_calls(assistant).iter().map(|c| c.id).collect();
+                    match ledger.get(i + 1) {
+                        Some(Message::ToolResults { results }) => {
+                            let answered: Vec<&str> =
+                                results.iter().map(|r| r.call_id.as_str()).collect();
+                            assert_eq!(
+                                answered,
+                                ids,
+                                "results at {} answer the calls in order",
+                                i + 1
+                            );
+                        }
+                        Some(other) => panic!("assistant at {i} followed by {other:?}"),
+                        // Results are pushed in the same step as their calls,
+                        // so even a stopped run leaves no call unanswered.
+                        None => assert!(ids.is_empty(), "calls at {i} left unanswered ({stop:?})"),
+                    }
+                }
+                Message::ToolResults { results } => {
+                    assert!(
+                        matches!(ledger[i - 1], Message::Assistant(_)),
+                        "results at {i} do not follow an assistant"
+                    );
+                    assert!(!results.is_empty(), "empty tool results at {i}");
+                    for result in results {
+                        assert!(
+                            seen.insert(result.call_id.clone()),
+                            "two results for {}",
+                            result.call_id
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(stop.turns, assistants, "turns == assistant messages");
+        assert_eq!(model.requests_after_cancel.load(Ordering::SeqCst), 0);
+        assert_eq!(tools.calls_after_cancel.load(Ordering::SeqCst), 0);
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime")
+    }
+
+    #[tokio::test]
+    async fn completes_when_the_model_asks_for_nothing() {
+        let model = ScriptedModel::new([
+            calls(
+                vec![call("c1", "read", Some(json!({"p": 1})))],
+                Finish::ToolUse,
+            ),
+            Reply::Message(text("all done", Finish::Stop)),
+        ]);
+        let tools = FakeTools::default().with("read", true, false, 0);
+        let (ledger, stop) = run_with(
+            &model,
+            &tools,
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(stop.reason, StopReason::Completed);
+        assert_eq!(stop.turns, 2);
+        assert!(!stop.truncated);
+        assert_eq!(ledger.len(), 4);
+        assert_eq!(
+            results_of(&ledger[2]),
+            [ToolResultEntry {
+                call_id: "c1".into(),
+                tool: "read".into(),
+                text: r#"read:{"p":1}"#.into(),
+                is_error: false,
+            }]
+        );
+        // The second request saw the tool result.
+        assert_eq!(model.histories.lock().expect("lock")[1], ledger[..3]);
+    }
+
+    #[tokio::test]
+    async fn completed_reply_cut_by_the_limit_is_truncated() {
+        let model = ScriptedModel::new([Reply::Message(text("half a", Finish::Length))]);
+        let (_, stop) = run_with(
+            &model,
+            &FakeTools::default(),
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(stop.reason, StopReason::Completed);
+        assert!(stop.truncated);
+    }
+
+    #[tokio::test]
+    async fn cancelled_before_start_makes_no_request() {
+        let model = ScriptedModel::new([]);
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let (ledger, stop) = run_with(
+            &model,
+            &FakeTools::default(),
+            LoopConfig::default(),
+            &cancel,
+        )
+        .await;
+        assert_eq!(stop.reason, StopReason::Aborted);
+        assert_eq!(stop.turns, 0);
+        assert_eq!(model.requests(), 0);
+        assert_eq!(ledger, [Message::User { text: "go".into() }]);
+    }
+
+    #[tokio::test]
+    async fn cancelled_mid_stream_stores_nothing() {
+        let model = ScriptedModel::new([Reply::CancelMidStream]);
+        let (ledger, stop) = run_with(
+            &model,
+            &FakeTools::default(),
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(stop.reason, StopReason::Aborted);
+        assert_eq!(stop.turns, 0);
+        assert_eq!(ledger.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn cancel_during_a_batch_fills_the_calls_that_never_ran() {
+        let model = ScriptedModel::new([calls(
+            vec![
+                call("c1", "write", Some(json!({"n": 1}))),
+                call("c2", "write", Some(json!({"n": 2}))),
+                call("c3", "write", Some(json!({"n": 3}))),
+            ],
+            Finish::ToolUse,
+        )]);
+        let tools = FakeTools {
+            cancel_at_call: Some(1),
+            ..FakeTools::default()
+        }
+        .with("write", false, false, 0);
+        let (ledger, stop) = run_with(
+            &model,
+            &tools,
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(stop.reason, StopReason::Aborted);
+        assert_eq!(stop.turns, 1);
+        assert_eq!(model.requests(), 1);
+        assert_eq!(tools.calls(), 2);
+        let results = results_of(&ledger[2]);
+        assert_eq!(results[0].text, r#"write:{"n":1}"#);
+        assert_eq!(results[1].text, "cancelled");
+        assert_eq!(results[2].text, INTERRUPTED);
+        assert!(results[1].is_error && results[2].is_error);
+    }
+
+    #[tokio::test]
+    async fn max_turns_answers_every_pending_call() {
+        let model = ScriptedModel::new([
+            calls(
+                vec![call("c1", "read", Some(json!({"a": 1})))],
+                Finish::ToolUse,
+            ),
+            calls(
+                vec![
+                    call("c2", "read", Some(json!({"a": 2}))),
+                    call("c3", "read", Some(json!({"a": 3}))),
+                ],
+                Finish::ToolUse,
+            ),
+        ]);
+        let tools = FakeTools::default().with("read", true, false, 0);
+        let config = LoopConfig {
+            max_turns: 2,
+            ..LoopConfig::default()
+        };
+        let (ledger, stop) = run_with(&model, &tools, config, &CancellationToken::new()).await;
+        assert_eq!(stop.reason, StopReason::MaxTurns);
+        assert_eq!(stop.turns, 2);
+        assert_eq!(tools.calls(), 1);
+        let results = results_of(&ledger[4]);
+        assert_eq!(results.len(), 2);
+        assert!(
+            results
+                .iter()
+                .all(|r| r.text == NOT_EXECUTED_MAX_TURNS && r.is_error)
+        );
+    }
+
+    #[tokio::test]
+    async fn the_same_call_warns_at_three_and_stops_at_five() {
+        // Key order alternates but the fingerprint is the same.
+        let replies = (0..6).map(|i| {
+            let arguments = if i % 2 == 0 {
+                json!({"a": 1, "b": 2})
+            } else {
+                json!({"b": 2, "a": 1})
+            };
+            calls(
+                vec![call(&format!("c{i}"), "read", Some(arguments))],
+                Finish::ToolUse,
+            )
+        });
+        let model = ScriptedModel::new(replies);
+        let tools = FakeTools::default().with("read", true, false, 0);
+        let (ledger, stop) = run_with(
+            &model,
+            &tools,
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(stop.reason, StopReason::LoopDetected, "{stop:?}");
+        assert_eq!(stop.turns, 5);
+        assert_eq!(model.requests(), 5);
+        assert_eq!(tools.calls(), 5);
+        let warnings: Vec<bool> = ledger
+            .iter()
+            .filter(|m| matches!(m, Message::ToolResults { .. }))
+            .map(|m| {
+                results_of(m)[0]
+                    .text
+                    .contains("with the same arguments 3 times in a row")
+            })
+            .collect();
+        assert_eq!(warnings, [false, false, true, false, false]);
+        assert!(
+            stop.evidence.contains("5 times in a row"),
+            "{}",
+            stop.evidence
+        );
+    }
+
+    #[tokio::test]
+    async fn a_model_error_stops_with_its_text() {
+        let model = ScriptedModel::new([Reply::Error("HTTP 500 from the server".into())]);
+        let (_, stop) = run_with(
+            &model,
+            &FakeTools::default(),
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(stop.reason, StopReason::Error);
+        assert_eq!(stop.evidence, "HTTP 500 from the server");
+        assert_eq!(stop.turns, 0);
+    }
+
+    #[tokio::test]
+    async fn calls_of_a_reply_cut_by_the_limit_do_not_run() {
+        let model = ScriptedModel::new([
+            calls(
+                vec![
+                    call("c1", "read", Some(json!({"a": 1}))),
+                    call("c2", "read", None),
+                ],
+                Finish::Length,
+            ),
+            Reply::Message(text("ok", Finish::Stop)),
+        ]);
+        let tools = FakeTools::default().with("read", true, false, 0);
+        let (ledger, stop) = run_with(
+            &model,
+            &tools,
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(tools.calls(), 0);
+        assert_eq!(stop.reason, StopReason::Completed);
+        assert_eq!(stop.turns, 2);
+        let results = results_of(&ledger[2]);
+        assert!(
+            results
+                .iter()
+                .all(|r| r.text == NOT_EXECUTED_TRUNCATED && r.is_error)
+        );
+    }
+
+    #[tokio::test]
+    async fn unparseable_arguments_are_not_run_even_without_length() {
+        let model = ScriptedModel::new([calls(
+            vec![
+                call("c1", "read", None),
+                call("c2", "read", Some(json!({}))),
+            ],
+            Finish::ToolUse,
+        )]);
+        let tools = FakeTools::default().with("read", true, false, 0);
+        let (ledger, _) = run_with(
+            &model,
+            &tools,
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(tools.calls(), 1);
+        let results = results_of(&ledger[2]);
+        assert_eq!(results[0].text, NOT_EXECUTED_TRUNCATED);
+        assert_eq!(results[1].text, "read:{}");
+    }
+
+    #[tokio::test]
+    async fn read_only_calls_overlap_and_results_keep_call_order() {
+        let model = ScriptedModel::new([calls(
+            vec![
+                call("c1", "slow", Some(json!({}))),
+                call("c2", "fast", Some(json!({}))),
+            ],
+            Finish::ToolUse,
+        )]);
+        let tools = FakeTools::default()
+            .with("slow", true, false, 40)
+            .with("fast", true, false, 0);
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let sink_events = events.clone();
+        let agent = AgentLoop::new(&model, &tools, LoopConfig::default()).with_events(Arc::new(
+            move |event: &AgentEvent| sink_events.lock().expect("lock").push(event.clone()),
+        ));
+        let mut ledger = Vec::new();
+        let stop = agent
+            .run(&mut ledger, "go".into(), &CancellationToken::new())
+            .await;
+        check_invariants(&ledger, &stop, &model, &tools);
+        assert_eq!(tools.max_running.load(Ordering::SeqCst), 2);
+        let ids: Vec<&str> = results_of(&ledger[2])
+            .iter()
+            .map(|r| r.call_id.as_str())
+            .collect();
+        assert_eq!(ids, ["c1", "c2"]);
+        // The fast call ended first: the events show completion order.
+        let ended: Vec<String> = events
+            .lock()
+            .expect("lock")
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::ToolExecutionEnd { call_id, .. } => Some(call_id.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ended, ["c2", "c1"]);
+        let events = events.lock().expect("lock");
+        assert_eq!(events.first(), Some(&AgentEvent::AgentStart));
+        assert!(matches!(events.last(), Some(AgentEvent::AgentEnd { stop: s }) if *s == stop));
+        let kinds: Vec<String> = events
+            .iter()
+            .map(|e| serde_json::to_value(e).expect("serialise")["type"].to_string())
+            .collect();
+        assert!(
+            kinds.contains(&"\"tool_execution_start\"".to_string()),
+            "{kinds:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_writing_call_runs_alone() {
+        let model = ScriptedModel::new([calls(
+            vec![
+                call("c1", "read", Some(json!({}))),
+                call("c2", "write", Some(json!({}))),
+                call("c3", "read", Some(json!({}))),
+            ],
+            Finish::ToolUse,
+        )]);
+        let tools = FakeTools::default()
+            .with("read", true, false, 10)
+            .with("write", false, false, 10);
+        run_with(
+            &model,
+            &tools,
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(tools.calls(), 3);
+        assert_eq!(tools.max_running.load(Ordering::SeqCst), 1);
+    }
+
+    /// One random reply: up to three calls to tools `t0`..`t3`, some with
+    /// unparseable arguments, and a random finish.
+    fn reply_strategy() -> impl Strategy<Value = Reply> {
+        let finish = prop_oneof![
+            Just(Finish::Stop),
+            Just(Finish::ToolUse),
+            Just(Finish::Length),
+            Just(Finish::Error)
+        ];
+        let call = (0..4usize, 0..3u8, any::<bool>());
+        prop_oneof![
+            8 => (prop::collection::vec(call, 0..=3), finish).prop_map(|(calls, finish)| {
+                let blocks = calls
+                    .into_iter()
+                    .map(|(tool, arg, parseable)| {
+                        // Ids are filled in by `number_ids`.
+                        let arguments = parseable.then(|| json!({ "x": arg }));
+                        super::tests::call("", &format!("t{tool}"), arguments)
+                    })
+                    .collect();
+                Reply::Message(AssistantMessage { blocks, finish, usage: None })
+            }),
+            1 => Just(Reply::CancelMidStream),
+            1 => Just(Reply::Error("boom".into())),
+        ]
+    }
+
+    /// Gives every call a unique id.
+    fn number_ids(replies: &mut [Reply]) {
+        let mut next = 0;
+        for reply in replies {
+            if let Reply::Message(message) = reply {
+                for block in &mut message.blocks {
+                    if let Block::ToolCall { id, .. } = block {
+                        *id = format!("call_{next}");
+                        next += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn invariants_hold_for_random_runs(
+            mut replies in prop::collection::vec(reply_strategy(), 0..8),
+            flags in prop::collection::vec((any::<bool>(), any::<bool>()), 4),
+            cancel_at_call in prop::option::of(0..6usize),
+            cancel_after_reply in prop::option::of(0..6usize),
+            max_turns in 1..8u32,
+        ) {
+            number_ids(&mut replies);
+            let model = ScriptedModel {
+                cancel_after_reply,
+                ..ScriptedModel::new(replies)
+            };
+            let mut tools = FakeTools { cancel_at_call, ..FakeTools::default() };
+            for (i, (read_only, is_error)) in flags.into_iter().enumerate() {
+                tools = tools.with(&format!("t{i}"), read_only, is_error, 0);
+            }
+            let config = LoopConfig { max_turns, warn_after: 2, stop_after: 3, ..LoopConfig::default() };
+            let cancel = CancellationToken::new();
+            let (_, stop) = rt().block_on(run_with(&model, &tools, config, &cancel));
+            prop_assert!(stop.turns <= max_turns);
+            // Every request but a failed or cancelled one added a message.
+            let unanswered = u32::from(matches!(stop.reason, StopReason::Error)
+                || (stop.reason == StopReason::Aborted
+                    && stop.evidence == "cancelled while the model was replying"));
+            prop_assert_eq!(u32::try_from(model.requests()).expect("small"), stop.turns + unanswered);
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! The stop record: why a run ended. Every path that ends a run writes
+//! exactly one.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model replied without tool calls.
+    Completed,
+    /// The user cancelled (before a request, mid-stream or during tools).
+    Aborted,
+    /// The model asked for tools after the last allowed turn.
+    MaxTurns,
+    /// The model repeated the same call too many times in a row.
+    LoopDetected,
+    /// The model could not be reached or its stream not understood.
+    Error,
+}
+
+/// The end of one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StopRecord {
+    pub reason: StopReason,
+    /// Assistant messages added by this run.
+    pub turns: u32,
+    /// The last reply hit the output limit.
+    pub truncated: bool,
+    /// A short, human-readable explanation (the error text for `error`).
+    pub evidence: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn serialises_in_snake_case() {
+        let stop = StopRecord {
+            reason: StopReason::LoopDetected,
+            turns: 5,
+            truncated: false,
+            evidence: "x".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&stop).expect("serialise"),
+            json!({"reason": "loop_detected", "turns": 5, "truncated": false, "evidence": "x"})
+        );
+    }
+}
