@@ -5,36 +5,10 @@
 //! off by cancellation is never stored). It knows nothing of wire APIs:
 //! the providers translate it.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::provider::{AssistantMessage, Block};
-
-/// One entry of the ledger.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
-pub enum Message {
-    /// The user's prompt.
-    User { text: String },
-    /// One whole assistant reply.
-    Assistant(AssistantMessage),
-    /// The results of every tool call of the assistant message right
-    /// before it, in the order of the calls, exactly one per call.
-    ToolResults { results: Vec<ToolResultEntry> },
-}
-
-/// The answer to one tool call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolResultEntry {
-    /// The id of the call this answers.
-    pub call_id: String,
-    /// The tool's name, repeated so a transcript reads on its own.
-    pub tool: String,
-    /// The text the model sees.
-    pub text: String,
-    /// Whether the model sees it as an error (`isError`).
-    pub is_error: bool,
-}
+pub use crate::provider::{Message, ToolResultEntry};
 
 /// A tool call of an assistant message, borrowed from its [`Block`].
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -25,19 +25,9 @@ pub use loop_detect::{Fingerprint, LoopDetector, Verdict, canonical};
 pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED};
 pub use stop::{StopReason, StopRecord};
 
+pub use crate::provider::ToolSpecForModel;
 use crate::provider::{AssistantMessage, ProviderError};
 use crate::sandbox::{CallOptions, Sandbox};
-
-/// A tool as the model is told about it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpecForModel {
-    pub name: String,
-    pub description: String,
-    /// The JSON Schema of the tool's input.
-    pub input_schema: Value,
-    /// Read-only tools may run concurrently with their read-only neighbours.
-    pub read_only: bool,
-}
 
 /// What one tool call produced, as the model will read it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,8 +13,11 @@
 //! leaks upward.
 
 pub mod anthropic;
+mod conversation;
 pub mod openai;
 mod sse;
+
+pub use conversation::{Message, ToolResultEntry, ToolSpecForModel};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
