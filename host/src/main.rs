@@ -28,7 +28,8 @@ fn main() -> ExitCode {
             {
                 eprintln!("error: {error:#}");
             }
-            ExitCode::from(exit::ERROR)
+            let usage = error.downcast_ref::<cli::UsageError>().is_some();
+            ExitCode::from(if usage { exit::USAGE } else { exit::ERROR })
         }
     }
 }

@@ -11,6 +11,7 @@
 mod events;
 mod ledger;
 mod loop_detect;
+mod prompt;
 mod run;
 mod stop;
 
@@ -22,10 +23,12 @@ use tokio_util::sync::CancellationToken;
 pub use events::{AgentEvent, EventSink};
 pub use ledger::{CallRef, Message, ToolResultEntry, tool_calls};
 pub use loop_detect::{Fingerprint, LoopDetector, Verdict, canonical};
+pub use prompt::default_system_prompt;
 pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED};
 pub use stop::{StopReason, StopRecord};
 
 pub use crate::provider::ToolSpecForModel;
+use crate::provider::scripted::ScriptedModel;
 use crate::provider::{AssistantMessage, ProviderError};
 use crate::sandbox::{CallOptions, Sandbox};
 
@@ -102,6 +105,21 @@ impl<T: ToolRunner> ToolRunner for &T {
         cancel: &CancellationToken,
     ) -> impl Future<Output = ToolResult> + Send {
         (**self).call(name, arguments, cancel)
+    }
+}
+
+impl ModelClient for ScriptedModel {
+    async fn next(
+        &self,
+        _system: &str,
+        _history: &[Message],
+        _tools: &[ToolSpecForModel],
+        cancel: &CancellationToken,
+    ) -> Result<Option<AssistantMessage>, ModelError> {
+        if cancel.is_cancelled() {
+            return Ok(None);
+        }
+        self.next_turn().map(Some).map_err(ModelError::Provider)
     }
 }
 

@@ -19,6 +19,12 @@ pub mod exit {
     pub const ERROR: u8 = 1;
     /// Bad command-line usage (clap's own code).
     pub const USAGE: u8 = 2;
+    /// `toolhost run` stopped at `--max-turns`.
+    pub const MAX_TURNS: u8 = 3;
+    /// `toolhost run` stopped because the model repeated itself.
+    pub const LOOP_DETECTED: u8 = 4;
+    /// `toolhost run` was cancelled (Ctrl+C).
+    pub const ABORTED: u8 = 130;
 }
 
 /// Run LLM agent tools as sandboxed WebAssembly components.
@@ -33,6 +39,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Give a model a task and let it use the tools until it is done.
+    Run(RunArgs),
     /// List the loaded tools with their plugin, grants and limits.
     Tools {
         /// Print JSON (one object with `tools` and `load_errors`).
@@ -53,6 +61,54 @@ enum Command {
     /// Work with plugin files.
     #[command(subcommand)]
     Plugin(PluginCommand),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The task. `-` or no argument with piped stdin reads it from stdin.
+    prompt: Option<String>,
+    /// The wire API of the model: `scripted` replays --script offline.
+    #[arg(long, value_enum)]
+    provider: Option<ProviderKind>,
+    /// The scripted model's turns (JSON; format in the README).
+    #[arg(long, value_name = "FILE")]
+    script: Option<PathBuf>,
+    /// The model name, for `openai` and `anthropic`.
+    #[arg(long)]
+    model: Option<String>,
+    /// The API's base URL, for `openai` and `anthropic`.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Stop after this many model replies.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    max_turns: u32,
+    /// Replace the default system prompt with this file's text.
+    #[arg(long, value_name = "FILE")]
+    system: Option<PathBuf>,
+    /// Text added after the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    append_system: Option<String>,
+    /// How to print the run.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    output_format: OutputFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ProviderKind {
+    Openai,
+    Anthropic,
+    Scripted,
+}
+
+/// How `toolhost run` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// The assistant's text on stdout, one line per tool call on stderr.
+    Text,
+    /// One JSON object at the end.
+    Json,
+    /// One JSON event per line as the run goes.
+    StreamJson,
 }
 
 #[derive(Debug, Subcommand)]
@@ -107,6 +163,7 @@ impl SandboxArgs {
 /// Runs the parsed command line; returns the process exit code.
 pub async fn run(cli: Cli) -> anyhow::Result<u8> {
     match &cli.command {
+        Command::Run(args) => run_agent(&cli.sandbox, args).await,
         Command::Tools { json } => {
             let sandbox = load_sandbox(&cli.sandbox, None).await?;
             render::tools(&sandbox, *json)?;
@@ -142,6 +199,119 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
             render::plugin_check(&sandbox, file)
         }
     }
+}
+
+/// `toolhost run`: resolve the model, load the tools, run the loop, print,
+/// and map the stop reason to the exit code.
+async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result<u8> {
+    use crate::agent::{AgentLoop, LoopConfig, StopReason, default_system_prompt};
+    use crate::provider::scripted::ScriptedModel;
+
+    let model = match (args.provider, &args.script) {
+        (Some(ProviderKind::Scripted) | None, Some(script)) => ScriptedModel::from_file(script)?,
+        (Some(ProviderKind::Scripted), None) => {
+            return Err(UsageError(
+                "`--provider scripted` needs `--script FILE` (the format is in the README)".into(),
+            )
+            .into());
+        }
+        (Some(kind @ (ProviderKind::Openai | ProviderKind::Anthropic)), _) => {
+            bail!(
+                "the `{}` provider is not wired into `toolhost run` yet; run offline with \
+                 `--provider scripted --script FILE`",
+                if kind == ProviderKind::Openai {
+                    "openai"
+                } else {
+                    "anthropic"
+                }
+            );
+        }
+        (None, None) => {
+            return Err(UsageError(
+                "no model configured: pass `--provider scripted --script FILE` to run offline \
+                 (try `toolhost --workspace examples/demo run --script examples/demo/script.json \"tidy the demo\"`)"
+                    .into(),
+            )
+            .into());
+        }
+    };
+    let prompt = read_prompt(args.prompt.as_deref())?;
+
+    let sandbox = load_sandbox(sandbox_args, None).await?;
+    let mut system = match &args.system {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("reading the system prompt file `{}`", path.display()))?,
+        None => default_system_prompt(&sandbox),
+    };
+    if let Some(extra) = &args.append_system {
+        system.push_str("\n\n");
+        system.push_str(extra);
+    }
+    let config = LoopConfig {
+        max_turns: args.max_turns,
+        system_prompt: system,
+        ..LoopConfig::default()
+    };
+
+    let cancel = tokio_util::sync::CancellationToken::new();
+    spawn_ctrl_c_handler(cancel.clone());
+    let renderer = render::RunRenderer::new(args.output_format);
+    let agent = AgentLoop::new(model, &sandbox, config).with_events(renderer.sink());
+    let mut ledger = Vec::new();
+    let stop = agent.run(&mut ledger, prompt, &cancel).await;
+    renderer.finish(&ledger, &stop)?;
+    Ok(match stop.reason {
+        StopReason::Completed => exit::OK,
+        StopReason::Error => exit::ERROR,
+        StopReason::MaxTurns => exit::MAX_TURNS,
+        StopReason::LoopDetected => exit::LOOP_DETECTED,
+        StopReason::Aborted => exit::ABORTED,
+    })
+}
+
+/// A bad command line found after parsing; exits with [`exit::USAGE`].
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// The prompt from the argument, or from stdin for `-` or when stdin is piped.
+fn read_prompt(arg: Option<&str>) -> anyhow::Result<String> {
+    use std::io::IsTerminal as _;
+    let from_stdin = match arg {
+        Some("-") => true,
+        Some(_) => false,
+        None => !std::io::stdin().is_terminal(),
+    };
+    let prompt = if from_stdin {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading the prompt from stdin")?;
+        text
+    } else {
+        arg.unwrap_or_default().to_string()
+    };
+    if prompt.trim().is_empty() {
+        return Err(UsageError(
+            "no prompt: pass the task as an argument, or `-` to read it from stdin".into(),
+        )
+        .into());
+    }
+    Ok(prompt)
+}
+
+/// First Ctrl+C cancels the run (the model request and running tools stop
+/// within one epoch tick); a second one exits at once.
+fn spawn_ctrl_c_handler(cancel: tokio_util::sync::CancellationToken) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        cancel.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(i32::from(exit::ABORTED));
+        }
+    });
 }
 
 /// Resolves the configuration and loads the sandbox. With `only_file`, the

@@ -1,13 +1,166 @@
 //! Everything toolhost prints. The rest of the crate returns values.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use std::collections::HashMap;
 use std::io::{self, Write as _};
 use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::json;
 
-use super::exit;
+use super::{OutputFormat, exit};
+use crate::agent::{AgentEvent, EventSink, Message, StopReason, StopRecord};
 use crate::sandbox::{CallReport, Grant, Limits, Sandbox, Tool, ToolOutcome};
+
+/// Prints a `toolhost run` as its events arrive, in the chosen format.
+pub(super) struct RunRenderer {
+    format: OutputFormat,
+    /// Per call id, joined with the result when the tool-results message
+    /// arrives.
+    calls: Arc<Mutex<HashMap<String, RunningCall>>>,
+}
+
+/// What the text renderer remembers of a call until its result arrives.
+#[derive(Debug, Default)]
+struct RunningCall {
+    short_arguments: String,
+    duration_ms: Option<u64>,
+}
+
+impl RunRenderer {
+    pub(super) fn new(format: OutputFormat) -> Self {
+        RunRenderer {
+            format,
+            calls: Arc::default(),
+        }
+    }
+
+    /// The callback the agent loop sends its events to.
+    pub(super) fn sink(&self) -> EventSink {
+        let format = self.format;
+        let calls = Arc::clone(&self.calls);
+        Arc::new(move |event: &AgentEvent| {
+            let mut calls = calls.lock().unwrap_or_else(PoisonError::into_inner);
+            render_event(format, &mut calls, event);
+        })
+    }
+
+    /// The end of the run: the JSON object, or a line saying why it stopped.
+    pub(super) fn finish(&self, ledger: &[Message], stop: &StopRecord) -> io::Result<()> {
+        match self.format {
+            OutputFormat::Json => {
+                let assistants = ledger.iter().filter_map(|m| match m {
+                    Message::Assistant(a) => Some(a),
+                    _ => None,
+                });
+                let (mut input, mut output) = (0u64, 0u64);
+                let mut final_text = String::new();
+                for assistant in assistants {
+                    if let Some(usage) = &assistant.usage {
+                        input += usage.input_tokens;
+                        output += usage.output_tokens;
+                    }
+                    final_text = assistant.text();
+                }
+                let doc = json!({
+                    "final_text": final_text,
+                    "stop": stop,
+                    "turns": stop.turns,
+                    "usage": {"input_tokens": input, "output_tokens": output},
+                });
+                ignore_broken_pipe(writeln!(io::stdout().lock(), "{doc}"))
+            }
+            OutputFormat::Text if stop.reason != StopReason::Completed => {
+                let reason = serde_json::to_value(stop.reason).unwrap_or_default();
+                eprintln!(
+                    "stopped: {} after {} turn(s): {}",
+                    reason.as_str().unwrap_or("?"),
+                    stop.turns,
+                    stop.evidence
+                );
+                Ok(())
+            }
+            OutputFormat::Text | OutputFormat::StreamJson => Ok(()),
+        }
+    }
+}
+
+fn render_event(
+    format: OutputFormat,
+    calls: &mut HashMap<String, RunningCall>,
+    event: &AgentEvent,
+) {
+    match format {
+        OutputFormat::StreamJson => {
+            if let Ok(line) = serde_json::to_string(event) {
+                let _ = writeln!(io::stdout().lock(), "{line}");
+            }
+        }
+        OutputFormat::Json => {}
+        OutputFormat::Text => match event {
+            AgentEvent::Message {
+                message: Message::Assistant(assistant),
+            } => {
+                let text = assistant.text();
+                if !text.is_empty() {
+                    let newline = if text.ends_with('\n') { "" } else { "\n" };
+                    let _ = write!(io::stdout().lock(), "{text}{newline}");
+                }
+            }
+            AgentEvent::ToolExecutionStart {
+                call_id, arguments, ..
+            } => {
+                let short_arguments = short(&arguments.to_string(), 60);
+                calls.insert(
+                    call_id.clone(),
+                    RunningCall {
+                        short_arguments,
+                        duration_ms: None,
+                    },
+                );
+            }
+            AgentEvent::ToolExecutionEnd {
+                call_id,
+                duration_ms,
+                ..
+            } => {
+                if let Some(entry) = calls.get_mut(call_id) {
+                    entry.duration_ms = Some(*duration_ms);
+                }
+            }
+            AgentEvent::Message {
+                message: Message::ToolResults { results },
+            } => {
+                for result in results {
+                    let RunningCall {
+                        short_arguments: args,
+                        duration_ms: duration,
+                    } = calls.remove(&result.call_id).unwrap_or_default();
+                    let status = if result.is_error { "error" } else { "ok" };
+                    let timing = duration.map(|ms| format!(" {ms} ms")).unwrap_or_default();
+                    let detail = if result.is_error {
+                        format!(
+                            ": {}",
+                            short(result.text.lines().next().unwrap_or_default(), 120)
+                        )
+                    } else {
+                        format!(" {} B", result.text.len())
+                    };
+                    eprintln!("-> {} {args} {status}{timing}{detail}", result.tool);
+                }
+            }
+            _ => {}
+        },
+    }
+}
+
+/// `text` cut to `max` characters with an ellipsis.
+fn short(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_string(),
+    }
+}
 
 /// Prints warnings and skipped plugins to stderr.
 pub(super) fn load_problems(sandbox: &Sandbox, warnings: &[String]) {

@@ -15,6 +15,7 @@
 pub mod anthropic;
 mod conversation;
 pub mod openai;
+pub mod scripted;
 mod sse;
 
 pub use conversation::{Message, ToolResultEntry, ToolSpecForModel};
@@ -206,6 +207,13 @@ pub enum ProviderError {
     Transport {
         provider: &'static str,
         source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The `scripted` provider's script cannot be read, is invalid, or ran
+    /// out of turns. Not retried.
+    #[error("script `{}`: {detail}", .path.display())]
+    Script {
+        path: std::path::PathBuf,
+        detail: String,
     },
 }
 

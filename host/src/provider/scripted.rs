@@ -1,0 +1,209 @@
+//! The `scripted` provider: replays assistant turns from a JSON file. Used
+//! for the offline demo and for tests that drive the real binary; it never
+//! looks at what the tools returned.
+//!
+//! Format (documented in the README):
+//!
+//! ```json
+//! {"turns": [
+//!   {"text": "Looking around.", "tool_calls": [{"name": "list_files", "arguments": {}}]},
+//!   {"text": "Done.", "finish": "stop"}
+//! ]}
+//! ```
+//!
+//! Each turn may have `text`, `reasoning`, `tool_calls` (each `{id?, name,
+//! arguments?}` or `{id?, name, arguments_raw}` for arguments that are not
+//! valid JSON) and `finish` (`stop`, `tool_use`, `length`, `error`; default
+//! `tool_use` when there are calls, else `stop`). A run that asks for more
+//! turns than the script has ends with an error naming the script.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{AssistantMessage, Block, Finish, ProviderError};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptFile {
+    turns: Vec<ScriptTurn>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptTurn {
+    #[serde(default)]
+    reasoning: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<ScriptCall>,
+    #[serde(default)]
+    finish: Option<Finish>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptCall {
+    #[serde(default)]
+    id: Option<String>,
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(default)]
+    arguments_raw: Option<String>,
+}
+
+/// A model that replays a script, one turn per request.
+#[derive(Debug)]
+pub struct ScriptedModel {
+    path: PathBuf,
+    turns: Vec<AssistantMessage>,
+    next: AtomicUsize,
+}
+
+impl ScriptedModel {
+    /// Reads and checks a script file; errors name the file.
+    pub fn from_file(path: &Path) -> Result<ScriptedModel, ProviderError> {
+        let bad = |detail: String| ProviderError::Script {
+            path: path.to_path_buf(),
+            detail,
+        };
+        let text =
+            std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+        ScriptedModel::from_json(path, &text)
+    }
+
+    /// Parses a script held in memory; `path` names it in errors.
+    pub fn from_json(path: &Path, text: &str) -> Result<ScriptedModel, ProviderError> {
+        let bad = |detail: String| ProviderError::Script {
+            path: path.to_path_buf(),
+            detail,
+        };
+        let file: ScriptFile =
+            serde_json::from_str(text).map_err(|e| bad(format!("not a valid script: {e}")))?;
+        let turns = file
+            .turns
+            .into_iter()
+            .enumerate()
+            .map(|(index, turn)| assistant_message(index + 1, turn))
+            .collect();
+        Ok(ScriptedModel {
+            path: path.to_path_buf(),
+            turns,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// The next scripted turn, or an error once the script is used up.
+    pub fn next_turn(&self) -> Result<AssistantMessage, ProviderError> {
+        let index = self.next.fetch_add(1, Ordering::SeqCst);
+        self.turns.get(index).cloned().ok_or_else(|| ProviderError::Script {
+            path: self.path.clone(),
+            detail: format!(
+                "the script has {} turn(s) and the run asked for turn {}; add turns or lower --max-turns",
+                self.turns.len(),
+                index + 1
+            ),
+        })
+    }
+}
+
+fn assistant_message(turn: usize, script: ScriptTurn) -> AssistantMessage {
+    let mut blocks = Vec::new();
+    if let Some(text) = script.reasoning {
+        blocks.push(Block::Reasoning {
+            text,
+            signature: None,
+        });
+    }
+    if let Some(text) = script.text.filter(|t| !t.is_empty()) {
+        blocks.push(Block::Text { text });
+    }
+    let has_calls = !script.tool_calls.is_empty();
+    for (n, call) in script.tool_calls.into_iter().enumerate() {
+        let (arguments, arguments_raw) = match (call.arguments, call.arguments_raw) {
+            (_, Some(raw)) => (serde_json::from_str(&raw).ok(), raw),
+            (Some(value), None) => {
+                let raw = value.to_string();
+                (Some(value), raw)
+            }
+            (None, None) => (Some(Value::Object(Default::default())), "{}".to_string()),
+        };
+        blocks.push(Block::ToolCall {
+            id: call.id.unwrap_or_else(|| format!("call_{turn}_{}", n + 1)),
+            name: call.name,
+            arguments,
+            arguments_raw,
+        });
+    }
+    let finish = script.finish.unwrap_or(if has_calls {
+        Finish::ToolUse
+    } else {
+        Finish::Stop
+    });
+    AssistantMessage {
+        blocks,
+        finish,
+        usage: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replays_turns_with_default_ids_and_finishes() {
+        let model = ScriptedModel::from_json(
+            Path::new("s.json"),
+            r#"{"turns":[{"text":"look","tool_calls":[{"name":"read_file","arguments":{"path":"a"}}]},{"text":"done"}]}"#,
+        )
+        .expect("valid");
+        let first = model.next_turn().expect("turn 1");
+        assert_eq!(first.finish, Finish::ToolUse);
+        assert_eq!(
+            first.blocks[1],
+            Block::ToolCall {
+                id: "call_1_1".into(),
+                name: "read_file".into(),
+                arguments: Some(serde_json::json!({"path": "a"})),
+                arguments_raw: r#"{"path":"a"}"#.into()
+            }
+        );
+        assert_eq!(model.next_turn().expect("turn 2").finish, Finish::Stop);
+        let err = model.next_turn().expect_err("used up").to_string();
+        assert!(
+            err.contains("s.json") && err.contains("has 2 turn(s) and the run asked for turn 3"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn raw_arguments_that_are_not_json_stay_unparsed() {
+        let model = ScriptedModel::from_json(
+            Path::new("s.json"),
+            r#"{"turns":[{"tool_calls":[{"name":"write_file","arguments_raw":"{\"path\": \"a"}],"finish":"length"}]}"#,
+        )
+        .expect("valid");
+        let turn = model.next_turn().expect("turn");
+        assert_eq!(turn.finish, Finish::Length);
+        assert!(matches!(
+            &turn.blocks[0],
+            Block::ToolCall {
+                arguments: None,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_bad_script_names_the_file() {
+        let err = ScriptedModel::from_json(Path::new("bad.json"), r#"{"turns":[{"txt":"x"}]}"#)
+            .expect_err("unknown field")
+            .to_string();
+        assert!(err.contains("bad.json") && err.contains("txt"), "{err}");
+    }
+}
