@@ -14,15 +14,20 @@
 //! `tool_use` → tool_use; `max_tokens`, `model_context_window_exceeded` →
 //! length; `refusal` or an `error` event → error; any other reason → stop. A
 //! stream that ends without a `message_delta` stop reason was cut off → error.
+//!
+//! [`request_body`] turns the ledger into a request and [`AnthropicClient`]
+//! sends it through [`super::http`].
 
 use std::collections::HashMap;
 
 use futures_util::{Stream, StreamExt};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
 
+use super::http::{Auth, HttpClient, HttpOptions};
 use super::{
-    AssistantMessage, Block, Finish, ProviderError, Usage, parse_arguments, parse_data,
-    settle_finish, sse,
+    AssistantMessage, Block, Finish, Message, ProviderError, ToolSpecForModel, Usage,
+    parse_arguments, parse_data, settle_finish, sse,
 };
 
 /// The name errors use for this wire API.
@@ -276,11 +281,222 @@ impl AnthropicAssembler {
     }
 }
 
+/// The default API root.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The environment variable holding the key, named in 401/403 errors.
+pub const API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+/// The API version every request names.
+pub const API_VERSION: &str = "2023-06-01";
+/// `max_tokens` when none is given (the Messages API requires one).
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The Messages request for the whole ledger, streamed.
+///
+/// Assistant blocks keep their order; thinking blocks go back with their
+/// `signature` (the API checks it), and a thinking block without one (from
+/// another provider) is left out because the API would reject it. A tool call
+/// whose arguments were cut off goes back with `input: {}`, since `input` must
+/// be an object. Each tool-results entry becomes one user message of
+/// `tool_result` blocks; consecutive user turns are merged into one message
+/// and an assistant message with no content is skipped, both of which the API
+/// would otherwise reject.
+pub fn request_body(
+    model: &str,
+    system: &str,
+    history: &[Message],
+    tools: &[ToolSpecForModel],
+    max_tokens: Option<u32>,
+) -> Value {
+    let mut messages: Vec<Value> = Vec::new();
+    for message in history {
+        match message {
+            Message::User { text } => {
+                push_user(&mut messages, vec![json!({"type": "text", "text": text})]);
+            }
+            Message::Assistant(reply) => {
+                let content = assistant_content(reply);
+                if !content.is_empty() {
+                    messages.push(json!({"role": "assistant", "content": content}));
+                }
+            }
+            Message::ToolResults { results } => {
+                let blocks = results
+                    .iter()
+                    .map(|result| {
+                        json!({
+                            "type": "tool_result",
+                            "tool_use_id": result.call_id,
+                            "content": result.text,
+                            "is_error": result.is_error,
+                        })
+                    })
+                    .collect();
+                push_user(&mut messages, blocks);
+            }
+        }
+    }
+    let mut body = json!({
+        "model": model,
+        "max_tokens": max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "stream": true,
+        "messages": messages,
+    });
+    if !system.is_empty() {
+        body["system"] = system.into();
+    }
+    if !tools.is_empty() {
+        body["tools"] = tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                })
+            })
+            .collect();
+    }
+    body
+}
+
+/// Appends a user turn, merged into the previous message when that is a
+/// user turn too. A lone text block is sent as a plain string.
+fn push_user(messages: &mut Vec<Value>, blocks: Vec<Value>) {
+    if let Some(last) = messages.last_mut().filter(|m| m["role"] == "user") {
+        if let Some(text) = last["content"].as_str() {
+            last["content"] = json!([{"type": "text", "text": text}]);
+        }
+        if let Some(content) = last["content"].as_array_mut() {
+            content.extend(blocks);
+        }
+        return;
+    }
+    let content = match blocks.as_slice() {
+        [only] if only["type"] == "text" => only["text"].clone(),
+        _ => Value::Array(blocks),
+    };
+    messages.push(json!({"role": "user", "content": content}));
+}
+
+/// The content blocks of one assistant message, in order.
+fn assistant_content(reply: &AssistantMessage) -> Vec<Value> {
+    reply
+        .blocks
+        .iter()
+        .filter_map(|block| match block {
+            Block::Reasoning {
+                text,
+                signature: Some(signature),
+            } => Some(json!({"type": "thinking", "thinking": text, "signature": signature})),
+            Block::Reasoning { .. } => None,
+            Block::Text { text } if text.is_empty() => None,
+            Block::Text { text } => Some(json!({"type": "text", "text": text})),
+            Block::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => Some(json!({
+                "type": "tool_use",
+                "id": id,
+                "name": name,
+                "input": arguments.clone().unwrap_or_else(|| json!({})),
+            })),
+        })
+        .collect()
+}
+
+/// A Messages client: one streamed request per assistant turn.
+#[derive(Debug, Clone)]
+pub struct AnthropicClient {
+    http: HttpClient,
+    model: String,
+    max_tokens: Option<u32>,
+}
+
+impl AnthropicClient {
+    /// A client for `model`; the key, if any, goes in `x-api-key`.
+    pub fn new(http: HttpOptions, model: impl Into<String>) -> Result<Self, ProviderError> {
+        let model = model.into();
+        let http = HttpClient::new(PROVIDER, API_KEY_ENV, Auth::XApiKey, model.clone(), http)?
+            .with_header("anthropic-version", API_VERSION);
+        Ok(Self {
+            http,
+            model,
+            max_tokens: None,
+        })
+    }
+
+    /// Caps the reply length; default [`DEFAULT_MAX_TOKENS`].
+    pub fn with_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Sends the ledger to `{base_url}/v1/messages` and assembles the
+    /// streamed reply. `Ok(None)` when `cancel` fired: a half message is never
+    /// returned.
+    pub async fn next(
+        &self,
+        system: &str,
+        history: &[Message],
+        tools: &[ToolSpecForModel],
+        cancel: &CancellationToken,
+    ) -> Result<Option<AssistantMessage>, ProviderError> {
+        let body = request_body(&self.model, system, history, tools, self.max_tokens);
+        self.http
+            .post_and_read("v1/messages", &body, cancel, assemble)
+            .await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn request_body_merges_user_turns_and_drops_what_the_api_rejects() {
+        let history = vec![
+            Message::User { text: "a".into() },
+            Message::Assistant(AssistantMessage {
+                blocks: vec![Block::Text {
+                    text: String::new(),
+                }],
+                finish: Finish::Error,
+                usage: None,
+            }),
+            Message::User { text: "b".into() },
+            Message::Assistant(AssistantMessage {
+                blocks: vec![
+                    Block::Reasoning {
+                        text: "unsigned".into(),
+                        signature: None,
+                    },
+                    Block::Text { text: "ok".into() },
+                ],
+                finish: Finish::Stop,
+                usage: None,
+            }),
+        ];
+        let body = request_body("m", "", &history, &[], Some(5));
+        assert_eq!(
+            body,
+            json!({
+                "model": "m",
+                "max_tokens": 5,
+                "stream": true,
+                "messages": [
+                    {"role": "user", "content": [
+                        {"type": "text", "text": "a"},
+                        {"type": "text", "text": "b"},
+                    ]},
+                    {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+                ],
+            })
+        );
+    }
 
     fn assembled(events: &[Value]) -> AssistantMessage {
         let mut assembler = AnthropicAssembler::new();

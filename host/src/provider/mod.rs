@@ -8,12 +8,13 @@
 //! HTTP client yields. `sse` only frames bytes into events.
 //!
 //! This module knows nothing about wasm, tools' sandboxing or the agent loop;
-//! it does no HTTP yet. The shapes here are the contract the agent loop and the
-//! ledger build on, so every quirk of a server is absorbed here and never
-//! leaks upward.
+//! [`http`] is its only HTTP code (POST, retries, timeouts). The shapes here
+//! are the contract the agent loop and the ledger build on, so every quirk of
+//! a server is absorbed here and never leaks upward.
 
 pub mod anthropic;
 mod conversation;
+pub mod http;
 pub mod openai;
 pub mod scripted;
 mod sse;
@@ -201,12 +202,99 @@ pub enum ProviderError {
         provider: &'static str,
         detail: String,
     },
-    /// Reading the body failed part-way (connection reset, idle timeout).
-    /// Retried like a connect error: nothing of the half message is kept.
+    /// The byte stream under the SSE framing failed. The HTTP layer reports
+    /// broken and stalled bodies as `StreamBroken` / `IdleTimeout` instead;
+    /// this is for other byte sources. Not retried.
     #[error("reading the `{provider}` stream failed: {source}")]
     Transport {
         provider: &'static str,
         source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The connection could not be made or broke before the response
+    /// headers (refused, reset, DNS, TLS). Retried.
+    #[error("cannot reach `{provider}` at {url}: {detail}")]
+    Connect {
+        provider: &'static str,
+        url: String,
+        detail: String,
+    },
+    /// No response headers within the request timeout. Retried.
+    #[error("`{provider}` at {url} did not answer within {after:?}")]
+    RequestTimeout {
+        provider: &'static str,
+        url: String,
+        after: std::time::Duration,
+    },
+    /// An HTTP error status other than 401, 403 and 404. Retried for 429 and
+    /// 5xx (after `retry_after` when the server sent `Retry-After`); any other
+    /// 4xx is not: the same request would fail again.
+    #[error("`{provider}` at {url} answered HTTP {status}: {body}")]
+    Status {
+        provider: &'static str,
+        url: String,
+        status: u16,
+        retry_after: Option<std::time::Duration>,
+        /// The start of the server's error body.
+        body: String,
+    },
+    /// 401 or 403. Not retried: the key is wrong or missing.
+    #[error(
+        "`{provider}` at {url} answered HTTP {status}: bad or missing API key: set {key_env} \
+         or `api_key` in toolhost.toml (server said: {body})"
+    )]
+    Unauthorized {
+        provider: &'static str,
+        url: String,
+        status: u16,
+        /// The environment variable that holds this provider's key.
+        key_env: &'static str,
+        body: String,
+    },
+    /// 404. Not retried: the model name or the base URL is wrong.
+    #[error(
+        "`{provider}` answered HTTP 404: model `{model}` or URL `{url}` not found: \
+         check --model and --base-url (server said: {body})"
+    )]
+    NotFound {
+        provider: &'static str,
+        url: String,
+        model: String,
+        body: String,
+    },
+    /// The body went quiet for longer than the idle timeout. Retried only
+    /// when no byte of the body had arrived (`received == 0`).
+    #[error(
+        "the `{provider}` stream from {url} sent nothing for {after:?} (after {received} bytes)"
+    )]
+    IdleTimeout {
+        provider: &'static str,
+        url: String,
+        after: std::time::Duration,
+        received: u64,
+    },
+    /// The connection broke while the body was streaming. Retried only when
+    /// no byte of the body had arrived (`received == 0`): after that, part of
+    /// a reply was generated, and a new request would generate (and bill)
+    /// another one.
+    #[error("the `{provider}` stream from {url} broke after {received} bytes: {detail}")]
+    StreamBroken {
+        provider: &'static str,
+        url: String,
+        received: u64,
+        detail: String,
+    },
+    /// Every allowed retry failed; `last` is the final failure. Not retried.
+    #[error("`{provider}` failed {attempts} times; last error: {last}")]
+    RetriesExhausted {
+        provider: &'static str,
+        attempts: u32,
+        last: Box<ProviderError>,
+    },
+    /// The HTTP client could not be built. Not retried.
+    #[error("cannot send requests to `{provider}`: {detail}")]
+    Client {
+        provider: &'static str,
+        detail: String,
     },
     /// The `scripted` provider's script cannot be read, is invalid, or ran
     /// out of turns. Not retried.

@@ -9,17 +9,22 @@
 //! (DeepSeek, vLLM) or `reasoning` (Ollama, newer vLLM), no `[DONE]`, and
 //! `finish_reason: stop` with tool calls.
 //!
+//! [`request_body`] turns the ledger into a request and [`OpenAiClient`]
+//! sends it through [`super::http`].
+//!
 //! Finish mapping: `stop` → stop; `tool_calls`/`function_call` → tool_use;
 //! `length` → length; `content_filter` or an `error` object → error; any other
 //! reason → stop. A stream that ends with neither a finish reason nor
 //! `[DONE]` was cut off → error.
 
 use futures_util::{Stream, StreamExt};
-use serde_json::Value;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
+use super::http::{Auth, HttpClient, HttpOptions};
 use super::{
-    AssistantMessage, Block, Finish, ProviderError, Usage, parse_arguments, parse_data,
-    settle_finish, sse,
+    AssistantMessage, Block, Finish, Message, ProviderError, ToolSpecForModel, Usage,
+    parse_arguments, parse_data, settle_finish, sse,
 };
 
 /// The name errors use for this wire API.
@@ -293,11 +298,199 @@ impl OpenAiAssembler {
     }
 }
 
+/// The default API root (`OPENAI_BASE_URL` overrides it at the CLI).
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// The environment variable holding the key, named in 401/403 errors.
+pub const API_KEY_ENV: &str = "OPENAI_API_KEY";
+
+/// The Chat Completions request for the whole ledger, streamed with usage.
+///
+/// Reasoning blocks are not sent back: Chat Completions has no field for
+/// them and DeepSeek rejects `reasoning_content` in input. Tool results go
+/// as one `role: tool` message per result, text as is (the API has no error
+/// flag). Argument text is replayed exactly as the model streamed it.
+pub fn request_body(
+    model: &str,
+    system: &str,
+    history: &[Message],
+    tools: &[ToolSpecForModel],
+    max_tokens: Option<u32>,
+) -> Value {
+    let mut messages = Vec::new();
+    if !system.is_empty() {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in history {
+        match message {
+            Message::User { text } => messages.push(json!({"role": "user", "content": text})),
+            Message::Assistant(reply) => messages.push(assistant_message(reply)),
+            Message::ToolResults { results } => {
+                messages.extend(results.iter().map(|result| {
+                    json!({
+                        "role": "tool",
+                        "tool_call_id": result.call_id,
+                        "content": result.text,
+                    })
+                }));
+            }
+        }
+    }
+    let mut body = json!({
+        "model": model,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+        "messages": messages,
+    });
+    if !tools.is_empty() {
+        body["tools"] = tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.input_schema,
+                    },
+                })
+            })
+            .collect();
+    }
+    if let Some(max_tokens) = max_tokens {
+        body["max_tokens"] = max_tokens.into();
+    }
+    body
+}
+
+/// One assistant message: `content` is its text, or null when it only calls
+/// tools.
+fn assistant_message(reply: &AssistantMessage) -> Value {
+    let text = reply.text();
+    let calls: Vec<Value> = reply
+        .blocks
+        .iter()
+        .filter_map(|block| match block {
+            Block::ToolCall {
+                id,
+                name,
+                arguments,
+                arguments_raw,
+            } => {
+                let arguments = if !arguments_raw.is_empty() {
+                    arguments_raw.clone()
+                } else {
+                    arguments
+                        .as_ref()
+                        .map_or_else(|| "{}".to_owned(), Value::to_string)
+                };
+                Some(json!({
+                    "id": id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut message = json!({"role": "assistant"});
+    message["content"] = if text.is_empty() && !calls.is_empty() {
+        Value::Null
+    } else {
+        Value::String(text)
+    };
+    if !calls.is_empty() {
+        message["tool_calls"] = Value::Array(calls);
+    }
+    message
+}
+
+/// A Chat Completions client: one streamed request per assistant turn.
+#[derive(Debug, Clone)]
+pub struct OpenAiClient {
+    http: HttpClient,
+    model: String,
+    max_tokens: Option<u32>,
+}
+
+impl OpenAiClient {
+    /// A client for `model`; the key, if any, goes in `Authorization: Bearer`.
+    pub fn new(http: HttpOptions, model: impl Into<String>) -> Result<Self, ProviderError> {
+        let model = model.into();
+        let http = HttpClient::new(PROVIDER, API_KEY_ENV, Auth::Bearer, model.clone(), http)?;
+        Ok(Self {
+            http,
+            model,
+            max_tokens: None,
+        })
+    }
+
+    /// Caps the reply length (`max_tokens`); default: the server's limit.
+    pub fn with_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Sends the ledger to `{base_url}/chat/completions` and assembles the
+    /// streamed reply. `Ok(None)` when `cancel` fired: a half message is never
+    /// returned.
+    pub async fn next(
+        &self,
+        system: &str,
+        history: &[Message],
+        tools: &[ToolSpecForModel],
+        cancel: &CancellationToken,
+    ) -> Result<Option<AssistantMessage>, ProviderError> {
+        let body = request_body(&self.model, system, history, tools, self.max_tokens);
+        self.http
+            .post_and_read("chat/completions", &body, cancel, assemble)
+            .await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn request_body_leaves_out_reasoning_and_empty_options() {
+        let history = vec![
+            Message::User { text: "a".into() },
+            Message::Assistant(AssistantMessage {
+                blocks: vec![
+                    Block::Reasoning {
+                        text: "think".into(),
+                        signature: None,
+                    },
+                    Block::ToolCall {
+                        id: "c".into(),
+                        name: "f".into(),
+                        arguments: Some(json!({})),
+                        arguments_raw: String::new(),
+                    },
+                ],
+                finish: Finish::ToolUse,
+                usage: None,
+            }),
+        ];
+        let body = request_body("m", "", &history, &[], None);
+        assert_eq!(
+            body,
+            json!({
+                "model": "m",
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "messages": [
+                    {"role": "user", "content": "a"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "c", "type": "function",
+                         "function": {"name": "f", "arguments": "{}"}},
+                    ]},
+                ],
+            })
+        );
+    }
 
     fn assembled(chunks: &[Value]) -> AssistantMessage {
         let mut assembler = OpenAiAssembler::new();

@@ -3,6 +3,7 @@ mod config_errors;
 mod grants;
 mod hostile;
 mod plugins;
-mod run;
+mod provider_http;
 mod providers;
+mod run;
 mod standard_tools;

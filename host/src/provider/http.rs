@@ -1,0 +1,608 @@
+//! The HTTP layer both wire APIs share: POST a JSON body, retry what is
+//! transient, and hand back the response body as a byte stream that fails
+//! when the server goes quiet.
+//!
+//! Retry policy (DESIGN.md section 5): 429, 5xx, connect/reset errors and a
+//! missing response within `request_timeout` are retried with exponential
+//! backoff and jitter, honouring `Retry-After` (seconds), at most
+//! `max_retries` times; every other 4xx is not. A stream that breaks or stalls
+//! is retried only when not one byte of its body had arrived: after that the
+//! server has already generated (and billed) part of a reply, and the caller
+//! should decide. Every wait ends at once when the cancellation token fires.
+//!
+//! It knows nothing of either API's JSON: the callers build the body and
+//! assemble the stream. It never prints; retries are reported through
+//! [`HttpOptions::on_retry`].
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::ProviderError;
+
+/// Default time to wait for the response headers (and for an error body).
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default longest silence inside a streamed body. Generous because
+/// reasoning models may think for minutes before their first token.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default number of retries after the first attempt.
+pub const DEFAULT_MAX_RETRIES: u32 = 4;
+/// Default wait before the first retry; doubled for each further one.
+pub const DEFAULT_INITIAL_BACKOFF: Duration = Duration::from_millis(500);
+/// The longest computed backoff, before jitter.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// The longest wait a `Retry-After` header can impose; a server asking for
+/// more is capped, so a run never hangs for an hour on one header.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// How much of a server's error body an error quotes.
+pub const ERROR_BODY_CHARS: usize = 300;
+/// How much of an error body is read at all.
+const ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// Called before each retry wait, so a front end can show or log it.
+pub type RetryObserver = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
+
+/// One retry about to happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryNotice {
+    /// 1 for the first retry, up to `max_retries`.
+    pub attempt: u32,
+    /// How long the client waits before sending again.
+    pub wait: Duration,
+    /// The failure being retried, as its error message.
+    pub reason: String,
+}
+
+/// Where and how to send requests. The API key is never printed by `Debug`.
+#[derive(Clone)]
+pub struct HttpOptions {
+    /// The API root without the endpoint path, e.g. `https://api.openai.com/v1`
+    /// or `https://api.anthropic.com`; a trailing `/` is ignored.
+    pub base_url: String,
+    /// Sent as the provider's auth header; `None` sends none (local servers).
+    pub api_key: Option<String>,
+    /// Longest wait for the response headers; also the connect timeout.
+    /// Default [`DEFAULT_REQUEST_TIMEOUT`].
+    pub request_timeout: Duration,
+    /// Longest silence between two chunks of the body. Default
+    /// [`DEFAULT_IDLE_TIMEOUT`].
+    pub idle_timeout: Duration,
+    /// Retries after the first attempt. Default [`DEFAULT_MAX_RETRIES`].
+    pub max_retries: u32,
+    /// Wait before the first retry when the server gives no `Retry-After`.
+    /// Default [`DEFAULT_INITIAL_BACKOFF`].
+    pub initial_backoff: Duration,
+    /// Told about every retry before its wait. Default none.
+    pub on_retry: Option<RetryObserver>,
+}
+
+impl HttpOptions {
+    /// Options with every default, for `base_url`.
+    pub fn new(base_url: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            api_key: None,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_retries: DEFAULT_MAX_RETRIES,
+            initial_backoff: DEFAULT_INITIAL_BACKOFF,
+            on_retry: None,
+        }
+    }
+}
+
+impl fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("request_timeout", &self.request_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_retries", &self.max_retries)
+            .field("initial_backoff", &self.initial_backoff)
+            .field("on_retry", &self.on_retry.as_ref().map(|_| "<callback>"))
+            .finish()
+    }
+}
+
+/// How the API key travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// `Authorization: Bearer <key>` (OpenAI and its copies).
+    Bearer,
+    /// `x-api-key: <key>` (Anthropic).
+    XApiKey,
+}
+
+/// One provider's HTTP endpoint family: options, auth style and the names
+/// its errors use.
+#[derive(Debug, Clone)]
+pub struct HttpClient {
+    options: HttpOptions,
+    provider: &'static str,
+    key_env: &'static str,
+    auth: Auth,
+    model: String,
+    headers: Vec<(&'static str, &'static str)>,
+    client: reqwest::Client,
+}
+
+impl HttpClient {
+    /// A client for `provider`. `key_env` and `model` are only named in
+    /// errors (401/403 and 404), so the user knows what to fix.
+    pub fn new(
+        provider: &'static str,
+        key_env: &'static str,
+        auth: Auth,
+        model: impl Into<String>,
+        options: HttpOptions,
+    ) -> Result<Self, ProviderError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(options.request_timeout)
+            .build()
+            .map_err(|err| ProviderError::Client {
+                provider,
+                detail: format!("building the HTTP client failed: {err}"),
+            })?;
+        Ok(Self {
+            options,
+            provider,
+            key_env,
+            auth,
+            model: model.into(),
+            headers: Vec::new(),
+            client,
+        })
+    }
+
+    /// Adds a header sent with every request (e.g. `anthropic-version`).
+    pub fn with_header(mut self, name: &'static str, value: &'static str) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// The options this client was built with.
+    pub fn options(&self) -> &HttpOptions {
+        &self.options
+    }
+
+    /// `base_url` joined with `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!(
+            "{}/{}",
+            self.options.base_url.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        )
+    }
+
+    /// POSTs `body` to `path` and returns the body stream of the first
+    /// successful response, retrying failures before it as the module says.
+    /// `Ok(None)` when `cancel` fired. Failures of the returned stream are
+    /// not retried (use [`HttpClient::post_and_read`] for that).
+    pub async fn post_json(
+        &self,
+        path: &str,
+        body: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<Option<ByteStream>, ProviderError> {
+        self.post_and_read(path, body, cancel, |stream| async move { Ok(stream) })
+            .await
+    }
+
+    /// POSTs `body` to `path` and runs `read` on the response stream; a
+    /// stream that breaks or stalls before its first byte is retried like a
+    /// connect error, later ones are returned. `Ok(None)` when `cancel`
+    /// fired at any point: whatever `read` had built is dropped.
+    pub async fn post_and_read<T, F, Fut>(
+        &self,
+        path: &str,
+        body: &Value,
+        cancel: &CancellationToken,
+        mut read: F,
+    ) -> Result<Option<T>, ProviderError>
+    where
+        F: FnMut(ByteStream) -> Fut,
+        Fut: Future<Output = Result<T, ProviderError>>,
+    {
+        let url = self.url(path);
+        let mut retries = 0;
+        loop {
+            let outcome = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Ok(None),
+                outcome = self.attempt(&url, body, &mut read) => outcome,
+            };
+            let err = match outcome {
+                Ok(value) => return Ok(Some(value)),
+                Err(err) => err,
+            };
+            if !err.is_retryable() {
+                return Err(err);
+            }
+            if retries >= self.options.max_retries {
+                return Err(ProviderError::RetriesExhausted {
+                    provider: self.provider,
+                    attempts: retries + 1,
+                    last: Box::new(err),
+                });
+            }
+            retries += 1;
+            let wait = match err.retry_after() {
+                Some(after) => after.min(MAX_RETRY_AFTER),
+                None => backoff(self.options.initial_backoff, retries),
+            };
+            if let Some(observer) = &self.options.on_retry {
+                observer(&RetryNotice {
+                    attempt: retries,
+                    wait,
+                    reason: err.to_string(),
+                });
+            }
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Ok(None),
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// One request and, on success, one run of `read`.
+    async fn attempt<T, F, Fut>(
+        &self,
+        url: &str,
+        body: &Value,
+        read: &mut F,
+    ) -> Result<T, ProviderError>
+    where
+        F: FnMut(ByteStream) -> Fut,
+        Fut: Future<Output = Result<T, ProviderError>>,
+    {
+        let response = self.send(url, body).await?;
+        let stream = ByteStream::new(response, self.options.idle_timeout);
+        read(stream)
+            .await
+            .map_err(|err| self.classify_stream(url, err))
+    }
+
+    /// Sends the request and checks the status.
+    async fn send(&self, url: &str, body: &Value) -> Result<reqwest::Response, ProviderError> {
+        let mut request = self
+            .client
+            .post(url)
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .json(body);
+        if let Some(key) = &self.options.api_key {
+            request = match self.auth {
+                Auth::Bearer => request.bearer_auth(key),
+                Auth::XApiKey => request.header("x-api-key", key),
+            };
+        }
+        for (name, value) in &self.headers {
+            request = request.header(*name, *value);
+        }
+        let timeout = self.options.request_timeout;
+        let response = match tokio::time::timeout(timeout, request.send()).await {
+            Err(_) => {
+                return Err(ProviderError::RequestTimeout {
+                    provider: self.provider,
+                    url: url.to_owned(),
+                    after: timeout,
+                });
+            }
+            Ok(Err(err)) => {
+                return Err(ProviderError::Connect {
+                    provider: self.provider,
+                    url: url.to_owned(),
+                    detail: error_chain(&err),
+                });
+            }
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .and_then(parse_retry_after);
+        let body = tokio::time::timeout(timeout, error_body(response))
+            .await
+            .unwrap_or_else(|_| "(the error body did not arrive in time)".to_owned());
+        let provider = self.provider;
+        let url = url.to_owned();
+        let code = status.as_u16();
+        Err(match code {
+            401 | 403 => ProviderError::Unauthorized {
+                provider,
+                url,
+                status: code,
+                key_env: self.key_env,
+                body,
+            },
+            404 => ProviderError::NotFound {
+                provider,
+                url,
+                model: self.model.clone(),
+                body,
+            },
+            _ => ProviderError::Status {
+                provider,
+                url,
+                status: code,
+                retry_after,
+                body,
+            },
+        })
+    }
+
+    /// Turns a failure of the byte stream (which the SSE layer wraps as
+    /// [`ProviderError::Transport`]) into the variant saying what happened.
+    fn classify_stream(&self, url: &str, err: ProviderError) -> ProviderError {
+        let ProviderError::Transport { source, provider } = err else {
+            return err;
+        };
+        match source.downcast::<StreamError>() {
+            Ok(stream_err) => match *stream_err {
+                StreamError::Idle { after, received } => ProviderError::IdleTimeout {
+                    provider: self.provider,
+                    url: url.to_owned(),
+                    after,
+                    received,
+                },
+                StreamError::Read { source, received } => ProviderError::StreamBroken {
+                    provider: self.provider,
+                    url: url.to_owned(),
+                    received,
+                    detail: error_chain(&source),
+                },
+            },
+            Err(source) => ProviderError::Transport { provider, source },
+        }
+    }
+}
+
+impl ProviderError {
+    /// Whether the HTTP layer sends the request again after this error (the
+    /// rule is stated on each variant).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ProviderError::Connect { .. } | ProviderError::RequestTimeout { .. } => true,
+            ProviderError::Status { status, .. } => *status == 429 || *status >= 500,
+            ProviderError::IdleTimeout { received, .. }
+            | ProviderError::StreamBroken { received, .. } => *received == 0,
+            // Only reaches here when it did not come from our own stream
+            // (those are reclassified above); its doc promises a retry.
+            ProviderError::Transport { .. } => true,
+            // Malformed data or streams, 401/403/404, exhausted retries, a
+            // bad client or script: the same request would fail again.
+            _ => false,
+        }
+    }
+
+    /// The wait the server asked for, if it did.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ProviderError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+/// Exponential backoff for retry number `retry` (1-based), capped at
+/// [`MAX_BACKOFF`], with jitter in [50 %, 100 %] so clients that failed
+/// together do not come back together.
+fn backoff(initial: Duration, retry: u32) -> Duration {
+    let exponent = retry.saturating_sub(1).min(16);
+    let base = initial.saturating_mul(1 << exponent).min(MAX_BACKOFF);
+    base.mul_f64(0.5 + 0.5 * jitter())
+}
+
+/// A number in [0, 1) that differs between calls. The standard library's
+/// randomly keyed hasher is enough for spreading retries; no crypto needed.
+fn jitter() -> f64 {
+    use std::hash::BuildHasher;
+    let hash = std::hash::RandomState::new().hash_one(std::time::SystemTime::now());
+    // 53 random bits make an exact f64 fraction.
+    (hash >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// `Retry-After` in seconds (integer or decimal). HTTP dates are ignored:
+/// the computed backoff applies instead.
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    let seconds: f64 = value.trim().parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+/// The start of an error response's body, on one line.
+async fn error_body(response: reqwest::Response) -> String {
+    let mut stream = response.bytes_stream();
+    let mut bytes = Vec::new();
+    while let Some(Ok(chunk)) = stream.next().await {
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() >= ERROR_BODY_BYTES {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut excerpt: String = flat.chars().take(ERROR_BODY_CHARS).collect();
+    if excerpt.len() < flat.len() {
+        excerpt.push('…');
+    }
+    if excerpt.is_empty() {
+        excerpt.push_str("(empty body)");
+    }
+    excerpt
+}
+
+/// An error with its causes, `: `-joined (reqwest hides the useful part,
+/// e.g. "connection refused", in its sources).
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Why a [`ByteStream`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    /// No chunk arrived within the idle timeout.
+    #[error("no data for {after:?} after {received} bytes")]
+    Idle { after: Duration, received: u64 },
+    /// The connection failed (reset, closed before the body's end).
+    #[error("the connection failed after {received} bytes: {source}")]
+    Read {
+        source: reqwest::Error,
+        received: u64,
+    },
+}
+
+/// A response body as chunks, failing with [`StreamError::Idle`] when no
+/// chunk arrives within the idle timeout. Ends after its first error.
+pub struct ByteStream {
+    inner: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    idle: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    received: u64,
+    done: bool,
+}
+
+impl ByteStream {
+    fn new(response: reqwest::Response, idle: Duration) -> Self {
+        Self {
+            inner: Box::pin(response.bytes_stream()),
+            idle,
+            deadline: Box::pin(tokio::time::sleep(idle)),
+            received: 0,
+            done: false,
+        }
+    }
+
+    /// Body bytes received so far.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+}
+
+impl fmt::Debug for ByteStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ByteStream")
+            .field("idle", &self.idle)
+            .field("received", &self.received)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Stream for ByteStream {
+    type Item = Result<Bytes, StreamError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        match this.inner.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(chunk))) => {
+                this.received += chunk.len() as u64;
+                let next = tokio::time::Instant::now() + this.idle;
+                this.deadline.as_mut().reset(next);
+                Poll::Ready(Some(Ok(chunk)))
+            }
+            Poll::Ready(Some(Err(source))) => {
+                this.done = true;
+                Poll::Ready(Some(Err(StreamError::Read {
+                    source,
+                    received: this.received,
+                })))
+            }
+            Poll::Ready(None) => {
+                this.done = true;
+                Poll::Ready(None)
+            }
+            Poll::Pending => match this.deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => {
+                    this.done = true;
+                    Poll::Ready(Some(Err(StreamError::Idle {
+                        after: this.idle,
+                        received: this.received,
+                    })))
+                }
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_with_jitter_and_is_capped() {
+        let initial = Duration::from_millis(100);
+        for retry in 1..=4 {
+            let full = Duration::from_millis(100 << (retry - 1));
+            let wait = backoff(initial, retry);
+            assert!(wait >= full / 2 && wait <= full, "{retry}: {wait:?}");
+        }
+        assert!(backoff(initial, 40) <= MAX_BACKOFF);
+    }
+
+    #[test]
+    fn retry_after_takes_seconds_only() {
+        assert_eq!(parse_retry_after("1"), Some(Duration::from_secs(1)));
+        assert_eq!(parse_retry_after(" 0.5 "), Some(Duration::from_millis(500)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(parse_retry_after("-3"), None);
+    }
+
+    #[test]
+    fn only_transient_failures_are_retryable() {
+        let status = |status| ProviderError::Status {
+            provider: "openai",
+            url: "u".into(),
+            status,
+            retry_after: None,
+            body: String::new(),
+        };
+        assert!(status(429).is_retryable());
+        assert!(status(503).is_retryable());
+        assert!(!status(400).is_retryable());
+        assert!(!status(422).is_retryable());
+        let broken = |received| ProviderError::StreamBroken {
+            provider: "openai",
+            url: "u".into(),
+            received,
+            detail: String::new(),
+        };
+        assert!(broken(0).is_retryable());
+        assert!(!broken(1).is_retryable());
+    }
+
+    #[test]
+    fn debug_hides_the_api_key() {
+        let mut options = HttpOptions::new("http://x");
+        options.api_key = Some("sk-secret".into());
+        let text = format!("{options:?}");
+        assert!(!text.contains("sk-secret"), "{text}");
+    }
+}

@@ -1,0 +1,863 @@
+//! The HTTP clients of both wire APIs against a loopback mock server: what
+//! they send (headers, exact bodies), what they assemble from recorded
+//! streams, and how they retry, time out and give up.
+//!
+//! The mock is hand-written on `std::net` so each test controls the bytes:
+//! chunked bodies cut into pieces, a connection dropped mid-stream, a stream
+//! that stalls. Every request is recorded with its arrival time.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use toolhost::provider::anthropic::AnthropicClient;
+use toolhost::provider::http::{HttpOptions, RetryNotice};
+use toolhost::provider::openai::OpenAiClient;
+use toolhost::provider::{
+    AssistantMessage, Block, Finish, Message, ProviderError, ToolResultEntry, ToolSpecForModel,
+};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/providers");
+
+/// How a streamed reply ends.
+#[derive(Clone, Copy)]
+enum End {
+    /// The terminating chunk is sent.
+    Complete,
+    /// The socket is closed after this many body bytes, without the
+    /// terminating chunk.
+    DropAfter(usize),
+    /// This many body bytes are sent, then nothing for a long time.
+    StallAfter(usize),
+}
+
+/// One scripted response.
+enum Reply {
+    /// A 200 `text/event-stream` body, chunked, sent in `pieces` writes.
+    Sse {
+        body: Vec<u8>,
+        pieces: usize,
+        end: End,
+    },
+    /// An error status with extra headers and a body.
+    Status {
+        status: u16,
+        headers: Vec<(&'static str, String)>,
+        body: String,
+    },
+    /// No response at all for a long time.
+    Hang,
+}
+
+/// One request as the server saw it.
+#[derive(Debug, Clone)]
+struct Recorded {
+    at: Instant,
+    path: String,
+    /// Lower-cased names.
+    headers: HashMap<String, String>,
+    body: Value,
+}
+
+/// A loopback HTTP/1.1 server answering connections with scripted replies in
+/// order (an unscripted request gets a 418, which is never retried).
+struct Mock {
+    addr: SocketAddr,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl Mock {
+    fn start(replies: Vec<Reply>) -> Mock {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let recorded = Arc::clone(&requests);
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let replies = Arc::clone(&replies);
+                let recorded = Arc::clone(&recorded);
+                thread::spawn(move || serve(stream, &replies, &recorded));
+            }
+        });
+        Mock { addr, requests }
+    }
+
+    fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().expect("requests lock").clone()
+    }
+
+    fn openai_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    fn anthropic_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+fn serve(stream: TcpStream, replies: &Mutex<VecDeque<Reply>>, recorded: &Mutex<Vec<Recorded>>) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone socket"));
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        return;
+    }
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    let mut headers = HashMap::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("header line");
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
+        }
+    }
+    let length: usize = headers
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).expect("request body");
+    recorded.lock().expect("requests lock").push(Recorded {
+        at: Instant::now(),
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    });
+    let reply = replies.lock().expect("replies lock").pop_front();
+    let mut stream = stream;
+    match reply {
+        None => write_status(&mut stream, 418, &[], "no reply scripted"),
+        Some(Reply::Status {
+            status,
+            headers,
+            body,
+        }) => write_status(&mut stream, status, &headers, &body),
+        Some(Reply::Sse { body, pieces, end }) => write_sse(&mut stream, &body, pieces, end),
+        Some(Reply::Hang) => thread::sleep(Duration::from_secs(20)),
+    }
+}
+
+fn write_status(
+    stream: &mut TcpStream,
+    status: u16,
+    headers: &[(&'static str, String)],
+    body: &str,
+) {
+    let mut head = format!(
+        "HTTP/1.1 {status} Scripted\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    // The client may hang up first (it does not need the whole body).
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body.as_bytes());
+    let _ = stream.flush();
+}
+
+fn write_sse(stream: &mut TcpStream, body: &[u8], pieces: usize, end: End) {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+    if stream.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    let _ = stream.flush();
+    let limit = match end {
+        End::Complete => body.len(),
+        End::DropAfter(n) | End::StallAfter(n) => n.min(body.len()),
+    };
+    let body = &body[..limit];
+    if !body.is_empty() {
+        let size = body.len().div_ceil(pieces.max(1));
+        for piece in body.chunks(size) {
+            let chunk = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
+            if stream.write_all(&chunk).is_err() {
+                return;
+            }
+            let _ = stream.flush();
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+    match end {
+        End::Complete => {
+            let _ = stream.write_all(b"0\r\n\r\n");
+            let _ = stream.flush();
+        }
+        End::DropAfter(_) => {}
+        End::StallAfter(_) => thread::sleep(Duration::from_secs(20)),
+    }
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{FIXTURES}/{name}.sse")).expect("read fixture stream")
+}
+
+fn expected(name: &str) -> Value {
+    let text = std::fs::read_to_string(format!("{FIXTURES}/{name}.expected.json"))
+        .expect("read expected message");
+    serde_json::from_str(&text).expect("expected message is JSON")
+}
+
+fn sse(name: &str) -> Reply {
+    Reply::Sse {
+        body: fixture(name),
+        pieces: 7,
+        end: End::Complete,
+    }
+}
+
+fn status(status: u16, body: &str) -> Reply {
+    Reply::Status {
+        status,
+        headers: Vec::new(),
+        body: body.to_owned(),
+    }
+}
+
+fn options(base_url: String) -> HttpOptions {
+    let mut options = HttpOptions::new(base_url);
+    options.api_key = Some("test-key".into());
+    options.request_timeout = Duration::from_secs(5);
+    options.idle_timeout = Duration::from_secs(5);
+    options.initial_backoff = Duration::from_millis(10);
+    options
+}
+
+/// Options whose retries are recorded.
+fn recording(base_url: String) -> (HttpOptions, Arc<Mutex<Vec<RetryNotice>>>) {
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&notices);
+    let mut options = options(base_url);
+    options.on_retry = Some(Arc::new(move |notice: &RetryNotice| {
+        sink.lock().expect("notices lock").push(notice.clone());
+    }));
+    (options, notices)
+}
+
+fn openai(mock: &Mock) -> OpenAiClient {
+    OpenAiClient::new(options(mock.openai_url()), "gpt-test").expect("client")
+}
+
+fn anthropic(mock: &Mock) -> AnthropicClient {
+    AnthropicClient::new(options(mock.anthropic_url()), "claude-test").expect("client")
+}
+
+fn user(text: &str) -> Vec<Message> {
+    vec![Message::User { text: text.into() }]
+}
+
+fn tools() -> Vec<ToolSpecForModel> {
+    vec![ToolSpecForModel {
+        name: "get_weather".into(),
+        description: "Weather for a city".into(),
+        input_schema: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        read_only: true,
+    }]
+}
+
+async fn ask_openai(
+    mock: &Mock,
+    history: &[Message],
+) -> Result<Option<AssistantMessage>, ProviderError> {
+    openai(mock)
+        .next("be brief", history, &tools(), &CancellationToken::new())
+        .await
+}
+
+async fn ask_anthropic(
+    mock: &Mock,
+    history: &[Message],
+) -> Result<Option<AssistantMessage>, ProviderError> {
+    anthropic(mock)
+        .next("be brief", history, &tools(), &CancellationToken::new())
+        .await
+}
+
+fn fixture_json(reply: Result<Option<AssistantMessage>, ProviderError>) -> Value {
+    reply
+        .expect("no error")
+        .expect("not cancelled")
+        .to_fixture_json()
+}
+
+// ---- replies assembled over HTTP -------------------------------------------
+
+#[tokio::test]
+async fn openai_replies_are_assembled_from_the_stream() {
+    for name in [
+        "openai-chat-text-usage-done",
+        "openai-chat-tool-single-fragmented",
+        "openai-chat-tool-parallel-2",
+        "openai-chat-length-truncated",
+    ] {
+        let mock = Mock::start(vec![sse(name)]);
+        let reply = fixture_json(ask_openai(&mock, &user("hi")).await);
+        assert_eq!(reply, expected(name), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn anthropic_replies_are_assembled_from_the_stream() {
+    for name in [
+        "anthropic-messages-text-ping",
+        "anthropic-messages-text-then-tool",
+        "anthropic-messages-tool-parallel-3",
+        "anthropic-messages-max-tokens-truncated-tool",
+        "anthropic-messages-thinking-signature",
+    ] {
+        let mock = Mock::start(vec![sse(name)]);
+        let reply = fixture_json(ask_anthropic(&mock, &user("hi")).await);
+        assert_eq!(reply, expected(name), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn openai_request_has_path_headers_and_streaming_options() {
+    let mock = Mock::start(vec![sse("openai-chat-text-usage-done")]);
+    let client = openai(&mock).with_max_tokens(Some(100));
+    client
+        .next("be brief", &user("hi"), &tools(), &CancellationToken::new())
+        .await
+        .expect("reply");
+    let request = &mock.requests()[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(request.headers["authorization"], "Bearer test-key");
+    assert_eq!(request.headers["content-type"], "application/json");
+    assert_eq!(
+        request.body,
+        json!({
+            "model": "gpt-test",
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "max_tokens": 100,
+            "messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "hi"},
+            ],
+            "tools": [{
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "description": "Weather for a city",
+                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+                },
+            }],
+        })
+    );
+}
+
+#[tokio::test]
+async fn anthropic_request_has_path_headers_and_default_max_tokens() {
+    let mock = Mock::start(vec![sse("anthropic-messages-text-ping")]);
+    ask_anthropic(&mock, &user("hi")).await.expect("reply");
+    let request = &mock.requests()[0];
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.headers["x-api-key"], "test-key");
+    assert_eq!(request.headers["anthropic-version"], "2023-06-01");
+    assert!(!request.headers.contains_key("authorization"));
+    assert_eq!(
+        request.body,
+        json!({
+            "model": "claude-test",
+            "max_tokens": 8192,
+            "stream": true,
+            "system": "be brief",
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{
+                "name": "get_weather",
+                "description": "Weather for a city",
+                "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+            }],
+        })
+    );
+}
+
+// ---- the ledger replayed --------------------------------------------------
+
+/// A ledger with two tool turns: parallel calls after reasoning and text
+/// (one result an error), then a lone call whose arguments were cut off.
+fn ledger() -> Vec<Message> {
+    vec![
+        Message::User {
+            text: "weather and file?".into(),
+        },
+        Message::Assistant(AssistantMessage {
+            blocks: vec![
+                Block::Reasoning {
+                    text: "two calls".into(),
+                    signature: Some("sig-1".into()),
+                },
+                Block::Text {
+                    text: "Checking.".into(),
+                },
+                Block::ToolCall {
+                    id: "call_1".into(),
+                    name: "get_weather".into(),
+                    arguments: Some(json!({"city": "Paris"})),
+                    arguments_raw: "{\"city\": \"Paris\"}".into(),
+                },
+                Block::ToolCall {
+                    id: "call_2".into(),
+                    name: "read_file".into(),
+                    arguments: Some(json!({"path": "a.txt"})),
+                    arguments_raw: "{\"path\":\"a.txt\"}".into(),
+                },
+            ],
+            finish: Finish::ToolUse,
+            usage: None,
+        }),
+        Message::ToolResults {
+            results: vec![
+                ToolResultEntry {
+                    call_id: "call_1".into(),
+                    tool: "get_weather".into(),
+                    text: "sunny".into(),
+                    is_error: false,
+                },
+                ToolResultEntry {
+                    call_id: "call_2".into(),
+                    tool: "read_file".into(),
+                    text: "denied: a.txt".into(),
+                    is_error: true,
+                },
+            ],
+        },
+        Message::Assistant(AssistantMessage {
+            blocks: vec![Block::ToolCall {
+                id: "call_3".into(),
+                name: "read_file".into(),
+                arguments: None,
+                arguments_raw: "{\"pa".into(),
+            }],
+            finish: Finish::Length,
+            usage: None,
+        }),
+        Message::ToolResults {
+            results: vec![ToolResultEntry {
+                call_id: "call_3".into(),
+                tool: "read_file".into(),
+                text: "not executed: truncated".into(),
+                is_error: true,
+            }],
+        },
+    ]
+}
+
+#[tokio::test]
+async fn openai_replays_calls_before_their_results() {
+    let mock = Mock::start(vec![sse("openai-chat-text-usage-done")]);
+    ask_openai(&mock, &ledger()).await.expect("reply");
+    assert_eq!(
+        mock.requests()[0].body["messages"],
+        json!([
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "weather and file?"},
+            {"role": "assistant", "content": "Checking.", "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
+                {"id": "call_2", "type": "function",
+                 "function": {"name": "read_file", "arguments": "{\"path\":\"a.txt\"}"}},
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+            {"role": "tool", "tool_call_id": "call_2", "content": "denied: a.txt"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_3", "type": "function",
+                 "function": {"name": "read_file", "arguments": "{\"pa"}},
+            ]},
+            {"role": "tool", "tool_call_id": "call_3", "content": "not executed: truncated"},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn anthropic_replays_blocks_in_order_and_results_with_is_error() {
+    let mock = Mock::start(vec![sse("anthropic-messages-text-ping")]);
+    ask_anthropic(&mock, &ledger()).await.expect("reply");
+    assert_eq!(
+        mock.requests()[0].body["messages"],
+        json!([
+            {"role": "user", "content": "weather and file?"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "two calls", "signature": "sig-1"},
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "call_1", "name": "get_weather",
+                 "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "call_2", "name": "read_file",
+                 "input": {"path": "a.txt"}},
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "call_1", "content": "sunny",
+                 "is_error": false},
+                {"type": "tool_result", "tool_use_id": "call_2", "content": "denied: a.txt",
+                 "is_error": true},
+            ]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "call_3", "name": "read_file", "input": {}},
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "call_3",
+                 "content": "not executed: truncated", "is_error": true},
+            ]},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn anthropic_thinking_block_goes_back_with_its_signature() {
+    let mock = Mock::start(vec![
+        sse("anthropic-messages-thinking-signature"),
+        sse("anthropic-messages-text-ping"),
+    ]);
+    let mut history = user("25 * 37?");
+    let first = ask_anthropic(&mock, &history)
+        .await
+        .expect("first reply")
+        .expect("not cancelled");
+    let want = expected("anthropic-messages-thinking-signature");
+    history.push(Message::Assistant(first));
+    history.push(Message::User {
+        text: "thanks".into(),
+    });
+    ask_anthropic(&mock, &history).await.expect("second reply");
+    let sent = &mock.requests()[1].body["messages"];
+    assert_eq!(
+        sent[1]["content"][0],
+        json!({
+            "type": "thinking",
+            "thinking": want["reasoning"]["text"],
+            "signature": want["reasoning"]["signature"],
+        })
+    );
+    assert_eq!(
+        sent[1]["content"][1],
+        json!({"type": "text", "text": want["text"]})
+    );
+    assert_eq!(sent[2], json!({"role": "user", "content": "thanks"}));
+}
+
+// ---- retries ----------------------------------------------------------------
+
+#[tokio::test]
+async fn a_429_waits_for_retry_after_then_succeeds() {
+    let mock = Mock::start(vec![
+        Reply::Status {
+            status: 429,
+            headers: vec![("Retry-After", "1".into())],
+            body: "{\"error\":{\"message\":\"slow down\"}}".into(),
+        },
+        sse("openai-chat-text-usage-done"),
+    ]);
+    let (options, notices) = recording(mock.openai_url());
+    let client = OpenAiClient::new(options, "gpt-test").expect("client");
+    let reply = client
+        .next("", &user("hi"), &[], &CancellationToken::new())
+        .await;
+    assert_eq!(fixture_json(reply), expected("openai-chat-text-usage-done"));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let waited = requests[1].at - requests[0].at;
+    assert!(
+        waited >= Duration::from_millis(950) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+    let notices = notices.lock().expect("notices").clone();
+    assert_eq!(notices.len(), 1);
+    assert_eq!(notices[0].attempt, 1);
+    assert_eq!(notices[0].wait, Duration::from_secs(1));
+    assert!(notices[0].reason.contains("429"), "{}", notices[0].reason);
+    assert!(
+        notices[0].reason.contains("slow down"),
+        "{}",
+        notices[0].reason
+    );
+}
+
+#[tokio::test]
+async fn three_500s_are_retried_then_the_reply_arrives() {
+    for anthropic_api in [false, true] {
+        let (ok, url_of): (&str, fn(&Mock) -> String) = if anthropic_api {
+            ("anthropic-messages-text-ping", Mock::anthropic_url)
+        } else {
+            ("openai-chat-text-usage-done", Mock::openai_url)
+        };
+        let mock = Mock::start(vec![
+            status(500, "oops"),
+            status(502, "bad gateway"),
+            status(503, "overloaded"),
+            sse(ok),
+        ]);
+        let (options, notices) = recording(url_of(&mock));
+        let cancel = CancellationToken::new();
+        let reply = if anthropic_api {
+            let client = AnthropicClient::new(options, "m").expect("client");
+            client.next("", &user("hi"), &[], &cancel).await
+        } else {
+            let client = OpenAiClient::new(options, "m").expect("client");
+            client.next("", &user("hi"), &[], &cancel).await
+        };
+        assert_eq!(fixture_json(reply), expected(ok));
+        assert_eq!(mock.requests().len(), 4);
+        let attempts: Vec<u32> = notices
+            .lock()
+            .expect("notices")
+            .iter()
+            .map(|n| n.attempt)
+            .collect();
+        assert_eq!(attempts, [1, 2, 3]);
+    }
+}
+
+#[tokio::test]
+async fn retries_stop_after_max_retries() {
+    let mock = Mock::start((0..6).map(|_| status(500, "down")).collect());
+    let err = ask_openai(&mock, &user("hi")).await.expect_err("gives up");
+    assert_eq!(mock.requests().len(), 5, "1 attempt + 4 retries");
+    assert!(
+        matches!(err, ProviderError::RetriesExhausted { attempts: 5, .. }),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("HTTP 500") && text.contains("down"), "{text}");
+}
+
+#[tokio::test]
+async fn other_4xx_is_not_retried() {
+    let mock = Mock::start(vec![status(400, "{\"error\":\"bad field\"}")]);
+    let err = ask_openai(&mock, &user("hi")).await.expect_err("400");
+    assert_eq!(mock.requests().len(), 1);
+    let text = err.to_string();
+    assert!(
+        text.contains("HTTP 400") && text.contains("bad field"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_then_reported() {
+    let addr = {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr")
+    };
+    let (mut options, notices) = recording(format!("http://{addr}/v1"));
+    options.max_retries = 2;
+    let client = OpenAiClient::new(options, "m").expect("client");
+    let err = client
+        .next("", &user("hi"), &[], &CancellationToken::new())
+        .await
+        .expect_err("nobody listens");
+    assert_eq!(notices.lock().expect("notices").len(), 2);
+    let text = err.to_string();
+    assert!(
+        text.contains("failed 3 times") && text.contains("cannot reach"),
+        "{text}"
+    );
+    assert!(text.contains(&addr.to_string()), "{text}");
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_and_is_retried() {
+    let mock = Mock::start(vec![Reply::Hang, Reply::Hang]);
+    let mut options = options(mock.openai_url());
+    options.request_timeout = Duration::from_millis(300);
+    options.max_retries = 1;
+    let client = OpenAiClient::new(options, "m").expect("client");
+    let err = client
+        .next("", &user("hi"), &[], &CancellationToken::new())
+        .await
+        .expect_err("no answer");
+    assert_eq!(mock.requests().len(), 2);
+    let text = err.to_string();
+    assert!(text.contains("did not answer within 300ms"), "{text}");
+}
+
+// ---- broken and stalled streams ---------------------------------------------
+
+/// Decision: a stream that breaks after some of its body arrived is an error,
+/// not retried (part of a reply was generated and billed; the loop decides).
+#[tokio::test]
+async fn a_stream_dropped_mid_way_is_an_error_and_not_retried() {
+    let mock = Mock::start(vec![
+        Reply::Sse {
+            body: fixture("openai-chat-tool-parallel-2"),
+            pieces: 3,
+            end: End::DropAfter(300),
+        },
+        sse("openai-chat-tool-parallel-2"),
+    ]);
+    let err = ask_openai(&mock, &user("hi")).await.expect_err("dropped");
+    assert_eq!(mock.requests().len(), 1);
+    assert!(
+        matches!(err, ProviderError::StreamBroken { received: 300, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("broke after 300 bytes"), "{err}");
+}
+
+/// A stream that breaks before its first body byte is retried.
+#[tokio::test]
+async fn a_stream_dropped_before_any_byte_is_retried() {
+    let mock = Mock::start(vec![
+        Reply::Sse {
+            body: Vec::new(),
+            pieces: 1,
+            end: End::DropAfter(0),
+        },
+        sse("anthropic-messages-text-ping"),
+    ]);
+    let reply = fixture_json(ask_anthropic(&mock, &user("hi")).await);
+    assert_eq!(reply, expected("anthropic-messages-text-ping"));
+    assert_eq!(mock.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn an_idle_stream_times_out() {
+    let mock = Mock::start(vec![Reply::Sse {
+        body: fixture("anthropic-messages-text-then-tool"),
+        pieces: 2,
+        end: End::StallAfter(200),
+    }]);
+    let mut options = options(mock.anthropic_url());
+    options.idle_timeout = Duration::from_millis(300);
+    let client = AnthropicClient::new(options, "m").expect("client");
+    let started = Instant::now();
+    let err = client
+        .next("", &user("hi"), &[], &CancellationToken::new())
+        .await
+        .expect_err("stalls");
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert!(
+        matches!(err, ProviderError::IdleTimeout { received: 200, .. }),
+        "{err:?}"
+    );
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn cancelling_mid_stream_returns_none() {
+    let mock = Mock::start(vec![Reply::Sse {
+        body: fixture("openai-chat-text-usage-done"),
+        pieces: 2,
+        end: End::StallAfter(100),
+    }]);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let reply = openai(&mock)
+        .next("", &user("hi"), &[], &cancel)
+        .await
+        .expect("no error");
+    assert!(reply.is_none());
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn cancelling_during_a_retry_wait_returns_promptly() {
+    let mock = Mock::start(vec![Reply::Status {
+        status: 429,
+        headers: vec![("Retry-After", "30".into())],
+        body: String::new(),
+    }]);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let reply = anthropic(&mock)
+        .next("", &user("hi"), &[], &cancel)
+        .await
+        .expect("no error");
+    assert!(reply.is_none());
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert_eq!(mock.requests().len(), 1);
+}
+
+// ---- errors the user must fix -----------------------------------------------
+
+#[tokio::test]
+async fn a_401_names_the_key_variable_and_is_not_retried() {
+    let mock = Mock::start(vec![status(
+        401,
+        "{\"error\":{\"message\":\"Incorrect API key\"}}",
+    )]);
+    let err = ask_openai(&mock, &user("hi")).await.expect_err("401");
+    let text = err.to_string();
+    assert!(
+        text.contains("bad or missing API key: set OPENAI_API_KEY"),
+        "{text}"
+    );
+    assert!(text.contains("`api_key` in toolhost.toml"), "{text}");
+    assert!(text.contains("Incorrect API key"), "{text}");
+    assert!(
+        text.contains(&format!("{}/chat/completions", mock.openai_url())),
+        "{text}"
+    );
+    assert_eq!(mock.requests().len(), 1);
+
+    let mock = Mock::start(vec![status(403, "forbidden")]);
+    let err = ask_anthropic(&mock, &user("hi")).await.expect_err("403");
+    let text = err.to_string();
+    assert!(text.contains("set ANTHROPIC_API_KEY"), "{text}");
+    assert!(text.contains("`anthropic`"), "{text}");
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_404_names_the_model_and_the_url() {
+    let mock = Mock::start(vec![status(404, "{\"error\":\"model not found\"}")]);
+    let err = ask_openai(&mock, &user("hi")).await.expect_err("404");
+    let text = err.to_string();
+    let url = format!("{}/chat/completions", mock.openai_url());
+    assert!(
+        text.contains(&format!("model `gpt-test` or URL `{url}` not found")),
+        "{text}"
+    );
+    assert!(text.contains("check --model and --base-url"), "{text}");
+    assert!(text.contains("model not found"), "{text}");
+    assert_eq!(mock.requests().len(), 1);
+
+    let mock = Mock::start(vec![status(404, "")]);
+    let err = ask_anthropic(&mock, &user("hi")).await.expect_err("404");
+    assert!(err.to_string().contains("model `claude-test`"), "{err}");
+}
+
+/// The agent's `ModelClient` needs `Send` futures; both clients' are.
+#[test]
+fn client_futures_are_send() {
+    fn assert_send<T: Send>(_: &T) {}
+    let cancel = CancellationToken::new();
+    let openai = OpenAiClient::new(HttpOptions::new("http://127.0.0.1:9"), "m").expect("client");
+    assert_send(&openai.next("", &[], &[], &cancel));
+    let anthropic =
+        AnthropicClient::new(HttpOptions::new("http://127.0.0.1:9"), "m").expect("client");
+    assert_send(&anthropic.next("", &[], &[], &cancel));
+}
