@@ -27,8 +27,8 @@ pub use prompt::default_system_prompt;
 pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED};
 pub use stop::{StopReason, StopRecord};
 
+use crate::provider::Model;
 pub use crate::provider::ToolSpecForModel;
-use crate::provider::scripted::ScriptedModel;
 use crate::provider::{AssistantMessage, ProviderError};
 use crate::sandbox::{CallOptions, Sandbox};
 
@@ -108,18 +108,17 @@ impl<T: ToolRunner> ToolRunner for &T {
     }
 }
 
-impl ModelClient for ScriptedModel {
+impl ModelClient for Model {
     async fn next(
         &self,
-        _system: &str,
-        _history: &[Message],
-        _tools: &[ToolSpecForModel],
+        system: &str,
+        history: &[Message],
+        tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
     ) -> Result<Option<AssistantMessage>, ModelError> {
-        if cancel.is_cancelled() {
-            return Ok(None);
-        }
-        self.next_turn().map(Some).map_err(ModelError::Provider)
+        Model::next(self, system, history, tools, cancel)
+            .await
+            .map_err(ModelError::Provider)
     }
 }
 

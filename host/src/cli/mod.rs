@@ -10,6 +10,7 @@ use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{self, ConfigInputs};
+use crate::provider::Model;
 use crate::sandbox::{CallOptions, Sandbox};
 
 /// Exit codes, in one place (DESIGN.md section 6).
@@ -67,7 +68,8 @@ enum Command {
 struct RunArgs {
     /// The task. `-` or no argument with piped stdin reads it from stdin.
     prompt: Option<String>,
-    /// The wire API of the model: `scripted` replays --script offline.
+    /// The model's wire API: `openai` (also Ollama, vLLM, llama.cpp with
+    /// --base-url), `anthropic`, or `scripted` (replays --script offline).
     #[arg(long, value_enum)]
     provider: Option<ProviderKind>,
     /// The scripted model's turns (JSON; format in the README).
@@ -205,39 +207,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
 /// and map the stop reason to the exit code.
 async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result<u8> {
     use crate::agent::{AgentLoop, LoopConfig, StopReason, default_system_prompt};
-    use crate::provider::scripted::ScriptedModel;
 
-    let model = match (args.provider, &args.script) {
-        (Some(ProviderKind::Scripted) | None, Some(script)) => ScriptedModel::from_file(script)?,
-        (Some(ProviderKind::Scripted), None) => {
-            return Err(UsageError(
-                "`--provider scripted` needs `--script FILE` (the format is in the README)".into(),
-            )
-            .into());
-        }
-        (Some(kind @ (ProviderKind::Openai | ProviderKind::Anthropic)), _) => {
-            bail!(
-                "the `{}` provider is not wired into `toolhost run` yet; run offline with \
-                 `--provider scripted --script FILE`",
-                if kind == ProviderKind::Openai {
-                    "openai"
-                } else {
-                    "anthropic"
-                }
-            );
-        }
-        (None, None) => {
-            return Err(UsageError(
-                "no model configured: pass `--provider scripted --script FILE` to run offline \
-                 (try `toolhost --workspace examples/demo run --script examples/demo/script.json \"tidy the demo\"`)"
-                    .into(),
-            )
-            .into());
-        }
-    };
+    let resolved = config::resolve(&sandbox_args.inputs())?;
+    let model = resolve_model(args, &resolved.model)?;
     let prompt = read_prompt(args.prompt.as_deref())?;
 
-    let sandbox = load_sandbox(sandbox_args, None).await?;
+    let sandbox = load_resolved(resolved, None).await?;
     let mut system = match &args.system {
         Some(path) => std::fs::read_to_string(path)
             .with_context(|| format!("reading the system prompt file `{}`", path.display()))?,
@@ -266,6 +241,83 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         StopReason::MaxTurns => exit::MAX_TURNS,
         StopReason::LoopDetected => exit::LOOP_DETECTED,
         StopReason::Aborted => exit::ABORTED,
+    })
+}
+
+/// Picks the model: flags, then `[model]` in toolhost.toml, then the
+/// environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`).
+/// `--script` alone means the scripted model.
+fn resolve_model(args: &RunArgs, section: &config::ModelSection) -> anyhow::Result<Model> {
+    use crate::provider::http::HttpOptions;
+    use crate::provider::scripted::ScriptedModel;
+    use crate::provider::{anthropic, openai};
+
+    let from_config = match section.provider.as_deref() {
+        None => None,
+        Some("openai") => Some(ProviderKind::Openai),
+        Some("anthropic") => Some(ProviderKind::Anthropic),
+        Some("scripted") => Some(ProviderKind::Scripted),
+        Some(other) => {
+            return Err(UsageError(format!(
+                "toolhost.toml [model] provider = \"{other}\" is not one of openai, anthropic, scripted"
+            ))
+            .into());
+        }
+    };
+    let kind = args
+        .provider
+        .or(from_config)
+        .or(args.script.as_ref().map(|_| ProviderKind::Scripted));
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let name = || {
+        args.model
+            .clone()
+            .or_else(|| section.name.clone())
+            .ok_or_else(|| {
+                UsageError(
+                "no model name: pass --model NAME (e.g. gpt-4o, claude-sonnet-4-5, qwen2.5-coder) \
+                 or set `name` under [model] in toolhost.toml"
+                    .into(),
+            )
+            })
+    };
+    let base_url = args.base_url.clone().or_else(|| section.base_url.clone());
+    Ok(match kind {
+        Some(ProviderKind::Scripted) => {
+            let script = args.script.as_ref().ok_or_else(|| {
+                UsageError(
+                    "`--provider scripted` needs `--script FILE` (the format is in the README)"
+                        .into(),
+                )
+            })?;
+            Model::Scripted(ScriptedModel::from_file(script)?)
+        }
+        Some(ProviderKind::Openai) => {
+            let mut http = HttpOptions::new(
+                base_url
+                    .or_else(|| env("OPENAI_BASE_URL"))
+                    .unwrap_or_else(|| openai::DEFAULT_BASE_URL.into()),
+            );
+            http.api_key = env(openai::API_KEY_ENV);
+            Model::OpenAi(openai::OpenAiClient::new(http, name()?)?)
+        }
+        Some(ProviderKind::Anthropic) => {
+            let mut http =
+                HttpOptions::new(base_url.unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.into()));
+            http.api_key = env(anthropic::API_KEY_ENV);
+            Model::Anthropic(anthropic::AnthropicClient::new(http, name()?)?)
+        }
+        None => {
+            return Err(UsageError(
+                "no model configured: pass `--provider openai --model NAME` (OPENAI_API_KEY; \
+                 OPENAI_BASE_URL or --base-url for Ollama, vLLM, llama.cpp), `--provider anthropic \
+                 --model NAME` (ANTHROPIC_API_KEY), or `--provider scripted --script FILE` to run \
+                 offline (try `toolhost --workspace examples/demo run --script \
+                 examples/scripts/demo.json \"review this project\"`)"
+                    .into(),
+            )
+            .into());
+        }
     })
 }
 
@@ -317,7 +369,14 @@ fn spawn_ctrl_c_handler(cancel: tokio_util::sync::CancellationToken) {
 /// Resolves the configuration and loads the sandbox. With `only_file`, the
 /// plugin directories are replaced by that one file (for `plugin check`).
 async fn load_sandbox(args: &SandboxArgs, only_file: Option<&PathBuf>) -> anyhow::Result<Sandbox> {
-    let resolved = config::resolve(&args.inputs())?;
+    load_resolved(config::resolve(&args.inputs())?, only_file).await
+}
+
+/// Loads the sandbox of an already resolved configuration.
+async fn load_resolved(
+    resolved: config::Resolved,
+    only_file: Option<&PathBuf>,
+) -> anyhow::Result<Sandbox> {
     let mut options = resolved.sandbox;
     if let Some(file) = only_file {
         options.plugin_dirs = Vec::new();

@@ -17,6 +17,20 @@ pub(crate) struct ConfigFile {
     pub(crate) limits: LimitsSection,
     #[serde(default)]
     pub(crate) tools: BTreeMap<String, ToolSection>,
+    #[serde(default)]
+    pub(crate) model: ModelSection,
+}
+
+/// `[model]`: which model `toolhost run` talks to when no flag says.
+#[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSection {
+    /// `openai`, `anthropic` or `scripted`.
+    pub provider: Option<String>,
+    /// The model's name, e.g. `gpt-4o` or `claude-sonnet-4-5`.
+    pub name: Option<String>,
+    /// The API root, e.g. `http://localhost:11434/v1` for Ollama.
+    pub base_url: Option<String>,
 }
 
 /// Directory grants. `None` (key absent) differs from `Some([])`: the

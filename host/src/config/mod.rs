@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::sandbox::{Grant, Limits, Policy, SandboxOptions, ToolPolicy, simplify_grants};
+pub use file::ModelSection;
 use file::{ConfigFile, LimitsSection};
 
 /// The plugins directory used when no `--plugins` is given, relative to the
@@ -80,6 +81,8 @@ pub struct Resolved {
     pub config_file: Option<PathBuf>,
     /// Things worth telling the user that do not stop the run.
     pub warnings: Vec<String>,
+    /// The `[model]` section, for `toolhost run`.
+    pub model: ModelSection,
 }
 
 /// A grant as written, with where it came from (for error messages).
@@ -243,6 +246,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         },
         config_file,
         warnings: Vec::new(),
+        model: file.model.clone(),
     })
 }
 

@@ -21,6 +21,33 @@ mod sse;
 
 pub use conversation::{Message, ToolResultEntry, ToolSpecForModel};
 
+/// The model a run talks to, chosen at start-up from flags, config and env.
+#[derive(Debug)]
+pub enum Model {
+    OpenAi(openai::OpenAiClient),
+    Anthropic(anthropic::AnthropicClient),
+    Scripted(scripted::ScriptedModel),
+}
+
+impl Model {
+    /// The next assistant message for `history`; `Ok(None)` when `cancel`
+    /// fired before it was complete.
+    pub async fn next(
+        &self,
+        system: &str,
+        history: &[Message],
+        tools: &[ToolSpecForModel],
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Option<AssistantMessage>, ProviderError> {
+        match self {
+            Model::OpenAi(client) => client.next(system, history, tools, cancel).await,
+            Model::Anthropic(client) => client.next(system, history, tools, cancel).await,
+            Model::Scripted(_) if cancel.is_cancelled() => Ok(None),
+            Model::Scripted(script) => script.next_turn().map(Some),
+        }
+    }
+}
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 

@@ -111,7 +111,19 @@ fn a_missing_model_or_prompt_is_a_usage_error() {
     let ws = Workspace::new();
     let err = stderr_of_failure(ws.toolhost().args(["run", "hello"]), 2);
     assert!(
-        err.starts_with("error: no model configured: pass `--provider scripted --script FILE`"),
+        err.starts_with("error: no model configured: pass `--provider openai --model NAME`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`--provider scripted --script FILE` to run offline"),
+        "{err}"
+    );
+    let err = stderr_of_failure(
+        ws.toolhost().args(["run", "--provider", "openai", "hello"]),
+        2,
+    );
+    assert!(
+        err.starts_with("error: no model name: pass --model NAME"),
         "{err}"
     );
     let script = script(&ws, json!([{"text": "hi"}]));
@@ -321,4 +333,206 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).expect("copy");
         }
     }
+}
+
+/// A one-thread HTTP/1.1 server on 127.0.0.1 that answers each request with
+/// the next canned SSE body and records the request bodies.
+struct MockModel {
+    url: String,
+    requests: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
+}
+
+impl MockModel {
+    fn start(bodies: Vec<String>) -> MockModel {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind mock");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = std::sync::Arc::clone(&requests);
+        std::thread::spawn(move || {
+            for body in bodies {
+                let Ok((stream, _)) = listener.accept() else {
+                    return;
+                };
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut request_line = String::new();
+                reader.read_line(&mut request_line).expect("request line");
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).expect("header");
+                    if line.trim().is_empty() {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().expect("length");
+                    }
+                }
+                let mut request = vec![0; length];
+                reader.read_exact(&mut request).expect("body");
+                let path = request_line
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or_default()
+                    .to_string();
+                seen.lock()
+                    .expect("lock")
+                    .push((path, serde_json::from_slice(&request).expect("json body")));
+                let mut stream = stream;
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
+                );
+                stream.write_all(head.as_bytes()).expect("write head");
+                stream.write_all(body.as_bytes()).expect("write body");
+            }
+        });
+        MockModel { url, requests }
+    }
+
+    fn requests(&self) -> Vec<(String, Value)> {
+        self.requests.lock().expect("lock").clone()
+    }
+}
+
+fn fixture_stream(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/providers")
+        .join(format!("{name}.sse"));
+    std::fs::read_to_string(path).expect("fixture stream")
+}
+
+#[test]
+fn an_openai_compatible_server_drives_a_run_and_sees_the_tool_results() {
+    let ws = Workspace::new();
+    let mock = MockModel::start(vec![
+        fixture_stream("openai-chat-tool-single-fragmented"),
+        fixture_stream("openai-chat-text-usage-done"),
+    ]);
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-4o",
+            "--base-url",
+        ])
+        .arg(format!("{}/v1", mock.url))
+        .args(["--output-format", "json", "what is the weather?"])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("json");
+    assert_eq!(doc["stop"]["reason"], "completed");
+    assert_eq!(doc["turns"], 2);
+    assert_eq!(
+        doc["final_text"],
+        serde_json::from_str::<Value>(
+            &std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/providers/openai-chat-text-usage-done.expected.json")
+            )
+            .expect("expected"),
+        )
+        .expect("json")["text"]
+    );
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].0, "/v1/chat/completions");
+    let second = &requests[1].1;
+    let messages = second["messages"].as_array().expect("messages");
+    let n = messages.len();
+    // The assistant's tool call is replayed, then answered by its id; the
+    // unknown tool came back as an error the model can read.
+    assert_eq!(messages[n - 2]["role"], "assistant");
+    assert_eq!(
+        messages[n - 2]["tool_calls"][0]["id"],
+        "call_c91SqDXlYFuETYv8mUHzz6pp"
+    );
+    assert_eq!(messages[n - 1]["role"], "tool");
+    assert_eq!(
+        messages[n - 1]["tool_call_id"],
+        "call_c91SqDXlYFuETYv8mUHzz6pp"
+    );
+    assert!(
+        messages[n - 1]["content"]
+            .as_str()
+            .expect("content")
+            .contains("there is no tool named `GetWeatherArgs`")
+    );
+    assert_eq!(messages[0]["role"], "system");
+    assert!(
+        second["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .any(|t| t["function"]["name"] == "read_file")
+    );
+}
+
+#[test]
+fn an_anthropic_server_drives_a_run() {
+    let ws = Workspace::new();
+    let mock = MockModel::start(vec![fixture_stream("anthropic-messages-text-ping")]);
+    let output = ws
+        .toolhost()
+        .env_remove("ANTHROPIC_API_KEY")
+        .args([
+            "run",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-sonnet-4-5",
+            "--base-url",
+            &mock.url,
+            "hi",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!output.stdout.is_empty());
+    let requests = mock.requests();
+    assert_eq!(requests[0].0, "/v1/messages");
+    assert_eq!(requests[0].1["model"], "claude-sonnet-4-5");
+    assert_eq!(requests[0].1["stream"], true);
+}
+
+#[test]
+fn the_model_can_be_configured_in_toolhost_toml() {
+    let ws = Workspace::new();
+    let mock = MockModel::start(vec![
+        fixture_stream("ollama-chat-parallel-tools-whole-args"),
+        fixture_stream("openai-chat-text-usage-done"),
+    ]);
+    ws.write(
+        "toolhost.toml",
+        format!(
+            "[model]\nprovider = \"openai\"\nname = \"qwen2.5-coder\"\nbase_url = \"{}/v1\"\n",
+            mock.url
+        ),
+    );
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .args(["run", "go"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(mock.requests()[0].1["model"], "qwen2.5-coder");
 }
