@@ -34,6 +34,12 @@ pub enum AgentEvent {
         tool: String,
         arguments: Value,
     },
+    /// A progress message from the running tool (its `host.progress`).
+    ToolExecutionUpdate {
+        call_id: String,
+        tool: String,
+        message: String,
+    },
     ToolExecutionEnd {
         call_id: String,
         tool: String,

@@ -30,7 +30,7 @@ pub use stop::{StopReason, StopRecord};
 use crate::provider::Model;
 pub use crate::provider::ToolSpecForModel;
 use crate::provider::{AssistantMessage, ProviderError};
-use crate::sandbox::{CallOptions, Sandbox};
+use crate::sandbox::{CallOptions, ProgressSink, Sandbox};
 
 /// What one tool call produced, as the model will read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,11 +73,14 @@ pub trait ToolRunner: Sync {
     fn specs(&self) -> Vec<ToolSpecForModel>;
 
     /// Runs one call. Never fails: every problem is an `is_error` result.
+    /// `progress` receives the tool's progress messages (for the user's
+    /// screen, never the model).
     fn call(
         &self,
         name: &str,
         arguments: &Value,
         cancel: &CancellationToken,
+        progress: Option<ProgressSink>,
     ) -> impl Future<Output = ToolResult> + Send;
 }
 
@@ -103,8 +106,9 @@ impl<T: ToolRunner> ToolRunner for &T {
         name: &str,
         arguments: &Value,
         cancel: &CancellationToken,
+        progress: Option<ProgressSink>,
     ) -> impl Future<Output = ToolResult> + Send {
-        (**self).call(name, arguments, cancel)
+        (**self).call(name, arguments, cancel, progress)
     }
 }
 
@@ -135,10 +139,16 @@ impl ToolRunner for Sandbox {
             .collect()
     }
 
-    async fn call(&self, name: &str, arguments: &Value, cancel: &CancellationToken) -> ToolResult {
+    async fn call(
+        &self,
+        name: &str,
+        arguments: &Value,
+        cancel: &CancellationToken,
+        progress: Option<ProgressSink>,
+    ) -> ToolResult {
         let options = CallOptions {
             cancel: cancel.clone(),
-            progress: None,
+            progress,
         };
         let report = Sandbox::call(self, name, &arguments.to_string(), &options).await;
         ToolResult {
@@ -188,11 +198,18 @@ mod tests {
         assert!(read_file.read_only);
 
         let cancel = CancellationToken::new();
-        let ok = ToolRunner::call(&sandbox, "read_file", &json!({"path": "a.txt"}), &cancel).await;
+        let ok = ToolRunner::call(
+            &sandbox,
+            "read_file",
+            &json!({"path": "a.txt"}),
+            &cancel,
+            None,
+        )
+        .await;
         assert!(!ok.is_error, "{}", ok.text);
         assert!(ok.text.contains("hello"), "{}", ok.text);
 
-        let unknown = ToolRunner::call(&sandbox, "rm", &json!({}), &cancel).await;
+        let unknown = ToolRunner::call(&sandbox, "rm", &json!({}), &cancel, None).await;
         assert!(unknown.is_error);
         assert!(
             unknown

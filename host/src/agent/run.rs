@@ -289,7 +289,22 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             arguments: arguments.clone(),
         });
         let started = Instant::now();
-        let result = self.tools.call(&call.name, arguments, cancel).await;
+        let progress = self.events.clone().map(|sink| {
+            let (call_id, tool) = (call.id.clone(), call.name.clone());
+            let forward: crate::sandbox::ProgressSink =
+                std::sync::Arc::new(move |message: &str| {
+                    sink(&AgentEvent::ToolExecutionUpdate {
+                        call_id: call_id.clone(),
+                        tool: tool.clone(),
+                        message: message.to_string(),
+                    });
+                });
+            forward
+        });
+        let result = self
+            .tools
+            .call(&call.name, arguments, cancel, progress)
+            .await;
         self.emit(AgentEvent::ToolExecutionEnd {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -489,6 +504,7 @@ mod tests {
             name: &str,
             arguments: &Value,
             cancel: &CancellationToken,
+            _progress: Option<crate::sandbox::ProgressSink>,
         ) -> ToolResult {
             if cancel.is_cancelled() {
                 self.calls_after_cancel.fetch_add(1, Ordering::SeqCst);

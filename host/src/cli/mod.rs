@@ -299,12 +299,14 @@ fn resolve_model(args: &RunArgs, section: &config::ModelSection) -> anyhow::Resu
                     .unwrap_or_else(|| openai::DEFAULT_BASE_URL.into()),
             );
             http.api_key = env(openai::API_KEY_ENV);
+            http.on_retry = Some(render::retry_notice());
             Model::OpenAi(openai::OpenAiClient::new(http, name()?)?)
         }
         Some(ProviderKind::Anthropic) => {
             let mut http =
                 HttpOptions::new(base_url.unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.into()));
             http.api_key = env(anthropic::API_KEY_ENV);
+            http.on_retry = Some(render::retry_notice());
             Model::Anthropic(anthropic::AnthropicClient::new(http, name()?)?)
         }
         None => {

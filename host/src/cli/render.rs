@@ -12,6 +12,19 @@ use super::{OutputFormat, exit};
 use crate::agent::{AgentEvent, EventSink, Message, StopReason, StopRecord};
 use crate::sandbox::{CallReport, Grant, Limits, Sandbox, Tool, ToolOutcome};
 
+/// Tells the user (on stderr) that a model request failed and will be
+/// retried; the model never sees retries.
+pub(super) fn retry_notice() -> crate::provider::http::RetryObserver {
+    Arc::new(|notice: &crate::provider::http::RetryNotice| {
+        eprintln!(
+            "retrying the model request in {:.1} s (retry {}): {}",
+            notice.wait.as_secs_f64(),
+            notice.attempt,
+            notice.reason
+        );
+    })
+}
+
 /// Prints a `toolhost run` as its events arrive, in the chosen format.
 pub(super) struct RunRenderer {
     format: OutputFormat,

@@ -193,6 +193,33 @@ fn stream_json_prints_one_event_per_line() {
 }
 
 #[test]
+fn a_tools_progress_messages_become_update_events() {
+    let ws = Workspace::new();
+    ws.install_plugin("echo", "echo.wasm");
+    let script = script(
+        &ws,
+        json!([{"tool_calls": [{"id": "e1", "name": "echo", "arguments": {"text": "hi"}}]}, {"text": "done"}]),
+    );
+    let out = stdout_of(ws.toolhost().args([
+        "run",
+        "--output-format",
+        "stream-json",
+        "--script",
+        &script,
+        "go",
+    ]));
+    let update = out
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("json line"))
+        .find(|event| event["type"] == "tool_execution_update")
+        .expect("an update event");
+    assert_eq!(
+        update,
+        json!({"type": "tool_execution_update", "call_id": "e1", "tool": "echo", "message": "echoing"})
+    );
+}
+
+#[test]
 fn hostile_tools_in_a_run_become_error_results_and_the_run_completes() {
     let ws = Workspace::new();
     ws.install_plugin("hostile", "hostile.wasm");
