@@ -25,6 +25,11 @@ pub enum AgentEvent {
     TurnStart {
         turn: u32,
     },
+    /// A piece of the assistant's reply text, as it streams in. The
+    /// `message` event that follows holds the whole reply.
+    MessageDelta {
+        text: String,
+    },
     /// A message was appended to the ledger (user, assistant or tool results).
     Message {
         message: Message,

@@ -27,9 +27,9 @@ pub use prompt::default_system_prompt;
 pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED};
 pub use stop::{StopReason, StopRecord};
 
-use crate::provider::Model;
 pub use crate::provider::ToolSpecForModel;
 use crate::provider::{AssistantMessage, ProviderError};
+use crate::provider::{Model, TextSink};
 use crate::sandbox::{CallOptions, ProgressSink, Sandbox};
 
 /// What one tool call produced, as the model will read it.
@@ -57,13 +57,14 @@ pub enum ModelError {
 pub trait ModelClient: Sync {
     /// Sends the whole ledger and returns the assembled reply. `Ok(None)`
     /// means `cancel` fired mid-stream: the half message is dropped, never
-    /// returned.
+    /// returned. `on_text` sees the reply's text as it streams in.
     fn next(
         &self,
         system: &str,
         history: &[Message],
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
+        on_text: Option<TextSink>,
     ) -> impl Future<Output = Result<Option<AssistantMessage>, ModelError>> + Send;
 }
 
@@ -91,8 +92,9 @@ impl<M: ModelClient> ModelClient for &M {
         history: &[Message],
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
+        on_text: Option<TextSink>,
     ) -> impl Future<Output = Result<Option<AssistantMessage>, ModelError>> + Send {
-        (**self).next(system, history, tools, cancel)
+        (**self).next(system, history, tools, cancel, on_text)
     }
 }
 
@@ -119,8 +121,9 @@ impl ModelClient for Model {
         history: &[Message],
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
+        on_text: Option<TextSink>,
     ) -> Result<Option<AssistantMessage>, ModelError> {
-        Model::next(self, system, history, tools, cancel)
+        Model::next(self, system, history, tools, cancel, on_text)
             .await
             .map_err(ModelError::Provider)
     }

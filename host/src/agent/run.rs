@@ -135,9 +135,17 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             }
             let turn = turns + 1;
             self.emit(AgentEvent::TurnStart { turn });
+            let on_text = self.events.clone().map(|sink| {
+                let forward: crate::provider::TextSink = std::sync::Arc::new(move |text: &str| {
+                    sink(&AgentEvent::MessageDelta {
+                        text: text.to_string(),
+                    });
+                });
+                forward
+            });
             let reply = self
                 .model
-                .next(&self.config.system_prompt, ledger, &specs, cancel)
+                .next(&self.config.system_prompt, ledger, &specs, cancel, on_text)
                 .await;
             let assistant = match reply {
                 Ok(Some(assistant)) => assistant,
@@ -419,6 +427,7 @@ mod tests {
             history: &[Message],
             _tools: &[ToolSpecForModel],
             cancel: &CancellationToken,
+            _on_text: Option<crate::provider::TextSink>,
         ) -> Result<Option<AssistantMessage>, ModelError> {
             if cancel.is_cancelled() {
                 self.requests_after_cancel.fetch_add(1, Ordering::SeqCst);

@@ -28,9 +28,18 @@ pub(super) fn retry_notice() -> crate::provider::http::RetryObserver {
 /// Prints a `toolhost run` as its events arrive, in the chosen format.
 pub(super) struct RunRenderer {
     format: OutputFormat,
+    state: Arc<Mutex<TextState>>,
+}
+
+/// What the text renderer remembers between events.
+#[derive(Debug, Default)]
+struct TextState {
     /// Per call id, joined with the result when the tool-results message
     /// arrives.
-    calls: Arc<Mutex<HashMap<String, RunningCall>>>,
+    calls: HashMap<String, RunningCall>,
+    /// The current reply's text was printed as it streamed in (so the whole
+    /// message must not be printed again), and whether it ended a line.
+    streamed: Option<bool>,
 }
 
 /// What the text renderer remembers of a call until its result arrives.
@@ -44,17 +53,17 @@ impl RunRenderer {
     pub(super) fn new(format: OutputFormat) -> Self {
         RunRenderer {
             format,
-            calls: Arc::default(),
+            state: Arc::default(),
         }
     }
 
     /// The callback the agent loop sends its events to.
     pub(super) fn sink(&self) -> EventSink {
         let format = self.format;
-        let calls = Arc::clone(&self.calls);
+        let state = Arc::clone(&self.state);
         Arc::new(move |event: &AgentEvent| {
-            let mut calls = calls.lock().unwrap_or_else(PoisonError::into_inner);
-            render_event(format, &mut calls, event);
+            let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+            render_event(format, &mut state, event);
         })
     }
 
@@ -98,11 +107,8 @@ impl RunRenderer {
     }
 }
 
-fn render_event(
-    format: OutputFormat,
-    calls: &mut HashMap<String, RunningCall>,
-    event: &AgentEvent,
-) {
+fn render_event(format: OutputFormat, state: &mut TextState, event: &AgentEvent) {
+    let TextState { calls, streamed } = state;
     match format {
         OutputFormat::StreamJson => {
             if let Ok(line) = serde_json::to_string(event) {
@@ -111,15 +117,28 @@ fn render_event(
         }
         OutputFormat::Json => {}
         OutputFormat::Text => match event {
+            AgentEvent::MessageDelta { text } => {
+                let mut out = io::stdout().lock();
+                let _ = write!(out, "{text}").and_then(|()| out.flush());
+                *streamed = Some(text.ends_with('\n'));
+            }
             AgentEvent::Message {
                 message: Message::Assistant(assistant),
-            } => {
-                let text = assistant.text();
-                if !text.is_empty() {
-                    let newline = if text.ends_with('\n') { "" } else { "\n" };
-                    let _ = write!(io::stdout().lock(), "{text}{newline}");
+            } => match streamed.take() {
+                // Already on screen; just end its line.
+                Some(ended_line) => {
+                    if !ended_line {
+                        let _ = writeln!(io::stdout().lock());
+                    }
                 }
-            }
+                None => {
+                    let text = assistant.text();
+                    if !text.is_empty() {
+                        let newline = if text.ends_with('\n') { "" } else { "\n" };
+                        let _ = write!(io::stdout().lock(), "{text}{newline}");
+                    }
+                }
+            },
             AgentEvent::ToolExecutionStart {
                 call_id, arguments, ..
             } => {

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::http::{Auth, HttpClient, HttpOptions};
 use super::{
-    AssistantMessage, Block, Finish, Message, ProviderError, ToolSpecForModel, Usage,
+    AssistantMessage, Block, Finish, Message, ProviderError, TextSink, ToolSpecForModel, Usage,
     parse_arguments, parse_data, settle_finish, sse,
 };
 
@@ -41,12 +41,29 @@ where
     B: AsRef<[u8]>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    assemble_with(body, None).await
+}
+
+/// [`assemble`], telling `on_text` each piece of reply text as it arrives.
+pub async fn assemble_with<S, B, E>(
+    body: S,
+    on_text: Option<TextSink>,
+) -> Result<AssistantMessage, ProviderError>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     let mut assembler = AnthropicAssembler::new();
     let events = sse::events(PROVIDER, body);
     let mut events = std::pin::pin!(events);
     while let Some(event) = events.next().await {
         let event = event?;
         assembler.push(&event.event, &event.data)?;
+        let delta = assembler.take_text_delta();
+        if let (Some(sink), false) = (&on_text, delta.is_empty()) {
+            sink(&delta);
+        }
     }
     Ok(assembler.finish())
 }
@@ -61,6 +78,8 @@ pub struct AnthropicAssembler {
     delta_usage: Option<Value>,
     stop_reason: Option<String>,
     errored: bool,
+    /// Reply text received since the last [`Self::take_text_delta`].
+    text_delta: String,
 }
 
 /// A block still being streamed.
@@ -88,6 +107,11 @@ impl AnthropicAssembler {
     /// An empty assembler, for one response.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The reply text received since the last call, for live display.
+    pub fn take_text_delta(&mut self) -> String {
+        std::mem::take(&mut self.text_delta)
     }
 
     /// Takes one SSE event. The kind is the data's `type`, falling back to
@@ -145,7 +169,11 @@ impl AnthropicAssembler {
                 .to_owned()
         };
         let part = match block.get("type").and_then(Value::as_str) {
-            Some("text") => Part::Text(text_of("text")),
+            Some("text") => {
+                let text = text_of("text");
+                self.text_delta.push_str(&text);
+                Part::Text(text)
+            }
             Some("thinking") => Part::Thinking {
                 text: text_of("thinking"),
                 signature: text_of("signature"),
@@ -173,7 +201,10 @@ impl AnthropicAssembler {
         let kind = delta.get("type").and_then(Value::as_str);
         let text = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
         match (kind, self.part_mut(value)) {
-            (Some("text_delta"), Some(Part::Text(all))) => all.push_str(text("text")),
+            (Some("text_delta"), Some(Part::Text(all))) => {
+                all.push_str(text("text"));
+                self.text_delta.push_str(text("text"));
+            }
             (Some("thinking_delta"), Some(Part::Thinking { text: all, .. })) => {
                 all.push_str(text("thinking"));
             }
@@ -443,9 +474,24 @@ impl AnthropicClient {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
+        self.next_streaming(system, history, tools, cancel, None)
+            .await
+    }
+
+    /// [`Self::next`], telling `on_text` the reply's text as it streams in.
+    pub async fn next_streaming(
+        &self,
+        system: &str,
+        history: &[Message],
+        tools: &[ToolSpecForModel],
+        cancel: &CancellationToken,
+        on_text: Option<TextSink>,
+    ) -> Result<Option<AssistantMessage>, ProviderError> {
         let body = request_body(&self.model, system, history, tools, self.max_tokens);
         self.http
-            .post_and_read("v1/messages", &body, cancel, assemble)
+            .post_and_read("v1/messages", &body, cancel, |stream| {
+                assemble_with(stream, on_text.clone())
+            })
             .await
     }
 }

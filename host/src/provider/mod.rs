@@ -21,6 +21,10 @@ mod sse;
 
 pub use conversation::{Message, ToolResultEntry, ToolSpecForModel};
 
+/// Receives the reply's text as it streams in, for live display; the
+/// assembled message remains the source of truth.
+pub type TextSink = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
 /// The model a run talks to, chosen at start-up from flags, config and env.
 #[derive(Debug)]
 pub enum Model {
@@ -38,10 +42,19 @@ impl Model {
         history: &[Message],
         tools: &[ToolSpecForModel],
         cancel: &tokio_util::sync::CancellationToken,
+        on_text: Option<TextSink>,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
         match self {
-            Model::OpenAi(client) => client.next(system, history, tools, cancel).await,
-            Model::Anthropic(client) => client.next(system, history, tools, cancel).await,
+            Model::OpenAi(client) => {
+                client
+                    .next_streaming(system, history, tools, cancel, on_text)
+                    .await
+            }
+            Model::Anthropic(client) => {
+                client
+                    .next_streaming(system, history, tools, cancel, on_text)
+                    .await
+            }
             Model::Scripted(_) if cancel.is_cancelled() => Ok(None),
             Model::Scripted(script) => script.next_turn().map(Some),
         }

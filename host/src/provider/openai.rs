@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::http::{Auth, HttpClient, HttpOptions};
 use super::{
-    AssistantMessage, Block, Finish, Message, ProviderError, ToolSpecForModel, Usage,
+    AssistantMessage, Block, Finish, Message, ProviderError, TextSink, ToolSpecForModel, Usage,
     parse_arguments, parse_data, settle_finish, sse,
 };
 
@@ -38,11 +38,28 @@ where
     B: AsRef<[u8]>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    assemble_with(body, None).await
+}
+
+/// [`assemble`], telling `on_text` each piece of reply text as it arrives.
+pub async fn assemble_with<S, B, E>(
+    body: S,
+    on_text: Option<TextSink>,
+) -> Result<AssistantMessage, ProviderError>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     let mut assembler = OpenAiAssembler::new();
     let events = sse::events(PROVIDER, body);
     let mut events = std::pin::pin!(events);
     while let Some(event) = events.next().await {
         assembler.push(&event?.data)?;
+        let delta = assembler.take_text_delta();
+        if let (Some(sink), false) = (&on_text, delta.is_empty()) {
+            sink(&delta);
+        }
     }
     Ok(assembler.finish())
 }
@@ -58,6 +75,8 @@ pub struct OpenAiAssembler {
     usage: Option<Value>,
     done: bool,
     errored: bool,
+    /// Reply text received since the last [`Self::take_text_delta`].
+    text_delta: String,
 }
 
 /// A block still being streamed.
@@ -76,6 +95,11 @@ impl OpenAiAssembler {
     /// An empty assembler, for one response.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The reply text received since the last call, for live display.
+    pub fn take_text_delta(&mut self) -> String {
+        std::mem::take(&mut self.text_delta)
     }
 
     /// Takes the data of one SSE event. `[DONE]` and blank data are accepted
@@ -134,6 +158,7 @@ impl OpenAiAssembler {
                 .and_then(Value::as_str)
                 .filter(|t| !t.is_empty())
             {
+                self.text_delta.push_str(text);
                 match self.parts.last_mut() {
                     Some(Part::Text(all)) => all.push_str(text),
                     _ => self.parts.push(Part::Text(text.to_owned())),
@@ -440,9 +465,24 @@ impl OpenAiClient {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
+        self.next_streaming(system, history, tools, cancel, None)
+            .await
+    }
+
+    /// [`Self::next`], telling `on_text` the reply's text as it streams in.
+    pub async fn next_streaming(
+        &self,
+        system: &str,
+        history: &[Message],
+        tools: &[ToolSpecForModel],
+        cancel: &CancellationToken,
+        on_text: Option<TextSink>,
+    ) -> Result<Option<AssistantMessage>, ProviderError> {
         let body = request_body(&self.model, system, history, tools, self.max_tokens);
         self.http
-            .post_and_read("chat/completions", &body, cancel, assemble)
+            .post_and_read("chat/completions", &body, cancel, |stream| {
+                assemble_with(stream, on_text.clone())
+            })
             .await
     }
 }

@@ -563,3 +563,64 @@ fn the_model_can_be_configured_in_toolhost_toml() {
     );
     assert_eq!(mock.requests()[0].1["model"], "qwen2.5-coder");
 }
+
+#[test]
+fn reply_text_streams_as_it_arrives_and_is_printed_once() {
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/providers/openai-chat-text-usage-done.expected.json"),
+        )
+        .expect("expected"),
+    )
+    .expect("json");
+    let text = expected["text"].as_str().expect("text").to_string();
+    let ws = Workspace::new();
+
+    let mock = MockModel::start(vec![fixture_stream("openai-chat-text-usage-done")]);
+    let base_url = format!("{}/v1", mock.url);
+    let run = [
+        "run",
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-4o",
+        "--base-url",
+        base_url.as_str(),
+    ];
+    let out = stdout_of(
+        ws.toolhost()
+            .env_remove("OPENAI_API_KEY")
+            .args(run)
+            .arg("hi"),
+    );
+    assert_eq!(out, format!("{text}\n"));
+
+    let mock = MockModel::start(vec![fixture_stream("openai-chat-text-usage-done")]);
+    let base_url = format!("{}/v1", mock.url);
+    let run = [
+        "run",
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-4o",
+        "--base-url",
+        base_url.as_str(),
+    ];
+    let out = stdout_of(ws.toolhost().env_remove("OPENAI_API_KEY").args(run).args([
+        "--output-format",
+        "stream-json",
+        "hi",
+    ]));
+    let deltas: Vec<String> = out
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("json line"))
+        .filter(|event| event["type"] == "message_delta")
+        .map(|event| event["text"].as_str().expect("delta text").to_string())
+        .collect();
+    assert!(
+        deltas.len() > 10,
+        "the fixture streams its text in many pieces: {deltas:?}"
+    );
+    assert_eq!(deltas.concat(), text);
+}
