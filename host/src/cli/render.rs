@@ -40,6 +40,10 @@ struct TextState {
     /// The current reply's text was printed as it streamed in (so the whole
     /// message must not be printed again), and whether it ended a line.
     streamed: Option<bool>,
+    /// Shown on a terminal stderr while the model has not answered yet.
+    spinner: Option<indicatif::ProgressBar>,
+    /// Whether stderr is a terminal (no spinner otherwise).
+    interactive: bool,
 }
 
 /// What the text renderer remembers of a call until its result arrives.
@@ -51,9 +55,14 @@ struct RunningCall {
 
 impl RunRenderer {
     pub(super) fn new(format: OutputFormat) -> Self {
+        use std::io::IsTerminal as _;
+        let state = TextState {
+            interactive: format == OutputFormat::Text && io::stderr().is_terminal(),
+            ..TextState::default()
+        };
         RunRenderer {
             format,
-            state: Arc::default(),
+            state: Arc::new(Mutex::new(state)),
         }
     }
 
@@ -108,7 +117,12 @@ impl RunRenderer {
 }
 
 fn render_event(format: OutputFormat, state: &mut TextState, event: &AgentEvent) {
-    let TextState { calls, streamed } = state;
+    if state.interactive {
+        update_spinner(state, event);
+    }
+    let TextState {
+        calls, streamed, ..
+    } = state;
     match format {
         OutputFormat::StreamJson => {
             if let Ok(line) = serde_json::to_string(event) {
@@ -183,6 +197,29 @@ fn render_event(format: OutputFormat, state: &mut TextState, event: &AgentEvent)
             }
             _ => {}
         },
+    }
+}
+
+/// A spinner from the start of a turn until the model's first text or its
+/// whole reply, so a slow model does not look like a hung program.
+fn update_spinner(state: &mut TextState, event: &AgentEvent) {
+    match event {
+        AgentEvent::TurnStart { .. } => {
+            let spinner = indicatif::ProgressBar::new_spinner();
+            spinner.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            spinner.set_message("waiting for the model");
+            spinner.enable_steady_tick(std::time::Duration::from_millis(100));
+            state.spinner = Some(spinner);
+        }
+        AgentEvent::MessageDelta { .. }
+        | AgentEvent::Message { .. }
+        | AgentEvent::TurnEnd { .. }
+        | AgentEvent::AgentEnd { .. } => {
+            if let Some(spinner) = state.spinner.take() {
+                spinner.finish_and_clear();
+            }
+        }
+        _ => {}
     }
 }
 

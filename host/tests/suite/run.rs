@@ -371,6 +371,11 @@ struct MockModel {
 
 impl MockModel {
     fn start(bodies: Vec<String>) -> MockModel {
+        MockModel::start_slow(bodies, Duration::ZERO)
+    }
+
+    /// Like [`MockModel::start`], waiting `delay` before each answer.
+    fn start_slow(bodies: Vec<String>, delay: Duration) -> MockModel {
         use std::io::{BufRead, BufReader, Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind mock");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
@@ -405,6 +410,7 @@ impl MockModel {
                 seen.lock()
                     .expect("lock")
                     .push((path, serde_json::from_slice(&request).expect("json body")));
+                std::thread::sleep(delay);
                 let mut stream = stream;
                 let head = format!(
                     "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
@@ -623,4 +629,30 @@ fn reply_text_streams_as_it_arrives_and_is_printed_once() {
         "the fixture streams its text in many pieces: {deltas:?}"
     );
     assert_eq!(deltas.concat(), text);
+}
+
+#[test]
+fn a_spinner_shows_on_a_terminal_while_the_model_thinks() {
+    let ws = Workspace::new();
+    let mock = MockModel::start_slow(
+        vec![fixture_stream("openai-chat-text-usage-done")],
+        Duration::from_millis(800),
+    );
+    let toolhost = assert_cmd::cargo::cargo_bin("toolhost");
+    let command = format!(
+        "{} run --provider openai --model gpt-4o --base-url {}/v1 hi",
+        toolhost.display(),
+        mock.url
+    );
+    // `script` gives the command a terminal, as a user's shell would.
+    let output = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(ws.path())
+        .env("TOOLHOST_CACHE_DIR", super::common::shared_cache())
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("run under script");
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{screen}");
+    assert!(screen.contains("waiting for the model"), "{screen}");
 }
