@@ -177,6 +177,19 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
 
             if calls.is_empty() {
                 self.emit(AgentEvent::TurnEnd { turn });
+                // The server reported an error mid-stream, withheld the reply
+                // (content filter, refusal) or cut the stream: the run did not
+                // complete, whatever text arrived.
+                if finish == Finish::Error {
+                    return stop(
+                        StopReason::Error,
+                        turns,
+                        false,
+                        "the model's reply ended with an error (the server reported one, withheld \
+                         the reply, or cut the stream)"
+                            .into(),
+                    );
+                }
                 let truncated = finish == Finish::Length;
                 let evidence = if truncated {
                     "the last reply hit the output limit".into()
@@ -732,6 +745,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_reply_that_ended_in_an_error_stops_with_error() {
+        let model = ScriptedModel::new([Reply::Message(AssistantMessage {
+            blocks: vec![Block::Text {
+                text: "partial".into(),
+            }],
+            finish: Finish::Error,
+            usage: None,
+        })]);
+        let (_ledger, stop) = run_with(
+            &model,
+            &FakeTools::default(),
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(stop.reason, StopReason::Error);
+        assert_eq!(stop.turns, 1);
+        assert!(
+            stop.evidence.contains("ended with an error"),
+            "{}",
+            stop.evidence
+        );
+    }
+
+    #[tokio::test]
     async fn cancelled_mid_stream_stores_nothing() {
         let model = ScriptedModel::new([Reply::CancelMidStream]);
         let (ledger, stop) = run_with(
@@ -1067,8 +1105,10 @@ mod tests {
             let cancel = CancellationToken::new();
             let (_, stop) = rt().block_on(run_with(&model, &tools, config, &cancel));
             prop_assert!(stop.turns <= max_turns);
-            // Every request but a failed or cancelled one added a message.
-            let unanswered = u32::from(matches!(stop.reason, StopReason::Error)
+            // Every request but a failed or cancelled one added a message
+            // (a reply that ended in an error is stored, then stops the run).
+            let unanswered = u32::from((stop.reason == StopReason::Error
+                    && !stop.evidence.starts_with("the model's reply ended with an error"))
                 || (stop.reason == StopReason::Aborted
                     && stop.evidence == "cancelled while the model was replying"));
             prop_assert_eq!(u32::try_from(model.requests()).expect("small"), stop.turns + unanswered);
