@@ -84,6 +84,13 @@ struct RunArgs {
     /// Stop after this many model replies.
     #[arg(long, default_value_t = 100, value_name = "N")]
     max_turns: u32,
+    /// Warn the model after this many identical calls in a row (same tool,
+    /// same arguments).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    loop_warn_after: u32,
+    /// Stop the run (exit 4) after this many identical calls in a row.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    loop_stop_after: u32,
     /// Replace the default system prompt with this file's text.
     #[arg(long, value_name = "FILE")]
     system: Option<PathBuf>,
@@ -222,10 +229,17 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         system.push_str("\n\n");
         system.push_str(extra);
     }
+    if args.loop_warn_after == 0 || args.loop_stop_after == 0 {
+        return Err(UsageError(
+            "--loop-warn-after and --loop-stop-after must be at least 1".into(),
+        )
+        .into());
+    }
     let config = LoopConfig {
         max_turns: args.max_turns,
+        warn_after: args.loop_warn_after,
+        stop_after: args.loop_stop_after,
         system_prompt: system,
-        ..LoopConfig::default()
     };
 
     let cancel = tokio_util::sync::CancellationToken::new();

@@ -656,3 +656,58 @@ fn a_spinner_shows_on_a_terminal_while_the_model_thinks() {
     assert!(output.status.success(), "{screen}");
     assert!(screen.contains("waiting for the model"), "{screen}");
 }
+
+#[test]
+fn loop_detection_thresholds_come_from_flags() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "alpha\n");
+    let turns: Vec<Value> = (1..=4)
+        .map(|n| json!({"tool_calls": [read_call(&format!("c{n}"), "a.txt")]}))
+        .collect();
+    let script = script(&ws, Value::Array(turns));
+    let out = ws
+        .toolhost()
+        .args([
+            "run",
+            "--loop-warn-after",
+            "2",
+            "--loop-stop-after",
+            "3",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(["--script", &script, "go"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(4));
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    let results: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "message" && e["message"]["role"] == "tool_results")
+        .map(|e| &e["message"]["results"][0])
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert!(
+        !results[0]["text"]
+            .as_str()
+            .expect("text")
+            .contains("warning:")
+    );
+    assert!(
+        results[1]["text"]
+            .as_str()
+            .expect("text")
+            .contains("with the same arguments 2 times in a row")
+    );
+    assert_eq!(events.last().expect("end")["stop"]["turns"], 3);
+
+    let err = stderr_of_failure(
+        ws.toolhost()
+            .args(["run", "--loop-stop-after", "0", "--script", &script, "go"]),
+        2,
+    );
+    assert!(err.contains("must be at least 1"), "{err}");
+}
