@@ -215,6 +215,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
 async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result<u8> {
     use crate::agent::{AgentLoop, LoopConfig, StopReason, default_system_prompt};
 
+    if args.loop_warn_after == 0 || args.loop_stop_after == 0 {
+        return Err(UsageError(
+            "--loop-warn-after and --loop-stop-after must be at least 1".into(),
+        )
+        .into());
+    }
     let resolved = config::resolve(&sandbox_args.inputs())?;
     let model = resolve_model(args, &resolved.model)?;
     let prompt = read_prompt(args.prompt.as_deref())?;
@@ -228,12 +234,6 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     if let Some(extra) = &args.append_system {
         system.push_str("\n\n");
         system.push_str(extra);
-    }
-    if args.loop_warn_after == 0 || args.loop_stop_after == 0 {
-        return Err(UsageError(
-            "--loop-warn-after and --loop-stop-after must be at least 1".into(),
-        )
-        .into());
     }
     let config = LoopConfig {
         max_turns: args.max_turns,
@@ -400,11 +400,8 @@ async fn load_resolved(
     }
     let policy = options.policy.clone();
     let sandbox = Sandbox::load(options).await?;
-    let mut warnings = resolved.warnings;
-    warnings.extend(config::unknown_tool_warnings(
-        &policy,
-        sandbox.tools().iter().map(|t| t.name.as_str()),
-    ));
+    let warnings =
+        config::unknown_tool_warnings(&policy, sandbox.tools().iter().map(|t| t.name.as_str()));
     if only_file.is_none() {
         render::load_problems(&sandbox, &warnings);
     }

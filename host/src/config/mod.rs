@@ -73,14 +73,13 @@ pub enum ConfigError {
     ZeroLimit { key: &'static str, origin: String },
 }
 
-/// The resolved configuration of the sandbox, plus warnings for the user.
+/// The resolved configuration: the sandbox's options and the `[model]`
+/// section for `toolhost run`.
 #[derive(Debug)]
 pub struct Resolved {
     pub sandbox: SandboxOptions,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
-    /// Things worth telling the user that do not stop the run.
-    pub warnings: Vec<String>,
     /// The `[model]` section, for `toolhost run`.
     pub model: ModelSection,
 }
@@ -245,7 +244,6 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             policy: Policy { defaults, per_tool },
         },
         config_file,
-        warnings: Vec::new(),
         model: file.model.clone(),
     })
 }
