@@ -5,6 +5,7 @@
 //! - [`config`] turns `toolhost.toml` and flags into the sandbox's options;
 //! - [`agent`] runs the loop: model, tool calls, ledger, stop record;
 //! - [`provider`] assembles a model's streamed reply into one message (no wasm);
+//! - [`transcript`] writes, reads and resumes the JSONL session files;
 //! - [`cli`] is the command line; it is the only module that prints.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -13,3 +14,4 @@ pub mod cli;
 pub mod config;
 pub mod provider;
 pub mod sandbox;
+pub mod transcript;

@@ -6,8 +6,40 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::Execution;
 use super::ledger::Message;
 use super::stop::StopRecord;
+
+/// [`Execution`] as events carry it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ExecutionRecord {
+    pub outcome: String,
+    pub fuel_used: u64,
+    pub peak_memory: u64,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stdout: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub captured_dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl From<Execution> for ExecutionRecord {
+    fn from(execution: Execution) -> Self {
+        ExecutionRecord {
+            outcome: execution.outcome.to_owned(),
+            fuel_used: execution.fuel_used,
+            peak_memory: execution.peak_memory,
+            stdout: execution.stdout,
+            stderr: execution.stderr,
+            captured_dropped: execution.captured_dropped,
+        }
+    }
+}
 
 /// Receives every event, from whichever task emits it (read-only tools run
 /// concurrently), so it must be cheap and must not block.
@@ -45,11 +77,22 @@ pub enum AgentEvent {
         tool: String,
         message: String,
     },
+    /// A tool call ended. `text` is the result as the model sees it (before
+    /// any loop-detection warning); the other fields are for transcripts.
     ToolExecutionEnd {
         call_id: String,
         tool: String,
         is_error: bool,
         duration_ms: u64,
+        text: String,
+        /// Bytes of the whole result, before it was cut to the model budget.
+        output_bytes: u64,
+        /// Where the whole result was saved when it was cut.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        saved_to: Option<String>,
+        /// What the sandbox measured (absent for runners that measure nothing).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        execution: Option<ExecutionRecord>,
     },
     /// The turn begun by the last `turn_start` is over.
     TurnEnd {

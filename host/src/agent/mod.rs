@@ -10,6 +10,7 @@
 
 mod events;
 mod ledger;
+mod long_output;
 mod loop_detect;
 mod prompt;
 mod run;
@@ -20,8 +21,9 @@ use std::future::Future;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use events::{AgentEvent, EventSink};
+pub use events::{AgentEvent, EventSink, ExecutionRecord};
 pub use ledger::{CallRef, Message, ToolResultEntry, tool_calls};
+pub use long_output::{DEFAULT_RESULT_BUDGET, ResultBudget};
 pub use loop_detect::{Fingerprint, LoopDetector, Verdict, canonical};
 pub use prompt::default_system_prompt;
 pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED};
@@ -37,6 +39,61 @@ use crate::sandbox::{CallOptions, ProgressSink, Sandbox};
 pub struct ToolResult {
     pub text: String,
     pub is_error: bool,
+    /// What the runner measured, for transcripts; `None` from runners that
+    /// measure nothing (test doubles).
+    pub execution: Option<Execution>,
+}
+
+impl ToolResult {
+    /// A result with no measurements.
+    pub fn new(text: impl Into<String>, is_error: bool) -> Self {
+        ToolResult {
+            text: text.into(),
+            is_error,
+            execution: None,
+        }
+    }
+}
+
+/// How a sandboxed call went, beyond its text: the session file records it,
+/// the model never sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Execution {
+    /// `ok` or the fault's kind (`out_of_fuel`, `timeout`, `denied`, ...).
+    pub outcome: &'static str,
+    pub fuel_used: u64,
+    pub peak_memory: u64,
+    /// The plugin's stdout and stderr (lossy UTF-8), each cut to
+    /// [`Execution::CAPTURE_KEPT`] bytes.
+    pub stdout: String,
+    pub stderr: String,
+    /// Bytes of stdout/stderr not kept (over the sandbox's capture limit or
+    /// [`Execution::CAPTURE_KEPT`]).
+    pub captured_dropped: u64,
+}
+
+impl Execution {
+    /// Bytes of each of stdout and stderr kept per call.
+    pub const CAPTURE_KEPT: usize = 8 * 1024;
+
+    fn from_report(report: &crate::sandbox::CallReport) -> Self {
+        let mut dropped = report.captured.dropped;
+        let mut keep = |bytes: &[u8]| {
+            let kept = bytes.len().min(Self::CAPTURE_KEPT);
+            dropped += (bytes.len() - kept) as u64;
+            String::from_utf8_lossy(&bytes[..kept]).into_owned()
+        };
+        let stdout = keep(&report.captured.stdout);
+        let stderr = keep(&report.captured.stderr);
+        Execution {
+            outcome: report.outcome.kind(),
+            fuel_used: report.stats.fuel_used,
+            peak_memory: report.stats.peak_memory,
+            stdout,
+            stderr,
+            captured_dropped: dropped,
+        }
+    }
 }
 
 /// Why the model produced no message. Retrying transient failures is the
@@ -157,6 +214,7 @@ impl ToolRunner for Sandbox {
         ToolResult {
             text: report.outcome.model_text(name),
             is_error: report.outcome.is_error(),
+            execution: Some(Execution::from_report(&report)),
         }
     }
 }
@@ -211,9 +269,14 @@ mod tests {
         .await;
         assert!(!ok.is_error, "{}", ok.text);
         assert!(ok.text.contains("hello"), "{}", ok.text);
+        let execution = ok.execution.expect("the sandbox measures its calls");
+        assert_eq!(execution.outcome, "ok");
+        assert!(execution.fuel_used > 0);
+        assert!(execution.peak_memory > 0);
 
         let unknown = ToolRunner::call(&sandbox, "rm", &json!({}), &cancel, None).await;
         assert!(unknown.is_error);
+        assert_eq!(unknown.execution.map(|e| e.outcome), Some("unknown_tool"));
         assert!(
             unknown
                 .text

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, EventSink};
 use super::ledger::{Message, ToolResultEntry, tool_calls};
+use super::long_output::ResultBudget;
 use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
 use super::stop::{StopReason, StopRecord};
 use super::{ModelClient, ToolResult, ToolRunner};
@@ -44,6 +45,9 @@ pub struct LoopConfig {
     pub stop_after: u32,
     /// Sent with every request. Default empty.
     pub system_prompt: String,
+    /// Cuts long results to head + tail and saves the whole text. Default
+    /// `None`: results reach the model whole.
+    pub result_budget: Option<ResultBudget>,
 }
 
 impl Default for LoopConfig {
@@ -53,6 +57,7 @@ impl Default for LoopConfig {
             warn_after: 3,
             stop_after: 5,
             system_prompt: String::new(),
+            result_budget: None,
         }
     }
 }
@@ -322,15 +327,27 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 });
             forward
         });
-        let result = self
+        let mut result = self
             .tools
             .call(&call.name, arguments, cancel, progress)
             .await;
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let output_bytes = result.text.len() as u64;
+        let mut saved_to = None;
+        if let Some(budget) = &self.config.result_budget {
+            let fitted = budget.fit(std::mem::take(&mut result.text), &call.id);
+            result.text = fitted.text;
+            saved_to = fitted.saved_to;
+        }
         self.emit(AgentEvent::ToolExecutionEnd {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             is_error: result.is_error,
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            duration_ms,
+            text: result.text.clone(),
+            output_bytes,
+            saved_to,
+            execution: result.execution.take().map(Into::into),
         });
         Some(result)
     }
@@ -379,10 +396,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
 }
 
 fn error_result(text: &str) -> ToolResult {
-    ToolResult {
-        text: text.to_owned(),
-        is_error: true,
-    }
+    ToolResult::new(text, true)
 }
 
 #[cfg(test)]
@@ -551,10 +565,7 @@ mod tests {
             if cancelled {
                 return error_result("cancelled");
             }
-            ToolResult {
-                text: format!("{name}:{arguments}"),
-                is_error: tool.is_error,
-            }
+            ToolResult::new(format!("{name}:{arguments}"), tool.is_error)
         }
     }
 

@@ -5,6 +5,7 @@ mod render;
 
 use std::io::Read as _;
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
@@ -12,6 +13,8 @@ use clap::{Args, Parser, Subcommand};
 use crate::config::{self, ConfigInputs};
 use crate::provider::Model;
 use crate::sandbox::{CallOptions, Sandbox};
+use crate::transcript::show::Summary;
+use crate::transcript::{SessionFile, SessionStore, SessionWriter};
 
 /// Exit codes, in one place (DESIGN.md section 6).
 pub mod exit {
@@ -62,6 +65,29 @@ enum Command {
     /// Work with plugin files.
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// List the recorded sessions, newest first, or show one.
+    Sessions(SessionsArgs),
+}
+
+#[derive(Debug, Args)]
+struct SessionsArgs {
+    #[command(subcommand)]
+    command: Option<SessionsCommand>,
+    /// Where the session files are [default: <workspace>/.toolhost/sessions].
+    #[arg(long, global = true, value_name = "DIR")]
+    session_dir: Option<PathBuf>,
+    /// Print the list as JSON (an array of summaries).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionsCommand {
+    /// Print one session: one line per model step and per tool call.
+    Show {
+        /// A session id, a unique prefix of one, or `last`.
+        id: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -100,6 +126,20 @@ struct RunArgs {
     /// How to print the run.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     output_format: OutputFormat,
+    /// Continue a recorded session with a new prompt: `last`, or an id from
+    /// `toolhost sessions`.
+    #[arg(long, value_name = "ID|last")]
+    resume: Option<String>,
+    /// Do not record this run in a session file.
+    #[arg(long)]
+    no_session: bool,
+    /// Where session files go [default: <workspace>/.toolhost/sessions].
+    #[arg(long, value_name = "DIR")]
+    session_dir: Option<PathBuf>,
+    /// A tool result longer than this many KiB reaches the model as its
+    /// head and tail; the whole text is saved in .toolhost/outputs.
+    #[arg(long, default_value_t = 30, value_name = "KIB")]
+    result_budget: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -207,13 +247,39 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
             let sandbox = load_sandbox(&cli.sandbox, Some(file)).await?;
             render::plugin_check(&sandbox, file)
         }
+        Command::Sessions(args) => {
+            let store = session_store(args.session_dir.as_ref(), &cli.sandbox.workspace);
+            match &args.command {
+                None => {
+                    let mut sessions = Vec::new();
+                    for path in store.list()? {
+                        sessions.push(SessionFile::read(&path).map(|file| Summary::of(&file)));
+                    }
+                    render::sessions(store.dir(), &sessions, args.json)?;
+                }
+                Some(SessionsCommand::Show { id }) => {
+                    let file = SessionFile::read(&store.find(id)?)?;
+                    render::session(&file)?;
+                }
+            }
+            Ok(exit::OK)
+        }
     }
 }
 
-/// `toolhost run`: resolve the model, load the tools, run the loop, print,
-/// and map the stop reason to the exit code.
+/// The session directory: `--session-dir`, else the workspace's.
+fn session_store(dir: Option<&PathBuf>, workspace: &std::path::Path) -> SessionStore {
+    match dir {
+        Some(dir) => SessionStore::new(dir.clone()),
+        None => SessionStore::in_workspace(workspace),
+    }
+}
+
+/// `toolhost run`: resolve the model, load the tools, open the session
+/// file (new, or the one resumed), run the loop, print, and map the stop
+/// reason to the exit code.
 async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result<u8> {
-    use crate::agent::{AgentLoop, LoopConfig, StopReason, default_system_prompt};
+    use crate::agent::{AgentLoop, LoopConfig, ResultBudget, StopReason, default_system_prompt};
 
     if args.loop_warn_after == 0 || args.loop_stop_after == 0 {
         return Err(UsageError(
@@ -221,8 +287,37 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         )
         .into());
     }
+    if args.result_budget == 0 {
+        return Err(UsageError("--result-budget must be at least 1 (KiB)".into()).into());
+    }
     let resolved = config::resolve(&sandbox_args.inputs())?;
-    let model = resolve_model(args, &resolved.model)?;
+    let workspace = resolved.sandbox.workspace.clone();
+    let store = session_store(args.session_dir.as_ref(), &workspace);
+    let resumed = match &args.resume {
+        Some(which) => Some(SessionFile::read(&store.find(which)?)?),
+        None => None,
+    };
+    if let Some(file) = &resumed {
+        render::warnings(&file.warnings);
+    }
+    // Retries happen inside the model client, which exists before the
+    // session file does.
+    let session: Arc<OnceLock<Arc<SessionWriter>>> = Arc::default();
+    let on_retry: crate::provider::http::RetryObserver = {
+        let (session, notify) = (Arc::clone(&session), render::retry_notice());
+        Arc::new(move |notice| {
+            notify(notice);
+            if let Some(writer) = session.get() {
+                writer.retry(notice);
+            }
+        })
+    };
+    let model = resolve_model(
+        args,
+        &resolved.model,
+        resumed.as_ref().map(SessionFile::last_start),
+        on_retry,
+    )?;
     let prompt = read_prompt(args.prompt.as_deref())?;
 
     let sandbox = load_resolved(resolved, None).await?;
@@ -240,15 +335,60 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         warn_after: args.loop_warn_after,
         stop_after: args.loop_stop_after,
         system_prompt: system,
+        result_budget: Some(ResultBudget {
+            max_bytes: args.result_budget as usize * 1024,
+            save_dir: workspace.join(OUTPUTS_DIR),
+            save_dir_for_model: OUTPUTS_DIR.into(),
+        }),
     };
+
+    let mut ledger = Vec::new();
+    let start = session_start(&model, &sandbox, &config);
+    let writer = if args.no_session {
+        None
+    } else {
+        let opened = match &resumed {
+            Some(file) => store.resume(file, start),
+            None => store.create(start),
+        };
+        let writer = opened.map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write the session file: {e} (pass --no-session to run without one)"
+            )
+        })?;
+        Some(Arc::new(writer))
+    };
+    if let Some(file) = &resumed {
+        let resume = file.resume();
+        ledger = resume.ledger;
+        if let Some(results) = resume.recovered {
+            render::recovered(&results);
+            if let Some(writer) = &writer {
+                writer.recovered(results.clone());
+            }
+            ledger.push(results);
+        }
+    }
 
     let cancel = tokio_util::sync::CancellationToken::new();
     spawn_ctrl_c_handler(cancel.clone());
     let renderer = render::RunRenderer::new(args.output_format);
-    let agent = AgentLoop::new(model, &sandbox, config).with_events(renderer.sink());
-    let mut ledger = Vec::new();
+    let sink = match &writer {
+        Some(writer) => {
+            let _ = session.set(Arc::clone(writer));
+            let (record, show) = (writer.sink(), renderer.sink());
+            let both: crate::agent::EventSink = Arc::new(move |event| {
+                // On disk first: a tool's start is recorded before it runs.
+                record(event);
+                show(event);
+            });
+            both
+        }
+        None => renderer.sink(),
+    };
+    let agent = AgentLoop::new(model, &sandbox, config).with_events(sink);
     let stop = agent.run(&mut ledger, prompt, &cancel).await;
-    renderer.finish(&ledger, &stop)?;
+    renderer.finish(&ledger, &stop, writer.as_deref())?;
     Ok(match stop.reason {
         StopReason::Completed => exit::OK,
         StopReason::Error => exit::ERROR,
@@ -258,10 +398,79 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     })
 }
 
-/// Picks the model: flags, then `[model]` in toolhost.toml, then the
-/// environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`).
-/// `--script` alone means the scripted model.
-fn resolve_model(args: &RunArgs, section: &config::ModelSection) -> anyhow::Result<Model> {
+/// Where cut results are saved in full, relative to the workspace (so the
+/// model can read them with `read_file`).
+const OUTPUTS_DIR: &str = ".toolhost/outputs";
+
+/// The first line of a run's session record: versions, model, tools with
+/// their plugin hashes, grants and limits.
+fn session_start(
+    model: &Model,
+    sandbox: &Sandbox,
+    config: &crate::agent::LoopConfig,
+) -> crate::transcript::SessionStart {
+    use crate::transcript::record::{GrantInfo, LimitsInfo, ToolInfo};
+    let (provider, name, base_url) = model.describe();
+    let tools = sandbox
+        .tools()
+        .iter()
+        .map(|tool| {
+            let limits = &tool.policy.limits;
+            ToolInfo {
+                name: tool.name.clone(),
+                plugin: tool.plugin.to_string(),
+                plugin_sha256: tool.plugin_sha256.clone(),
+                read_only: tool.read_only,
+                grants: tool
+                    .policy
+                    .grants
+                    .iter()
+                    .map(|grant| GrantInfo {
+                        path: grant.guest_path.clone(),
+                        access: if grant.writable {
+                            "read-write"
+                        } else {
+                            "read-only"
+                        }
+                        .into(),
+                    })
+                    .collect(),
+                limits: LimitsInfo {
+                    fuel: limits.fuel,
+                    timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
+                    memory_bytes: limits.memory,
+                    output_bytes: limits.output as u64,
+                },
+            }
+        })
+        .collect();
+    crate::transcript::SessionStart {
+        format: crate::transcript::FORMAT_VERSION,
+        id: String::new(),
+        at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        toolhost: env!("CARGO_PKG_VERSION").into(),
+        resumed: false,
+        workspace: sandbox.workspace().display().to_string(),
+        provider: provider.into(),
+        model: name.map(str::to_owned),
+        base_url: base_url.map(str::to_owned),
+        system_prompt: config.system_prompt.clone(),
+        max_turns: config.max_turns,
+        result_budget_bytes: config.result_budget.as_ref().map(|b| b.max_bytes as u64),
+        tools,
+    }
+}
+
+/// Picks the model: flags, then `[model]` in toolhost.toml, then (when
+/// resuming) the session's last provider and model, then the environment
+/// (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`). `--script`
+/// alone means the scripted model.
+fn resolve_model(
+    args: &RunArgs,
+    section: &config::ModelSection,
+    resumed: Option<&crate::transcript::SessionStart>,
+    on_retry: crate::provider::http::RetryObserver,
+) -> anyhow::Result<Model> {
     use crate::provider::http::HttpOptions;
     use crate::provider::scripted::ScriptedModel;
     use crate::provider::{anthropic, openai};
@@ -278,15 +487,26 @@ fn resolve_model(args: &RunArgs, section: &config::ModelSection) -> anyhow::Resu
             .into());
         }
     };
+    // A resumed session's model, unless flags or config name one. A scripted
+    // session is not picked up: its script is not part of the session.
+    let from_session = resumed.filter(|_| args.provider.is_none() && from_config.is_none());
+    let session_kind = from_session.and_then(|start| match start.provider.as_str() {
+        "openai" => Some(ProviderKind::Openai),
+        "anthropic" => Some(ProviderKind::Anthropic),
+        _ => None,
+    });
     let kind = args
         .provider
         .or(from_config)
-        .or(args.script.as_ref().map(|_| ProviderKind::Scripted));
+        .or(args.script.as_ref().map(|_| ProviderKind::Scripted))
+        .or(session_kind);
+    let from_session = from_session.filter(|_| session_kind.is_some() && kind == session_kind);
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let name = || {
         args.model
             .clone()
             .or_else(|| section.name.clone())
+            .or_else(|| from_session.and_then(|start| start.model.clone()))
             .ok_or_else(|| {
                 UsageError(
                 "no model name: pass --model NAME (e.g. gpt-4o, claude-sonnet-4-5, qwen2.5-coder) \
@@ -295,7 +515,11 @@ fn resolve_model(args: &RunArgs, section: &config::ModelSection) -> anyhow::Resu
             )
             })
     };
-    let base_url = args.base_url.clone().or_else(|| section.base_url.clone());
+    let base_url = args
+        .base_url
+        .clone()
+        .or_else(|| section.base_url.clone())
+        .or_else(|| from_session.and_then(|start| start.base_url.clone()));
     Ok(match kind {
         Some(ProviderKind::Scripted) => {
             let script = args.script.as_ref().ok_or_else(|| {
@@ -313,14 +537,14 @@ fn resolve_model(args: &RunArgs, section: &config::ModelSection) -> anyhow::Resu
                     .unwrap_or_else(|| openai::DEFAULT_BASE_URL.into()),
             );
             http.api_key = env(openai::API_KEY_ENV);
-            http.on_retry = Some(render::retry_notice());
+            http.on_retry = Some(on_retry.clone());
             Model::OpenAi(openai::OpenAiClient::new(http, name()?)?)
         }
         Some(ProviderKind::Anthropic) => {
             let mut http =
                 HttpOptions::new(base_url.unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.into()));
             http.api_key = env(anthropic::API_KEY_ENV);
-            http.on_retry = Some(render::retry_notice());
+            http.on_retry = Some(on_retry.clone());
             Model::Anthropic(anthropic::AnthropicClient::new(http, name()?)?)
         }
         None => {

@@ -11,6 +11,8 @@ use serde_json::json;
 use super::{OutputFormat, exit};
 use crate::agent::{AgentEvent, EventSink, Message, StopReason, StopRecord};
 use crate::sandbox::{CallReport, Grant, Limits, Sandbox, Tool, ToolOutcome};
+use crate::transcript::show::{self, Summary};
+use crate::transcript::{SessionFile, SessionWriter, TranscriptError};
 
 /// Tells the user (on stderr) that a model request failed and will be
 /// retried; the model never sees retries.
@@ -76,8 +78,29 @@ impl RunRenderer {
         })
     }
 
-    /// The end of the run: the JSON object, or a line saying why it stopped.
-    pub(super) fn finish(&self, ledger: &[Message], stop: &StopRecord) -> io::Result<()> {
+    /// The end of the run: the JSON object, or a line saying why it stopped
+    /// and where the session was recorded.
+    pub(super) fn finish(
+        &self,
+        ledger: &[Message],
+        stop: &StopRecord,
+        session: Option<&SessionWriter>,
+    ) -> io::Result<()> {
+        if let Some(error) = session.and_then(SessionWriter::error) {
+            eprintln!(
+                "warning: the session file `{}` is incomplete: writing it failed: {error}",
+                session
+                    .map(|s| s.path().display().to_string())
+                    .unwrap_or_default()
+            );
+        }
+        if let (OutputFormat::Text, Some(session)) = (self.format, session) {
+            eprintln!(
+                "session {} (continue it with `toolhost run --resume {} \"...\"`)",
+                session.id(),
+                session.id()
+            );
+        }
         match self.format {
             OutputFormat::Json => {
                 let assistants = ledger.iter().filter_map(|m| match m {
@@ -95,6 +118,7 @@ impl RunRenderer {
                 }
                 let doc = json!({
                     "final_text": final_text,
+                    "session": session.map(|s| json!({"id": s.id(), "path": s.path()})),
                     "stop": stop,
                     "turns": stop.turns,
                     "usage": {"input_tokens": input, "output_tokens": output},
@@ -229,6 +253,93 @@ fn short(text: &str, max: usize) -> String {
         Some((at, _)) => format!("{}...", &text[..at]),
         None => text.to_string(),
     }
+}
+
+/// Prints each warning to stderr.
+pub(super) fn warnings(warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// Tells the user which calls of the resumed session had no result and
+/// what the model will be told instead.
+pub(super) fn recovered(results: &Message) {
+    if let Message::ToolResults { results } = results {
+        for result in results {
+            eprintln!(
+                "resuming: call {} ({}) has no recorded result; the model is told: {}",
+                result.call_id,
+                result.tool,
+                short(&result.text, 120)
+            );
+        }
+    }
+}
+
+/// `toolhost sessions`: newest first; an unreadable file is listed with
+/// the reason rather than hiding the others.
+pub(super) fn sessions(
+    dir: &Path,
+    sessions: &[Result<Summary, TranscriptError>],
+    as_json: bool,
+) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    if as_json {
+        let list: Vec<_> = sessions
+            .iter()
+            .map(|s| match s {
+                Ok(summary) => json!(summary),
+                Err(error) => json!({"error": error.to_string()}),
+            })
+            .collect();
+        return ignore_broken_pipe(writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&list).unwrap_or_default()
+        ));
+    }
+    if sessions.is_empty() {
+        eprintln!(
+            "no sessions in `{}` yet: each `toolhost run` writes one there",
+            dir.display()
+        );
+        return Ok(());
+    }
+    let result = writeln!(
+        out,
+        "{:<22} {:<19} {:>5}  {:<13} PROMPT",
+        "ID", "STARTED (UTC)", "TURNS", "STOP"
+    );
+    ignore_broken_pipe(result)?;
+    for session in sessions {
+        let line = match session {
+            Ok(s) => format!(
+                "{:<22} {:<19} {:>5}  {:<13} {}",
+                s.id,
+                s.started_at
+                    .get(..19)
+                    .unwrap_or(&s.started_at)
+                    .replace('T', " "),
+                s.turns,
+                s.stop
+                    .map_or_else(|| "(none: died)".into(), show::reason_name),
+                short(&s.first_prompt, 60)
+            ),
+            Err(error) => format!("unreadable: {error}"),
+        };
+        ignore_broken_pipe(writeln!(out, "{line}"))?;
+    }
+    Ok(())
+}
+
+/// `toolhost sessions show ID`.
+pub(super) fn session(file: &SessionFile) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    for line in show::lines(file) {
+        ignore_broken_pipe(writeln!(out, "{line}"))?;
+    }
+    Ok(())
 }
 
 /// Prints warnings and skipped plugins to stderr.

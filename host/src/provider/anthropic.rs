@@ -446,6 +446,16 @@ pub struct AnthropicClient {
 }
 
 impl AnthropicClient {
+    /// The model requests name.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The API root requests go to.
+    pub fn base_url(&self) -> &str {
+        self.http.base_url()
+    }
+
     /// A client for `model`; the key, if any, goes in `x-api-key`.
     pub fn new(http: HttpOptions, model: impl Into<String>) -> Result<Self, ProviderError> {
         let model = model.into();

@@ -136,6 +136,11 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
+    /// The API root requests go to.
+    pub fn base_url(&self) -> &str {
+        &self.options.base_url
+    }
+
     /// A client for `provider`. `key_env` and `model` are only named in
     /// errors (401/403 and 404), so the user knows what to fix.
     pub fn new(

@@ -34,6 +34,18 @@ pub enum Model {
 }
 
 impl Model {
+    /// The wire API (`openai`, `anthropic`, `scripted`), the model name and
+    /// the base URL, for transcripts.
+    pub fn describe(&self) -> (&'static str, Option<&str>, Option<&str>) {
+        match self {
+            Model::OpenAi(client) => ("openai", Some(client.model()), Some(client.base_url())),
+            Model::Anthropic(client) => {
+                ("anthropic", Some(client.model()), Some(client.base_url()))
+            }
+            Model::Scripted(_) => ("scripted", None, None),
+        }
+    }
+
     /// The next assistant message for `history`; `Ok(None)` when `cancel`
     /// fired before it was complete.
     pub async fn next(

@@ -438,6 +438,16 @@ pub struct OpenAiClient {
 }
 
 impl OpenAiClient {
+    /// The model requests name.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The API root requests go to.
+    pub fn base_url(&self) -> &str {
+        self.http.base_url()
+    }
+
     /// A client for `model`; the key, if any, goes in `Authorization: Bearer`.
     pub fn new(http: HttpOptions, model: impl Into<String>) -> Result<Self, ProviderError> {
         let model = model.into();

@@ -6,4 +6,5 @@ mod plugins;
 mod provider_http;
 mod providers;
 mod run;
+mod sessions;
 mod standard_tools;

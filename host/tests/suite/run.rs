@@ -349,7 +349,7 @@ fn the_offline_demo_runs_recovers_from_a_denied_edit_and_completes() {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(super) fn copy_dir(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).expect("read demo dir") {
         let entry = entry.expect("entry");
         let target = to.join(entry.file_name());
@@ -364,13 +364,13 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// A one-thread HTTP/1.1 server on 127.0.0.1 that answers each request with
 /// the next canned SSE body and records the request bodies.
-struct MockModel {
-    url: String,
+pub(super) struct MockModel {
+    pub(super) url: String,
     requests: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
 }
 
 impl MockModel {
-    fn start(bodies: Vec<String>) -> MockModel {
+    pub(super) fn start(bodies: Vec<String>) -> MockModel {
         MockModel::start_slow(bodies, Duration::ZERO)
     }
 
@@ -423,12 +423,12 @@ impl MockModel {
         MockModel { url, requests }
     }
 
-    fn requests(&self) -> Vec<(String, Value)> {
+    pub(super) fn requests(&self) -> Vec<(String, Value)> {
         self.requests.lock().expect("lock").clone()
     }
 }
 
-fn fixture_stream(name: &str) -> String {
+pub(super) fn fixture_stream(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/providers")
         .join(format!("{name}.sse"));

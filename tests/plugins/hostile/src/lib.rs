@@ -21,6 +21,11 @@ const TOOLS: &[(&str, &str)] = &[
     ),
     ("read_path", "Read the file at `path` and return it."),
     (
+        "append_then_sleep",
+        "Append a line to the file at `path`, then sleep `ms` milliseconds \
+         (a slow write, for crash tests).",
+    ),
+    (
         "write_path",
         "Write `pwned` to the file at `path`, creating it.",
     ),
@@ -75,6 +80,17 @@ impl Guest for Hostile {
             "sleep" => {
                 std::thread::sleep(std::time::Duration::from_millis(num_arg("ms")));
                 Ok("woke up".into())
+            }
+            "append_then_sleep" => {
+                let mut file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(str_arg("path"))
+                    .map_err(failed)?;
+                file.write_all(b"ran\n").map_err(failed)?;
+                drop(file);
+                std::thread::sleep(std::time::Duration::from_millis(num_arg("ms")));
+                Ok("appended and slept".into())
             }
             "read_path" => std::fs::read_to_string(str_arg("path")).map_err(failed),
             "write_path" => std::fs::write(str_arg("path"), "pwned")

@@ -1,0 +1,192 @@
+//! Session files (DESIGN.md section 6): every run appends its events to a
+//! JSONL file as they happen, so a run can be audited, listed, shown and
+//! resumed, and a killed process loses nothing it had recorded.
+//!
+//! - [`record`] is the file format (versioned, documented in the README);
+//! - [`SessionWriter`] appends records, one whole line per event;
+//! - [`SessionFile`] reads a file back and rebuilds the ledger for resume;
+//! - [`SessionStore`] is the directory: new ids, `last`, listing;
+//! - [`show`] turns a file into the lines of `toolhost sessions`.
+//!
+//! It records the agent's events and knows nothing of HTTP or wasm.
+
+mod reader;
+pub mod record;
+pub mod show;
+mod writer;
+
+use std::path::{Path, PathBuf};
+
+pub use reader::{NO_RESULT_RECORDED, NOT_STARTED, Resume, SessionFile};
+pub use record::{FORMAT_VERSION, SessionStart};
+pub use writer::SessionWriter;
+
+/// Where sessions live when no `--session-dir` is given, relative to the
+/// workspace.
+pub const DEFAULT_SESSION_DIR: &str = ".toolhost/sessions";
+
+/// A session that cannot be found or read, naming the file and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscriptError {
+    #[error("no sessions in `{}` yet: each `toolhost run` writes one there", .dir.display())]
+    NoSessions { dir: PathBuf },
+    #[error("no session `{id}` in `{}`: `toolhost sessions` lists them", .dir.display())]
+    NotFound { id: String, dir: PathBuf },
+    #[error("`{id}` matches {} sessions ({}): give more of the id", .matches.len(), .matches.join(", "))]
+    Ambiguous { id: String, matches: Vec<String> },
+    #[error("reading `{}`: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "`{}` was written by a newer toolhost (session format {found}; this one reads up to \
+         format {FORMAT_VERSION}): upgrade toolhost to resume or show it",
+        .path.display()
+    )]
+    NewerFormat { path: PathBuf, found: u64 },
+    #[error(
+        "line {line} of `{}` is not a session event ({reason}); the file was changed by \
+         something other than toolhost: repair or delete that line",
+        .path.display()
+    )]
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    #[error("`{}` is not a toolhost session file (it does not start with a session_start event)", .path.display())]
+    NotASession { path: PathBuf },
+}
+
+/// A directory of session files, `<id>.jsonl` each.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    dir: PathBuf,
+}
+
+impl SessionStore {
+    pub fn new(dir: PathBuf) -> Self {
+        SessionStore { dir }
+    }
+
+    /// `<workspace>/.toolhost/sessions`.
+    pub fn in_workspace(workspace: &Path) -> Self {
+        SessionStore::new(workspace.join(DEFAULT_SESSION_DIR))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Starts a new session file with a fresh id (sortable by time) and
+    /// writes `start` as its first line. The directory is created private
+    /// (sessions hold prompts and tool output).
+    pub fn create(&self, mut start: SessionStart) -> std::io::Result<SessionWriter> {
+        create_private_dir(&self.dir)?;
+        let stamp: String = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+            .to_string()
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect();
+        let (date, time) = stamp.split_at(8.min(stamp.len()));
+        loop {
+            start.id = format!("{date}-{time}-{:04x}", fastrand::u16(..));
+            let path = self.dir.join(format!("{}.jsonl", start.id));
+            match SessionWriter::create(path, &start) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                other => return other.map_err(|e| with_path(e, &self.dir)),
+            }
+        }
+    }
+
+    /// Continues `session`: appends `start` (marked resumed, with the
+    /// session's id) after its last complete record.
+    pub fn resume(
+        &self,
+        session: &SessionFile,
+        mut start: SessionStart,
+    ) -> std::io::Result<SessionWriter> {
+        start.id = session.first_start().id.clone();
+        start.resumed = true;
+        SessionWriter::append(session, &start).map_err(|e| with_path(e, &session.path))
+    }
+
+    /// The file for `which`: `last` (the most recently written session), an
+    /// id, or a unique prefix of one.
+    pub fn find(&self, which: &str) -> Result<PathBuf, TranscriptError> {
+        let files = self.list()?;
+        if which == "last" {
+            return files.into_iter().next().ok_or(TranscriptError::NoSessions {
+                dir: self.dir.clone(),
+            });
+        }
+        let exact = self.dir.join(format!("{which}.jsonl"));
+        if exact.is_file() {
+            return Ok(exact);
+        }
+        let mut matches: Vec<PathBuf> = files
+            .into_iter()
+            .filter(|path| id_of(path).starts_with(which))
+            .collect();
+        match matches.len() {
+            1 => Ok(matches.remove(0)),
+            0 => Err(TranscriptError::NotFound {
+                id: which.to_owned(),
+                dir: self.dir.clone(),
+            }),
+            _ => Err(TranscriptError::Ambiguous {
+                id: which.to_owned(),
+                matches: matches.iter().map(|p| id_of(p)).collect(),
+            }),
+        }
+    }
+
+    /// Every session file, most recently written first. A missing
+    /// directory is an empty list.
+    pub fn list(&self) -> Result<Vec<PathBuf>, TranscriptError> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(TranscriptError::Io {
+                    path: self.dir.clone(),
+                    source,
+                });
+            }
+        };
+        let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+            .map(|path| {
+                let modified = path
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .unwrap_or(std::time::UNIX_EPOCH);
+                (modified, path)
+            })
+            .collect();
+        files.sort_by(|a, b| b.cmp(a));
+        Ok(files.into_iter().map(|(_, path)| path).collect())
+    }
+}
+
+/// The id of a session file: its name without `.jsonl`.
+pub fn id_of(path: &Path) -> String {
+    path.file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|e| with_path(e, dir))
+}
+
+fn with_path(error: std::io::Error, path: &Path) -> std::io::Error {
+    std::io::Error::new(error.kind(), format!("`{}`: {error}", path.display()))
+}

@@ -1,0 +1,378 @@
+//! Reads a session file back: checks its format version, tolerates the
+//! partial last line a crash leaves, and rebuilds the ledger for `--resume`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::TranscriptError;
+use super::record::{FORMAT_VERSION, Record, SessionStart};
+use crate::agent::{Message, ToolResultEntry, tool_calls};
+
+/// The result of a call that started but has no recorded end: the process
+/// died while it ran.
+pub const NO_RESULT_RECORDED: &str = "(no result recorded: the run stopped before this call \
+     finished; it may or may not have taken effect)";
+
+/// The result of a call that had not started when the process died (its
+/// start is written before the tool runs, so it certainly did not run).
+pub const NOT_STARTED: &str = "(not executed: the run stopped before this call started)";
+
+/// A session file, read.
+#[derive(Debug, Clone)]
+pub struct SessionFile {
+    pub path: PathBuf,
+    /// Every complete record, in order.
+    pub records: Vec<Record>,
+    /// Problems that did not stop the read (a partial last line).
+    pub warnings: Vec<String>,
+    /// Bytes of the file up to the end of the last complete record; a
+    /// resumed run appends from here.
+    pub valid_len: u64,
+    /// The last complete record lacks its newline (the crash cut only
+    /// that); a resumed run writes one first.
+    pub missing_newline: bool,
+}
+
+/// What `--resume` continues from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resume {
+    /// The conversation so far, ending with whole exchanges.
+    pub ledger: Vec<Message>,
+    /// Results for the calls of the last reply that have none (the process
+    /// died while they ran); to be recorded and appended to the ledger.
+    pub recovered: Option<Message>,
+}
+
+impl SessionFile {
+    /// Reads and checks `path`.
+    pub fn read(path: &Path) -> Result<SessionFile, TranscriptError> {
+        let bytes = std::fs::read(path).map_err(|source| TranscriptError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut records = Vec::new();
+        let mut warnings = Vec::new();
+        let mut valid_len = 0;
+        let mut start = 0;
+        let mut number = 0;
+        while start < bytes.len() {
+            number += 1;
+            let (line, end, complete) = match bytes[start..].iter().position(|&b| b == b'\n') {
+                Some(at) => (&bytes[start..start + at], start + at + 1, true),
+                None => (&bytes[start..], bytes.len(), false),
+            };
+            if line.iter().all(u8::is_ascii_whitespace) {
+                start = end;
+                if complete {
+                    valid_len = end as u64;
+                }
+                continue;
+            }
+            match parse_line(path, number, line) {
+                Ok(record) => {
+                    if records.is_empty() && !matches!(record, Record::SessionStart(_)) {
+                        return Err(TranscriptError::NotASession {
+                            path: path.to_path_buf(),
+                        });
+                    }
+                    records.push(record);
+                    // A complete record missing only its newline is kept; the
+                    // next writer starts a new line after it.
+                    valid_len = end as u64;
+                }
+                Err(TranscriptError::Corrupt { reason, .. }) if !complete => {
+                    warnings.push(format!(
+                        "ignored the last line of `{}` ({} bytes, cut off mid-write when the run \
+                         was killed: {reason})",
+                        path.display(),
+                        line.len()
+                    ));
+                }
+                Err(error) => return Err(error),
+            }
+            start = end;
+        }
+        if records.is_empty() {
+            return Err(TranscriptError::NotASession {
+                path: path.to_path_buf(),
+            });
+        }
+        let missing_newline = valid_len > 0 && bytes[valid_len as usize - 1] != b'\n';
+        Ok(SessionFile {
+            path: path.to_path_buf(),
+            records,
+            warnings,
+            valid_len,
+            missing_newline,
+        })
+    }
+
+    /// The first `session_start` (the session's own id and time).
+    pub fn first_start(&self) -> &SessionStart {
+        match self.records.first() {
+            Some(Record::SessionStart(start)) => start,
+            // `read` refuses files that do not begin with one.
+            _ => unreachable!("a session file starts with session_start"),
+        }
+    }
+
+    /// The last `session_start` (the model and tools most recently used).
+    pub fn last_start(&self) -> &SessionStart {
+        self.records
+            .iter()
+            .rev()
+            .find_map(|record| match record {
+                Record::SessionStart(start) => Some(start),
+                _ => None,
+            })
+            .unwrap_or_else(|| self.first_start())
+    }
+
+    /// The ledger to continue from. The last reply's calls that have no
+    /// result get one: the recorded end if the call finished (the batch's
+    /// results message was not written yet), [`NO_RESULT_RECORDED`] if it
+    /// started, [`NOT_STARTED`] if it never did. Nothing is run again.
+    pub fn resume(&self) -> Resume {
+        let mut ledger = Vec::new();
+        let mut last_assistant_record = 0;
+        for (index, record) in self.records.iter().enumerate() {
+            if let Record::Message(entry) = record {
+                if matches!(entry.message, Message::Assistant(_)) {
+                    last_assistant_record = index;
+                }
+                ledger.push(entry.message.clone());
+            }
+        }
+        let recovered = match ledger.last() {
+            Some(Message::Assistant(assistant)) => {
+                let calls = tool_calls(assistant);
+                (!calls.is_empty()).then(|| {
+                    let mut started = HashMap::new();
+                    let mut ended = HashMap::new();
+                    for record in &self.records[last_assistant_record..] {
+                        match record {
+                            Record::ToolExecutionStart(start) => {
+                                started.insert(start.call_id.as_str(), ());
+                            }
+                            Record::ToolExecutionEnd(end) => {
+                                ended.insert(end.call_id.as_str(), end);
+                            }
+                            _ => {}
+                        }
+                    }
+                    let results = calls
+                        .iter()
+                        .map(|call| {
+                            let (text, is_error) = match ended.get(call.id) {
+                                Some(end) => (end.text.clone(), end.is_error),
+                                None if started.contains_key(call.id) => {
+                                    (NO_RESULT_RECORDED.to_owned(), true)
+                                }
+                                None => (NOT_STARTED.to_owned(), true),
+                            };
+                            ToolResultEntry {
+                                call_id: call.id.to_owned(),
+                                tool: call.name.to_owned(),
+                                text,
+                                is_error,
+                            }
+                        })
+                        .collect();
+                    Message::ToolResults { results }
+                })
+            }
+            _ => None,
+        };
+        Resume { ledger, recovered }
+    }
+}
+
+/// One line: JSON, a known format version, a record.
+fn parse_line(path: &Path, number: usize, line: &[u8]) -> Result<Record, TranscriptError> {
+    let corrupt = |reason: String| TranscriptError::Corrupt {
+        path: path.to_path_buf(),
+        line: number,
+        reason,
+    };
+    let value: Value = serde_json::from_slice(line).map_err(|e| corrupt(e.to_string()))?;
+    if value["type"] == "session_start" {
+        let format = value["format"].as_u64().unwrap_or(0);
+        if format > u64::from(FORMAT_VERSION) {
+            return Err(TranscriptError::NewerFormat {
+                path: path.to_path_buf(),
+                found: format,
+            });
+        }
+    }
+    serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::transcript::SessionWriter;
+
+    /// A session file from JSON lines, each written as one line.
+    fn file_with(lines: &[serde_json::Value], tail: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        let mut file = std::fs::File::create(&path).expect("create");
+        for line in lines {
+            writeln!(file, "{line}").expect("write");
+        }
+        file.write_all(tail.as_bytes()).expect("write tail");
+        (dir, path)
+    }
+
+    fn start(format: u32) -> serde_json::Value {
+        json!({"type": "session_start", "format": format, "id": "s", "at": "2026-11-30T00:00:00Z",
+               "toolhost": "0.1.0", "workspace": "/w", "provider": "scripted",
+               "system_prompt": "", "max_turns": 100, "tools": []})
+    }
+
+    fn message(message: serde_json::Value) -> serde_json::Value {
+        json!({"type": "message", "at": "2026-11-30T00:00:01Z", "message": message})
+    }
+
+    fn call(id: &str) -> serde_json::Value {
+        json!({"type": "tool_call", "id": id, "name": "t", "arguments": {}, "arguments_raw": "{}"})
+    }
+
+    fn started(id: &str) -> serde_json::Value {
+        json!({"type": "tool_execution_start", "at": "x", "call_id": id, "tool": "t", "arguments": {}})
+    }
+
+    fn ended(id: &str, text: &str) -> serde_json::Value {
+        json!({"type": "tool_execution_end", "at": "x", "call_id": id, "tool": "t", "is_error": false,
+               "duration_ms": 1, "output_bytes": text.len(), "text": text})
+    }
+
+    #[test]
+    fn a_partial_last_line_is_dropped_with_a_warning_and_cut_on_resume() {
+        let lines = [start(1), message(json!({"role": "user", "text": "hi"}))];
+        let (_dir, path) = file_with(&lines, r#"{"type":"message","at":"2026-11-30T0"#);
+        let file = SessionFile::read(&path).expect("a torn last line is not fatal");
+        assert_eq!(file.records.len(), 2);
+        assert_eq!(file.warnings.len(), 1);
+        assert!(
+            file.warnings[0].contains("cut off mid-write"),
+            "{:?}",
+            file.warnings
+        );
+        let whole = std::fs::read(&path).expect("read");
+        let valid = usize::try_from(file.valid_len).expect("fits");
+        assert!(whole[..valid].ends_with(b"\n"));
+
+        // Resuming appends after the last whole line: the file is valid again.
+        let mut again = match &file.records[0] {
+            Record::SessionStart(start) => start.clone(),
+            other => panic!("{other:?}"),
+        };
+        again.resumed = true;
+        let writer = SessionWriter::append(&file, &again).expect("append");
+        assert_eq!(writer.error(), None);
+        let reread = SessionFile::read(&path).expect("reread");
+        assert!(reread.warnings.is_empty(), "{:?}", reread.warnings);
+        assert_eq!(reread.records.len(), 3);
+    }
+
+    #[test]
+    fn a_whole_last_record_without_its_newline_is_kept() {
+        let (_dir, path) = file_with(
+            &[start(1)],
+            &message(json!({"role": "user", "text": "hi"})).to_string(),
+        );
+        let file = SessionFile::read(&path).expect("read");
+        assert_eq!(file.records.len(), 2);
+        assert!(file.missing_newline);
+        let writer = SessionWriter::append(&file, file.first_start()).expect("append");
+        assert_eq!(writer.error(), None);
+        assert_eq!(SessionFile::read(&path).expect("reread").records.len(), 3);
+    }
+
+    #[test]
+    fn a_newer_format_is_refused_by_name() {
+        let (_dir, path) = file_with(&[start(FORMAT_VERSION + 1)], "");
+        let error = SessionFile::read(&path).expect_err("newer format");
+        let text = error.to_string();
+        assert!(text.contains("newer toolhost"), "{text}");
+        assert!(
+            text.contains(&format!("session format {}", FORMAT_VERSION + 1)),
+            "{text}"
+        );
+        assert!(text.contains("s.jsonl"), "{text}");
+    }
+
+    #[test]
+    fn a_damaged_line_before_the_end_is_an_error_naming_the_line() {
+        let (_dir, path) = file_with(&[start(1), json!("not an event"), start(1)], "");
+        let error = SessionFile::read(&path).expect_err("damaged");
+        assert!(
+            matches!(error, TranscriptError::Corrupt { line: 2, .. }),
+            "{error}"
+        );
+        let (_dir, other) = file_with(&[message(json!({"role": "user", "text": "hi"}))], "");
+        assert!(matches!(
+            SessionFile::read(&other),
+            Err(TranscriptError::NotASession { .. })
+        ));
+    }
+
+    #[test]
+    fn resume_answers_every_dangling_call_and_never_reruns_one() {
+        let lines = [
+            start(1),
+            message(json!({"role": "user", "text": "go"})),
+            message(json!({"role": "assistant", "finish": "tool_use",
+                           "blocks": [call("done"), call("running"), call("queued")]})),
+            started("done"),
+            ended("done", "the recorded result"),
+            started("running"),
+        ];
+        let (_dir, path) = file_with(&lines, "");
+        let resume = SessionFile::read(&path).expect("read").resume();
+        assert_eq!(resume.ledger.len(), 2);
+        let Some(Message::ToolResults { results }) = resume.recovered else {
+            panic!("results for the dangling calls");
+        };
+        let answers: Vec<(&str, &str, bool)> = results
+            .iter()
+            .map(|r| (r.call_id.as_str(), r.text.as_str(), r.is_error))
+            .collect();
+        assert_eq!(
+            answers,
+            [
+                ("done", "the recorded result", false),
+                ("running", NO_RESULT_RECORDED, true),
+                ("queued", NOT_STARTED, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_finished_session_resumes_as_is() {
+        let lines = [
+            start(1),
+            message(json!({"role": "user", "text": "go"})),
+            message(json!({"role": "assistant", "finish": "tool_use", "blocks": [call("c1")]})),
+            started("c1"),
+            ended("c1", "r"),
+            message(json!({"role": "tool_results", "results": [
+                {"call_id": "c1", "tool": "t", "text": "r", "is_error": false}]})),
+            message(
+                json!({"role": "assistant", "finish": "stop", "blocks": [{"type": "text", "text": "ok"}]}),
+            ),
+            json!({"type": "stop", "at": "x", "stop": {"reason": "completed", "turns": 2, "truncated": false, "evidence": "e"}}),
+        ];
+        let (_dir, path) = file_with(&lines, "");
+        let resume = SessionFile::read(&path).expect("read").resume();
+        assert_eq!(resume.ledger.len(), 4);
+        assert_eq!(resume.recovered, None);
+    }
+}

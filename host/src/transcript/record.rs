@@ -1,0 +1,201 @@
+//! The session file format: one JSON object per line, tagged by `type`.
+//! This is a public format (documented in the README); changing the meaning
+//! of a field or removing one needs a new [`FORMAT_VERSION`]. Adding an
+//! optional field or a new `type` does not: readers skip types they do not
+//! know.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::agent::{ExecutionRecord, Message, StopRecord};
+
+/// The format this toolhost writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// One line of a session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// The first line, and again at the start of each resumed run.
+    SessionStart(SessionStart),
+    /// A message appended to the ledger: the user's prompt, an assistant
+    /// reply (all its blocks, reasoning included) or the tool results sent
+    /// back. The ledger is exactly these messages, in order.
+    Message(MessageRecord),
+    /// A tool call is about to run. Written before the plugin is called, so
+    /// a call with a start and no end was running when the process died.
+    ToolExecutionStart(ExecutionStart),
+    /// A tool call finished.
+    ToolExecutionEnd(ExecutionEnd),
+    /// A model request failed and is retried.
+    Retry(RetryRecord),
+    /// The run ended.
+    Stop(StopEntry),
+    /// A line of a type this toolhost does not know (written by a newer
+    /// one in the same format version); skipped.
+    #[serde(other)]
+    Unknown,
+}
+
+/// What a run started with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionStart {
+    /// The session file format ([`FORMAT_VERSION`]).
+    pub format: u32,
+    pub id: String,
+    /// RFC 3339 UTC time.
+    pub at: String,
+    /// The toolhost version that wrote this run.
+    pub toolhost: String,
+    /// Whether this run continued an earlier one (`--resume`).
+    #[serde(default)]
+    pub resumed: bool,
+    pub workspace: String,
+    /// `openai`, `anthropic` or `scripted`.
+    pub provider: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    pub system_prompt: String,
+    pub max_turns: u32,
+    /// Results longer than this reached the model as head + tail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_budget_bytes: Option<u64>,
+    pub tools: Vec<ToolInfo>,
+}
+
+/// A tool offered in a run, with what it was allowed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    /// `builtin:<name>` or the plugin file's path.
+    pub plugin: String,
+    pub plugin_sha256: String,
+    pub read_only: bool,
+    pub grants: Vec<GrantInfo>,
+    pub limits: LimitsInfo,
+}
+
+/// A directory a tool was granted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantInfo {
+    /// As the tool sees it (relative to the workspace, or absolute).
+    pub path: String,
+    /// `read-only` or `read-write`.
+    pub access: String,
+}
+
+/// A tool's sandbox limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitsInfo {
+    pub fuel: u64,
+    pub timeout_ms: u64,
+    pub memory_bytes: u64,
+    pub output_bytes: u64,
+}
+
+/// A ledger message with when it was recorded and, for assistant replies,
+/// how long the model took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageRecord {
+    pub at: String,
+    pub message: Message,
+    /// The run's turn an assistant reply belongs to (from 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// From the request to the first streamed text of the reply; absent
+    /// when the reply streamed no text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<u64>,
+    /// From the request to the whole reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// Tool results made up on resume for calls the crashed run left
+    /// without a result.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recovered: bool,
+}
+
+/// A tool call about to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecutionStart {
+    pub at: String,
+    pub call_id: String,
+    pub tool: String,
+    pub arguments: Value,
+}
+
+/// A finished tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionEnd {
+    pub at: String,
+    pub call_id: String,
+    pub tool: String,
+    pub is_error: bool,
+    pub duration_ms: u64,
+    /// Bytes of the whole result.
+    pub output_bytes: u64,
+    /// The result as the model sees it (cut when over the budget).
+    pub text: String,
+    /// Where the whole result was saved when it was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved_to: Option<String>,
+    /// Outcome kind, fuel, peak memory and the plugin's captured
+    /// stdout/stderr (each at most 8 KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ExecutionRecord>,
+}
+
+/// A retried model request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetryRecord {
+    pub at: String,
+    pub attempt: u32,
+    pub wait_ms: u64,
+    pub reason: String,
+}
+
+/// The end of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StopEntry {
+    pub at: String,
+    pub stop: StopRecord,
+}
+
+/// The current time as RFC 3339 UTC with milliseconds.
+pub(super) fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_types_are_skipped_not_errors() {
+        let record: Record =
+            serde_json::from_value(json!({"type": "from_the_future", "x": 1})).expect("parse");
+        assert_eq!(record, Record::Unknown);
+    }
+
+    #[test]
+    fn records_round_trip_with_a_type_tag() {
+        let record = Record::ToolExecutionStart(ExecutionStart {
+            at: now(),
+            call_id: "c1".into(),
+            tool: "read_file".into(),
+            arguments: json!({"path": "a"}),
+        });
+        let line = serde_json::to_string(&record).expect("serialise");
+        assert!(
+            line.starts_with(r#"{"type":"tool_execution_start","#),
+            "{line}"
+        );
+        assert_eq!(
+            serde_json::from_str::<Record>(&line).expect("parse"),
+            record
+        );
+    }
+}

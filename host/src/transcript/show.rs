@@ -1,0 +1,279 @@
+//! `toolhost sessions`: one summary per session, and one session as a
+//! readable list of steps (`step=2 model.finish=tool_use calls=2 ...`,
+//! `call=c1 tool=read_file status=ok ...`). Pure: returns text, prints
+//! nothing.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::reader::SessionFile;
+use super::record::{ExecutionEnd, Record};
+use crate::agent::{Message, StopReason};
+
+/// One line of `toolhost sessions`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub id: String,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    /// The first line of the first prompt.
+    pub first_prompt: String,
+    /// Assistant replies over all runs.
+    pub turns: u32,
+    /// Runs (the first and each resume).
+    pub runs: u32,
+    /// How the last run ended; `None` when it has no stop record (the
+    /// process was killed or crashed).
+    pub stop: Option<StopReason>,
+}
+
+impl Summary {
+    pub fn of(file: &SessionFile) -> Summary {
+        let start = file.first_start();
+        let mut summary = Summary {
+            id: start.id.clone(),
+            started_at: start.at.clone(),
+            first_prompt: String::new(),
+            turns: 0,
+            runs: 0,
+            stop: None,
+        };
+        for record in &file.records {
+            match record {
+                Record::SessionStart(_) => {
+                    summary.runs += 1;
+                    summary.stop = None;
+                }
+                Record::Message(entry) => match &entry.message {
+                    Message::User { text } if summary.first_prompt.is_empty() => {
+                        summary.first_prompt = text.lines().next().unwrap_or_default().to_owned();
+                    }
+                    Message::Assistant(_) => summary.turns += 1,
+                    _ => {}
+                },
+                Record::Stop(entry) => summary.stop = Some(entry.stop.reason),
+                _ => {}
+            }
+        }
+        summary
+    }
+}
+
+/// The name of a stop reason as the files and the CLI spell it.
+pub fn reason_name(reason: StopReason) -> String {
+    serde_json::to_value(reason)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// `toolhost sessions show ID`: the session, one line per event worth
+/// reading.
+pub fn lines(file: &SessionFile) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut step = 0;
+    // Calls of the last reply that started but have not ended.
+    let mut running: Vec<(String, String)> = Vec::new();
+    // Calls of the last reply that ended (their results need no line).
+    let mut ended: HashSet<String> = HashSet::new();
+    let mut stopped = true;
+    for record in &file.records {
+        match record {
+            Record::SessionStart(start) => {
+                if !stopped {
+                    close_run(&mut out, &mut running);
+                }
+                stopped = false;
+                let verb = if start.resumed { "resumed" } else { "session" };
+                let model = start.model.as_deref().unwrap_or("-");
+                out.push(format!(
+                    "{verb} {} at {} (toolhost {}) provider={} model={model} tools={}",
+                    start.id,
+                    start.at,
+                    start.toolhost,
+                    start.provider,
+                    start.tools.len()
+                ));
+            }
+            Record::Message(entry) => match &entry.message {
+                Message::User { text } => {
+                    out.push(format!("user: {}", one_line(text, 100)));
+                }
+                Message::Assistant(assistant) => {
+                    step += 1;
+                    running.clear();
+                    ended.clear();
+                    let calls = crate::agent::tool_calls(assistant).len();
+                    let mut line = format!(
+                        "step={step} model.finish={} calls={calls}",
+                        assistant.finish.as_str()
+                    );
+                    if let Some(ms) = entry.ttft_ms {
+                        line.push_str(&format!(" ttft={ms}ms"));
+                    }
+                    if let Some(ms) = entry.duration_ms {
+                        line.push_str(&format!(" time={}", duration(ms)));
+                    }
+                    if let Some(usage) = &assistant.usage {
+                        line.push_str(&format!(
+                            " tokens={}/{}",
+                            usage.input_tokens, usage.output_tokens
+                        ));
+                    }
+                    out.push(line);
+                    let text = assistant.text();
+                    if !text.trim().is_empty() {
+                        out.push(format!("  text: {}", one_line(&text, 100)));
+                    }
+                }
+                Message::ToolResults { results } => {
+                    for result in results {
+                        if ended.contains(&result.call_id) {
+                            continue;
+                        }
+                        running.retain(|(id, _)| id != &result.call_id);
+                        let status = if entry.recovered {
+                            "recovered"
+                        } else {
+                            "not_run"
+                        };
+                        out.push(format!(
+                            "  call={} tool={} status={status}: {}",
+                            result.call_id,
+                            result.tool,
+                            one_line(&result.text, 100)
+                        ));
+                    }
+                }
+            },
+            Record::ToolExecutionStart(start) => {
+                running.push((start.call_id.clone(), start.tool.clone()));
+            }
+            Record::ToolExecutionEnd(end) => {
+                running.retain(|(id, _)| id != &end.call_id);
+                ended.insert(end.call_id.clone());
+                out.push(call_line(end));
+            }
+            Record::Retry(retry) => out.push(format!(
+                "  retry={} wait={}: {}",
+                retry.attempt,
+                duration(retry.wait_ms),
+                one_line(&retry.reason, 100)
+            )),
+            Record::Stop(entry) => {
+                stopped = true;
+                out.push(format!(
+                    "stop reason={} turns={}{}: {}",
+                    reason_name(entry.stop.reason),
+                    entry.stop.turns,
+                    if entry.stop.truncated {
+                        " truncated"
+                    } else {
+                        ""
+                    },
+                    one_line(&entry.stop.evidence, 120)
+                ));
+            }
+            Record::Unknown => {}
+        }
+    }
+    if !stopped {
+        close_run(&mut out, &mut running);
+    }
+    out.extend(file.warnings.iter().map(|w| format!("warning: {w}")));
+    out
+}
+
+/// The end of a run that has no stop record.
+fn close_run(out: &mut Vec<String>, running: &mut Vec<(String, String)>) {
+    for (id, tool) in running.drain(..) {
+        out.push(format!(
+            "  call={id} tool={tool} status=no_result (it was running when the process died)"
+        ));
+    }
+    out.push("stop: none recorded (the process was killed or crashed)".into());
+}
+
+fn call_line(end: &ExecutionEnd) -> String {
+    let status = match &end.execution {
+        Some(execution) => execution.outcome.clone(),
+        None if end.is_error => "error".into(),
+        None => "ok".into(),
+    };
+    let mut line = format!(
+        "  call={} tool={} status={status} bytes={}",
+        end.call_id, end.tool, end.output_bytes
+    );
+    if let Some(execution) = &end.execution {
+        line.push_str(&format!(
+            " fuel={} mem={}",
+            count(execution.fuel_used),
+            bytes(execution.peak_memory)
+        ));
+    }
+    line.push_str(&format!(" {}", duration(end.duration_ms)));
+    if let Some(saved) = &end.saved_to {
+        line.push_str(&format!(" saved={saved}"));
+    }
+    if end.is_error {
+        line.push_str(&format!(": {}", one_line(&end.text, 100)));
+    }
+    line
+}
+
+/// `text`'s first line, cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let first = text.trim_start().lines().next().unwrap_or_default();
+    let mut line: String = first.chars().take(max).collect();
+    if line.len() < first.len() || text.trim().lines().nth(1).is_some() {
+        line.push_str("...");
+    }
+    line
+}
+
+/// 812 -> `812ms`, 1234 -> `1.2s`.
+fn duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    }
+}
+
+/// 2_100_000 -> `2.1M`.
+fn count(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1}M", n as f64 / 1e6),
+        _ => format!("{:.1}G", n as f64 / 1e9),
+    }
+}
+
+/// 1_310_720 -> `1.2MiB`.
+fn bytes(n: u64) -> String {
+    match n {
+        0..1024 => format!("{n}B"),
+        1024..1_048_576 => format!("{:.1}KiB", n as f64 / 1024.0),
+        _ => format!("{:.1}MiB", n as f64 / 1_048_576.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_like_the_issue_examples() {
+        assert_eq!(count(2_100_000), "2.1M");
+        assert_eq!(count(999), "999");
+        assert_eq!(duration(812), "812ms");
+        assert_eq!(duration(3), "3ms");
+        assert_eq!(duration(1234), "1.2s");
+        assert_eq!(bytes(1_310_720), "1.2MiB");
+        assert_eq!(one_line("a\nb", 10), "a...");
+        assert_eq!(one_line("abc", 2), "ab...");
+        assert_eq!(one_line("abc", 3), "abc");
+    }
+}

@@ -1,0 +1,231 @@
+//! Appends records to a session file, one whole line per `write`, as each
+//! event happens: a killed process leaves every finished event on disk and
+//! at most one partial last line, which the reader drops.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Seek as _, SeekFrom, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use super::reader::SessionFile;
+use super::record::{
+    ExecutionEnd, ExecutionStart, MessageRecord, Record, RetryRecord, SessionStart, StopEntry, now,
+};
+use crate::agent::{AgentEvent, EventSink, Message};
+
+/// An open session file. Shared by the event sink and the retry observer.
+pub struct SessionWriter {
+    path: PathBuf,
+    id: String,
+    state: Mutex<State>,
+}
+
+struct State {
+    file: File,
+    /// The first write error; later records are not attempted.
+    error: Option<String>,
+    /// Timing of the turn in progress, for the assistant message's record.
+    turn: u32,
+    turn_started: Option<Instant>,
+    first_text: Option<Instant>,
+}
+
+impl SessionWriter {
+    /// Creates the file for a new session (never overwriting one) and
+    /// writes `start`.
+    pub(super) fn create(path: PathBuf, start: &SessionStart) -> std::io::Result<Self> {
+        let file = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(&path)?;
+        let writer = SessionWriter::new(path, start.id.clone(), file);
+        writer.record(&Record::SessionStart(start.clone()));
+        writer.result()?;
+        Ok(writer)
+    }
+
+    /// Reopens a session to continue it: cuts the file after its last
+    /// complete record (dropping a partial line), then writes `start`.
+    pub(super) fn append(session: &SessionFile, start: &SessionStart) -> std::io::Result<Self> {
+        let path = &session.path;
+        let mut file = OpenOptions::new().write(true).open(path)?;
+        file.set_len(session.valid_len)?;
+        file.seek(SeekFrom::End(0))?;
+        if session.missing_newline {
+            file.write_all(b"\n")?;
+        }
+        let writer = SessionWriter::new(path.to_path_buf(), start.id.clone(), file);
+        writer.record(&Record::SessionStart(start.clone()));
+        writer.result()?;
+        Ok(writer)
+    }
+
+    fn new(path: PathBuf, id: String, file: File) -> Self {
+        SessionWriter {
+            path,
+            id,
+            state: Mutex::new(State {
+                file,
+                error: None,
+                turn: 0,
+                turn_started: None,
+                first_text: None,
+            }),
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The first write error, if writing ever failed.
+    pub fn error(&self) -> Option<String> {
+        self.lock().error.clone()
+    }
+
+    fn result(&self) -> std::io::Result<()> {
+        match self.error() {
+            Some(error) => Err(std::io::Error::other(error)),
+            None => Ok(()),
+        }
+    }
+
+    /// Appends one record as one line. Errors are kept for [`Self::error`]
+    /// rather than returned: a full disk must not stop the run.
+    pub fn record(&self, record: &Record) {
+        let mut state = self.lock();
+        Self::write(&mut state, record);
+    }
+
+    fn write(state: &mut State, record: &Record) {
+        if state.error.is_some() {
+            return;
+        }
+        let mut line = match serde_json::to_vec(record) {
+            Ok(line) => line,
+            Err(e) => {
+                state.error = Some(format!("encoding a session event: {e}"));
+                return;
+            }
+        };
+        line.push(b'\n');
+        if let Err(e) = state.file.write_all(&line) {
+            state.error = Some(e.to_string());
+        }
+    }
+
+    /// Records a message the loop did not produce (the results recovered on
+    /// resume).
+    pub fn recovered(&self, message: Message) {
+        self.record(&Record::Message(MessageRecord {
+            at: now(),
+            message,
+            turn: None,
+            ttft_ms: None,
+            duration_ms: None,
+            recovered: true,
+        }));
+    }
+
+    /// Records a retried model request.
+    pub fn retry(&self, notice: &crate::provider::http::RetryNotice) {
+        self.record(&Record::Retry(RetryRecord {
+            at: now(),
+            attempt: notice.attempt,
+            wait_ms: u64::try_from(notice.wait.as_millis()).unwrap_or(u64::MAX),
+            reason: notice.reason.clone(),
+        }));
+    }
+
+    /// The agent loop's events, recorded as they happen.
+    pub fn sink(self: &Arc<Self>) -> EventSink {
+        let writer = Arc::clone(self);
+        Arc::new(move |event: &AgentEvent| writer.observe(event))
+    }
+
+    fn observe(&self, event: &AgentEvent) {
+        let mut state = self.lock();
+        let record = match event {
+            AgentEvent::TurnStart { turn } => {
+                state.turn = *turn;
+                state.turn_started = Some(Instant::now());
+                state.first_text = None;
+                return;
+            }
+            AgentEvent::MessageDelta { .. } => {
+                state.first_text.get_or_insert_with(Instant::now);
+                return;
+            }
+            AgentEvent::Message { message } => {
+                let assistant = matches!(message, Message::Assistant(_));
+                let since_start = |at: Option<Instant>| {
+                    let (start, at) = (state.turn_started?, at?);
+                    u64::try_from(at.duration_since(start).as_millis()).ok()
+                };
+                Record::Message(MessageRecord {
+                    at: now(),
+                    message: message.clone(),
+                    turn: assistant.then_some(state.turn),
+                    ttft_ms: if assistant {
+                        since_start(state.first_text)
+                    } else {
+                        None
+                    },
+                    duration_ms: if assistant {
+                        since_start(Some(Instant::now()))
+                    } else {
+                        None
+                    },
+                    recovered: false,
+                })
+            }
+            AgentEvent::ToolExecutionStart {
+                call_id,
+                tool,
+                arguments,
+            } => Record::ToolExecutionStart(ExecutionStart {
+                at: now(),
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                arguments: arguments.clone(),
+            }),
+            AgentEvent::ToolExecutionEnd {
+                call_id,
+                tool,
+                is_error,
+                duration_ms,
+                text,
+                output_bytes,
+                saved_to,
+                execution,
+            } => Record::ToolExecutionEnd(ExecutionEnd {
+                at: now(),
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                is_error: *is_error,
+                duration_ms: *duration_ms,
+                output_bytes: *output_bytes,
+                text: text.clone(),
+                saved_to: saved_to.clone(),
+                execution: execution.clone(),
+            }),
+            AgentEvent::AgentEnd { stop } => Record::Stop(StopEntry {
+                at: now(),
+                stop: stop.clone(),
+            }),
+            AgentEvent::AgentStart
+            | AgentEvent::ToolExecutionUpdate { .. }
+            | AgentEvent::TurnEnd { .. } => return,
+        };
+        Self::write(&mut state, &record);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

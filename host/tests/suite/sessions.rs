@@ -1,0 +1,536 @@
+//! Session files through the real binary: what a run records, `toolhost
+//! sessions`, resuming after a SIGKILL (nothing run twice), the ledger a
+//! resume sends to both wire APIs, and long results cut for the model.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::common::{Workspace, stderr_of_failure, stdout_of};
+use super::run::{MockModel, copy_dir, fixture_stream};
+
+const NO_RESULT: &str = "(no result recorded: the run stopped before this call finished; it \
+                         may or may not have taken effect)";
+
+/// Every line of a session file, parsed; fails on any line that is not
+/// one whole JSON object.
+fn records(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("read session file");
+    assert!(text.ends_with('\n'), "the file ends with a whole line");
+    text.lines()
+        .enumerate()
+        .map(|(n, line)| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("line {} is not JSON ({e}): {line}", n + 1))
+        })
+        .collect()
+}
+
+fn session_files(ws: &Workspace) -> Vec<PathBuf> {
+    let dir = ws.path().join(".toolhost/sessions");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|entries| entries.map(|e| e.expect("entry").path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// A workspace with the hostile plugin whose session died by SIGKILL while
+/// `append_then_sleep` (a write) was running: it had appended its line to
+/// `out/log.txt` and was sleeping. Returns the session file.
+fn crashed_session(ws: &Workspace) -> PathBuf {
+    ws.install_plugin("hostile", "hostile.wasm");
+    ws.mkdir("out");
+    ws.write(
+        "crash.json",
+        json!({"turns": [{"text": "writing", "tool_calls": [{"id": "w1", "name": "append_then_sleep",
+               "arguments": {"path": "out/log.txt", "ms": 60000}}]}]})
+        .to_string(),
+    );
+    // Warm the compile cache so the run reaches the tool quickly.
+    stdout_of(ws.toolhost().arg("tools"));
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("toolhost"))
+        .current_dir(ws.path())
+        .env("TOOLHOST_CACHE_DIR", super::common::shared_cache())
+        .args([
+            "--allow-write",
+            "out",
+            "run",
+            "--script",
+            "crash.json",
+            "append please",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn toolhost");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ws.path().join("out/log.txt").exists() {
+        assert!(Instant::now() < deadline, "the tool never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().expect("SIGKILL"); // std sends SIGKILL on Unix
+    child.wait().expect("reap");
+    let files = session_files(ws);
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+#[test]
+fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
+    let ws = Workspace::new();
+    let path = crashed_session(&ws);
+    assert_eq!(ws.read("out/log.txt"), "ran\n");
+
+    // The file is whole JSONL up to the last event: the call started and
+    // never ended, and there is no stop record.
+    let before = records(&path);
+    let types: Vec<&str> = before
+        .iter()
+        .map(|r| r["type"].as_str().expect("type"))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "session_start",
+            "message",
+            "message",
+            "tool_execution_start"
+        ]
+    );
+    assert_eq!(before[0]["format"], 1);
+    assert_eq!(before[3]["call_id"], "w1");
+
+    // `sessions` and `sessions show` read the crashed file.
+    let list = stdout_of(ws.toolhost().arg("sessions"));
+    assert!(
+        list.contains("(none: died)") && list.contains("append please"),
+        "{list}"
+    );
+    let shown = stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
+    assert!(
+        shown.contains("step=1 model.finish=tool_use calls=1"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("call=w1 tool=append_then_sleep status=no_result"),
+        "{shown}"
+    );
+    assert!(shown.contains("stop: none recorded"), "{shown}");
+
+    // A crash in the middle of writing a line leaves half of it.
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open");
+    std::io::Write::write_all(&mut file, br#"{"type":"tool_execution_end","at":"2026-"#)
+        .expect("tear");
+    drop(file);
+
+    ws.write(
+        "resume.json",
+        json!({"turns": [{"text": "picking up"}]}).to_string(),
+    );
+    let output = ws
+        .toolhost()
+        .args([
+            "--allow-write",
+            "out",
+            "run",
+            "--resume",
+            "last",
+            "--script",
+            "resume.json",
+        ])
+        .arg("continue")
+        .output()
+        .expect("resume");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: ignored the last line"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("resuming: call w1 (append_then_sleep)"),
+        "{stderr}"
+    );
+    assert_eq!(
+        ws.read("out/log.txt"),
+        "ran\n",
+        "the write must not run again"
+    );
+
+    let after = records(&path);
+    assert_eq!(
+        after[..4],
+        before[..],
+        "recorded events are never rewritten"
+    );
+    let starts = after
+        .iter()
+        .filter(|r| r["type"] == "tool_execution_start")
+        .count();
+    assert_eq!(starts, 1);
+    let recovered = after
+        .iter()
+        .find(|r| r["recovered"] == true)
+        .expect("the recovered result is recorded");
+    assert_eq!(
+        recovered["message"]["results"][0],
+        json!({"call_id": "w1", "tool": "append_then_sleep", "text": NO_RESULT, "is_error": true})
+    );
+    assert_eq!(after[4]["type"], "session_start");
+    assert_eq!(after[4]["resumed"], true);
+    assert_eq!(after.last().expect("stop")["stop"]["reason"], "completed");
+
+    let list = stdout_of(ws.toolhost().arg("sessions"));
+    assert!(list.contains("completed"), "{list}");
+    let shown = stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
+    assert!(
+        shown.contains("call=w1 tool=append_then_sleep status=recovered"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("step=2 model.finish=stop calls=0"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_resumed_ledger_is_accepted_by_both_wire_apis() {
+    let ws = Workspace::new();
+    crashed_session(&ws);
+
+    // Continue with an OpenAI-compatible server...
+    let openai = MockModel::start(vec![fixture_stream("openai-chat-text-usage-done")]);
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "--resume",
+            "last",
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-4o",
+        ])
+        .args(["--base-url", &format!("{}/v1", openai.url), "continue"])
+        .output()
+        .expect("resume with openai");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let body = &openai.requests()[0].1;
+    let messages = body["messages"].as_array().expect("messages");
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().expect("role"))
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "user"]);
+    assert_eq!(messages[1]["content"], "append please");
+    assert_eq!(messages[2]["content"], "writing");
+    assert_eq!(messages[2]["tool_calls"][0]["id"], "w1");
+    assert_eq!(
+        messages[2]["tool_calls"][0]["function"]["name"],
+        "append_then_sleep"
+    );
+    assert_eq!(messages[3]["tool_call_id"], "w1");
+    assert_eq!(messages[3]["content"], NO_RESULT);
+    assert_eq!(messages[4]["content"], "continue");
+
+    // ...then the same session with an Anthropic one: the model and base
+    // URL must be given again because they changed.
+    let anthropic = MockModel::start(vec![fixture_stream("anthropic-messages-text-ping")]);
+    let output = ws
+        .toolhost()
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["run", "--resume", "last", "--provider", "anthropic"])
+        .args([
+            "--model",
+            "claude-sonnet-4-5",
+            "--base-url",
+            &anthropic.url,
+            "and now?",
+        ])
+        .output()
+        .expect("resume with anthropic");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let body = &anthropic.requests()[0].1;
+    let messages = body["messages"].as_array().expect("messages");
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().expect("role"))
+        .collect();
+    // Roles alternate (the API's rule): tool results and the next prompt
+    // share one user turn.
+    assert_eq!(roles, ["user", "assistant", "user", "assistant", "user"]);
+    assert_eq!(messages[1]["content"][1]["type"], "tool_use");
+    assert_eq!(messages[1]["content"][1]["id"], "w1");
+    let answer = &messages[2]["content"];
+    assert_eq!(answer[0]["type"], "tool_result");
+    assert_eq!(answer[0]["tool_use_id"], "w1");
+    assert_eq!(answer[0]["is_error"], true);
+    assert_eq!(answer[0]["content"], NO_RESULT);
+    assert_eq!(answer[1], json!({"type": "text", "text": "continue"}));
+    assert_eq!(messages[4]["content"], "and now?");
+}
+
+/// An OpenAI stream whose reply is one call of `tool` with `arguments`.
+fn openai_tool_call(id: &str, tool: &str, arguments: &Value) -> String {
+    let chunk = |delta: Value, finish: Value| {
+        let event = json!({"id": "x", "object": "chat.completion.chunk", "model": "m",
+                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {event}\n\n")
+    };
+    let call = json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
+                      "function": {"name": tool, "arguments": arguments.to_string()}}]});
+    format!(
+        "{}{}data: [DONE]\n\n",
+        chunk(call, Value::Null),
+        chunk(json!({}), json!("tool_calls"))
+    )
+}
+
+#[test]
+fn a_long_result_reaches_the_model_as_head_and_tail_and_is_saved_whole() {
+    let ws = Workspace::new();
+    let big: String = (1..=1500)
+        .map(|n| format!("line {n} of a long file\n"))
+        .collect();
+    ws.write("big.txt", &big);
+    let mock = MockModel::start(vec![
+        openai_tool_call("call_1", "read_file", &json!({"path": "big.txt"})),
+        fixture_stream("openai-chat-text-usage-done"),
+    ]);
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--result-budget",
+            "2",
+        ])
+        .args(["--base-url", &format!("{}/v1", mock.url), "read big.txt"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let whole = stdout_of(&mut ws.call("read_file", r#"{"path":"big.txt"}"#, &[]));
+    let saved = ws.read(".toolhost/outputs/call_1.txt");
+    assert_eq!(
+        saved.trim_end(),
+        whole.trim_end(),
+        "the saved file holds every byte"
+    );
+    assert!(saved.len() > 30_000);
+
+    let requests = mock.requests();
+    let messages = requests[1].1["messages"].as_array().expect("messages");
+    let seen = messages.last().expect("tool message")["content"]
+        .as_str()
+        .expect("content");
+    assert!(
+        seen.len() < 2048 + 400,
+        "{} bytes reached the model",
+        seen.len()
+    );
+    assert!(
+        seen.starts_with("     1\tline 1 of a long file\n"),
+        "{seen}"
+    );
+    assert!(seen.ends_with(&whole[whole.len() - 200..]), "{seen}");
+    let note = seen
+        .lines()
+        .find(|l| l.starts_with("[... "))
+        .expect("a note line");
+    assert!(
+        note.contains(&format!("of {} bytes", saved.len())),
+        "{note}"
+    );
+    assert!(note.contains("`.toolhost/outputs/call_1.txt`"), "{note}");
+    let head_lines = seen.lines().take_while(|l| !l.starts_with("[... ")).count();
+    assert!(
+        note.contains(&format!("offset={}", head_lines + 1)),
+        "{note}"
+    );
+
+    // The session records the whole size and where the text went.
+    let end = records(&session_files(&ws)[0])
+        .into_iter()
+        .find(|r| r["type"] == "tool_execution_end")
+        .expect("tool_execution_end");
+    assert_eq!(end["output_bytes"], saved.len());
+    assert_eq!(end["saved_to"], ".toolhost/outputs/call_1.txt");
+    assert_eq!(end["text"], seen);
+    assert_eq!(end["execution"]["outcome"], "ok");
+    assert!(end["execution"]["fuel_used"].as_u64().expect("fuel") > 0);
+}
+
+#[test]
+fn a_session_records_the_whole_run_and_sessions_show_reads_it() {
+    let ws = Workspace::new();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/demo");
+    copy_dir(&demo, ws.path());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/scripts/demo.json");
+    let output = ws
+        .toolhost()
+        .args(["run", "--output-format", "json", "--script"])
+        .arg(&script)
+        .arg("Review the demo project")
+        .output()
+        .expect("run the demo");
+    assert_eq!(output.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("json");
+    let id = doc["session"]["id"].as_str().expect("session id");
+
+    let files = session_files(&ws);
+    assert_eq!(
+        files,
+        [ws.path().join(format!(".toolhost/sessions/{id}.jsonl"))]
+    );
+    let lines = records(&files[0]);
+    let start = &lines[0];
+    assert_eq!(start["type"], "session_start");
+    assert_eq!(start["id"], id);
+    assert_eq!(start["provider"], "scripted");
+    let write_file = start["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "write_file")
+        .expect("write_file");
+    assert_eq!(write_file["plugin_sha256"].as_str().map(str::len), Some(64));
+    assert_eq!(
+        write_file["grants"],
+        json!([{"path": ".", "access": "read-only"}, {"path": "notes", "access": "read-write"}])
+    );
+    assert!(write_file["limits"]["fuel"].as_u64().is_some());
+    let denied = lines
+        .iter()
+        .find(|r| r["type"] == "tool_execution_end" && r["tool"] == "edit_file")
+        .expect("the denied edit");
+    assert_eq!(denied["is_error"], true);
+    assert_eq!(denied["execution"]["outcome"], "denied");
+    assert_eq!(lines.last().expect("stop")["stop"]["reason"], "completed");
+
+    let list = stdout_of(ws.toolhost().arg("sessions"));
+    let row = list.lines().nth(1).expect("one session");
+    assert!(row.starts_with(id), "{list}");
+    assert!(
+        row.contains("completed") && row.contains("Review the demo project"),
+        "{row}"
+    );
+    let json_list: Value =
+        serde_json::from_str(&stdout_of(ws.toolhost().args(["sessions", "--json"]))).expect("json");
+    assert_eq!(json_list[0]["turns"], 6);
+
+    let shown = stdout_of(ws.toolhost().args(["sessions", "show", &id[..12]]));
+    assert!(
+        shown.contains("step=1 model.finish=tool_use calls=1"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("step=2 model.finish=tool_use calls=2"),
+        "{shown}"
+    );
+    assert!(
+        shown.lines().any(
+            |l| l.starts_with("  call=c1 tool=list_files status=ok bytes=") && l.contains("fuel=")
+        ),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("call=c4 tool=edit_file status=denied"),
+        "{shown}"
+    );
+    assert!(shown.contains("stop reason=completed turns=6"), "{shown}");
+}
+
+#[test]
+fn no_session_writes_nothing_and_session_dir_moves_the_files() {
+    let ws = Workspace::new();
+    ws.write("s.json", json!({"turns": [{"text": "hi"}]}).to_string());
+    stdout_of(
+        ws.toolhost()
+            .args(["run", "--no-session", "--script", "s.json", "x"]),
+    );
+    assert!(!ws.path().join(".toolhost/sessions").exists());
+
+    let elsewhere = tempfile::tempdir().expect("temp dir");
+    let dir = elsewhere.path().join("kept");
+    stdout_of(
+        ws.toolhost()
+            .args(["run", "--session-dir"])
+            .arg(&dir)
+            .args(["--script", "s.json", "x"]),
+    );
+    assert!(!ws.path().join(".toolhost/sessions").exists());
+    assert_eq!(std::fs::read_dir(&dir).expect("moved").count(), 1);
+    let list = stdout_of(ws.toolhost().args(["sessions", "--session-dir"]).arg(&dir));
+    assert!(list.contains("completed"), "{list}");
+    let shown = stdout_of(
+        ws.toolhost()
+            .args(["sessions", "show", "last", "--session-dir"])
+            .arg(&dir),
+    );
+    assert!(shown.contains("step=1 model.finish=stop"), "{shown}");
+}
+
+#[test]
+fn unknown_and_newer_sessions_are_refused_with_the_reason() {
+    let ws = Workspace::new();
+    ws.write("s.json", json!({"turns": [{"text": "hi"}]}).to_string());
+    let stderr = stderr_of_failure(
+        ws.toolhost()
+            .args(["run", "--resume", "last", "--script", "s.json", "x"]),
+        1,
+    );
+    assert!(stderr.contains("no sessions in"), "{stderr}");
+
+    ws.write(
+        ".toolhost/sessions/future.jsonl",
+        format!(
+            "{}\n",
+            json!({"type": "session_start", "format": 99, "id": "future"})
+        ),
+    );
+    let stderr = stderr_of_failure(
+        ws.toolhost()
+            .args(["run", "--resume", "future", "--script", "s.json", "x"]),
+        1,
+    );
+    assert!(
+        stderr.contains("was written by a newer toolhost (session format 99"),
+        "{stderr}"
+    );
+    let stderr = stderr_of_failure(ws.toolhost().args(["sessions", "show", "nope"]), 1);
+    assert!(stderr.contains("no session `nope`"), "{stderr}");
+    let list = stdout_of(ws.toolhost().arg("sessions"));
+    assert!(
+        list.contains("unreadable:") && list.contains("newer toolhost"),
+        "{list}"
+    );
+}
