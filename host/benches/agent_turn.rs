@@ -2,11 +2,13 @@
 //! (in memory, instant) asks for one call of a trivial tool (`echo`, a real
 //! wasm plugin) per turn; the loop records the reply, runs the call in the
 //! sandbox, records the result and asks again. Baseline in the same run: the
-//! bare sandboxed `echo` call, so the loop's own share is visible.
+//! bare sandboxed `echo` call, so the loop's own share is visible. A third
+//! case records the same run in a session file, as `toolhost run` does.
 //!
 //! Run: `cargo bench -p toolhost --bench agent_turn`
 
 use std::path::Path;
+use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
@@ -15,6 +17,7 @@ use toolhost::agent::{AgentLoop, LoopConfig, StopReason};
 use toolhost::provider::Model;
 use toolhost::provider::scripted::ScriptedModel;
 use toolhost::sandbox::{CallOptions, Grant, Policy, Sandbox, SandboxOptions, ToolPolicy};
+use toolhost::transcript::{FORMAT_VERSION, SessionStart, SessionStore};
 
 const TURNS: usize = 20;
 
@@ -66,6 +69,45 @@ fn agent_turn(c: &mut Criterion) {
             assert_eq!(stop.reason, StopReason::Completed);
         });
     });
+    let sessions = tempfile::tempdir().expect("temp dir");
+    let start = SessionStart {
+        format: FORMAT_VERSION,
+        id: String::new(),
+        at: String::new(),
+        toolhost: "bench".into(),
+        resumed: false,
+        workspace: workspace.display().to_string(),
+        provider: "scripted".into(),
+        model: None,
+        base_url: None,
+        system_prompt: String::new(),
+        max_turns: 100,
+        result_budget_bytes: None,
+        tools: Vec::new(),
+    };
+    let writer = Arc::new(
+        SessionStore::new(sessions.path().to_path_buf())
+            .create(start)
+            .expect("session file"),
+    );
+    group.bench_function(
+        format!("{TURNS} turns, one echo call each, recorded in a session file"),
+        |b| {
+            b.to_async(&runtime).iter(|| async {
+                let model = Model::Scripted(
+                    ScriptedModel::from_json(Path::new("bench.json"), &script).expect("script"),
+                );
+                let agent = AgentLoop::new(model, &sandbox, LoopConfig::default())
+                    .with_events(writer.sink());
+                let mut ledger = Vec::new();
+                let stop = agent
+                    .run(&mut ledger, "go".into(), &CancellationToken::new())
+                    .await;
+                assert_eq!(stop.reason, StopReason::Completed);
+            });
+        },
+    );
+    assert_eq!(writer.error(), None);
     let options = CallOptions::default();
     group.bench_function("one sandboxed echo call (baseline)", |b| {
         b.to_async(&runtime)
