@@ -4,7 +4,7 @@
 mod render;
 
 use std::io::Read as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context as _, bail};
@@ -299,6 +299,15 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     };
     if let Some(file) = &resumed {
         render::warnings(&file.warnings);
+        let recorded_in = &file.last_start().workspace;
+        if Path::new(recorded_in) != workspace {
+            render::warnings(&[format!(
+                "session {} was recorded in workspace `{recorded_in}`; it continues in `{}`, \
+                 where the paths it mentions may not exist",
+                file.first_start().id,
+                workspace.display()
+            )]);
+        }
     }
     // Retries happen inside the model client, which exists before the
     // session file does.

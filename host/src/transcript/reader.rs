@@ -375,4 +375,156 @@ mod tests {
         assert_eq!(resume.ledger.len(), 4);
         assert_eq!(resume.recovered, None);
     }
+
+    /// A whole run recorded through the writer, as `toolhost run` does.
+    fn recorded_run(path: &Path) {
+        use crate::agent::{AgentEvent, StopReason, StopRecord};
+        use crate::provider::{AssistantMessage, Block, Finish};
+        let start: SessionStart = serde_json::from_value(start(1)).expect("start");
+        let writer =
+            std::sync::Arc::new(SessionWriter::create(path.to_path_buf(), &start).expect("create"));
+        let sink = writer.sink();
+        let call = |id: &str| Block::ToolCall {
+            id: id.into(),
+            name: "t".into(),
+            arguments: Some(json!({"n": id})),
+            arguments_raw: format!(r#"{{"n":"{id}"}}"#),
+        };
+        let reply = |blocks, finish| AgentEvent::Message {
+            message: Message::Assistant(AssistantMessage {
+                blocks,
+                finish,
+                usage: None,
+            }),
+        };
+        let run = |id: &str| {
+            [
+                AgentEvent::ToolExecutionStart {
+                    call_id: id.into(),
+                    tool: "t".into(),
+                    arguments: json!({"n": id}),
+                },
+                AgentEvent::ToolExecutionEnd {
+                    call_id: id.into(),
+                    tool: "t".into(),
+                    is_error: false,
+                    duration_ms: 1,
+                    text: format!("result of {id}"),
+                    output_bytes: 11,
+                    saved_to: None,
+                    execution: None,
+                },
+            ]
+        };
+        let results = |ids: &[&str]| AgentEvent::Message {
+            message: Message::ToolResults {
+                results: ids
+                    .iter()
+                    .map(|id| ToolResultEntry {
+                        call_id: (*id).into(),
+                        tool: "t".into(),
+                        text: format!("result of {id}"),
+                        is_error: false,
+                    })
+                    .collect(),
+            },
+        };
+        let text = |t: &str| Block::Text { text: t.into() };
+        let mut events = vec![
+            AgentEvent::AgentStart,
+            AgentEvent::Message {
+                message: Message::User { text: "go".into() },
+            },
+            AgentEvent::TurnStart { turn: 1 },
+            AgentEvent::MessageDelta {
+                text: "look".into(),
+            },
+            reply(vec![text("look"), call("a"), call("b")], Finish::ToolUse),
+        ];
+        events.extend(run("a"));
+        events.extend(run("b"));
+        events.push(results(&["a", "b"]));
+        events.push(AgentEvent::TurnStart { turn: 2 });
+        events.push(reply(vec![call("c")], Finish::ToolUse));
+        events.extend(run("c"));
+        events.push(results(&["c"]));
+        events.push(AgentEvent::TurnStart { turn: 3 });
+        events.push(reply(vec![text("done")], Finish::Stop));
+        events.push(AgentEvent::AgentEnd {
+            stop: StopRecord {
+                reason: StopReason::Completed,
+                turns: 3,
+                truncated: false,
+                evidence: "e".into(),
+            },
+        });
+        for event in &events {
+            sink(event);
+        }
+        assert_eq!(writer.error(), None);
+    }
+
+    /// Every call of every reply has exactly one result, in the message
+    /// right after it, and results answer nothing else.
+    fn assert_ledger_is_whole(ledger: &[Message]) {
+        for (index, message) in ledger.iter().enumerate() {
+            let asked: Vec<&str> = match message {
+                Message::Assistant(assistant) => {
+                    tool_calls(assistant).iter().map(|c| c.id).collect()
+                }
+                _ => Vec::new(),
+            };
+            let next = ledger.get(index + 1);
+            match next {
+                Some(Message::ToolResults { results }) => {
+                    let answered: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
+                    assert_eq!(
+                        answered,
+                        asked,
+                        "results at {} answer the message before",
+                        index + 1
+                    );
+                }
+                _ => assert!(
+                    asked.is_empty() || next.is_none(),
+                    "calls at {index} unanswered"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn a_crash_at_any_byte_leaves_a_session_that_resumes_whole() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let full_path = dir.path().join("full.jsonl");
+        recorded_run(&full_path);
+        let full = std::fs::read(&full_path).expect("read");
+        let first_line = full.iter().position(|&b| b == b'\n').expect("a line") + 1;
+        let cut_path = dir.path().join("cut.jsonl");
+        for cut in 0..=full.len() {
+            let prefix = &full[..cut];
+            std::fs::write(&cut_path, prefix).expect("write prefix");
+            let file = match SessionFile::read(&cut_path) {
+                Ok(file) => file,
+                Err(TranscriptError::NotASession { .. }) if cut < first_line => continue,
+                Err(error) => panic!("cut at byte {cut}: {error}"),
+            };
+            let at_line_end = prefix.ends_with(b"\n");
+            assert_eq!(
+                file.warnings.is_empty(),
+                at_line_end || file.missing_newline,
+                "cut {cut}"
+            );
+            assert!(!crate::transcript::show::lines(&file).is_empty());
+            let resume = file.resume();
+            let mut ledger = resume.ledger.clone();
+            let ends_with_calls = matches!(
+                ledger.last(),
+                Some(Message::Assistant(a)) if !tool_calls(a).is_empty()
+            );
+            assert_eq!(resume.recovered.is_some(), ends_with_calls, "cut {cut}");
+            ledger.extend(resume.recovered);
+            assert_ledger_is_whole(&ledger);
+        }
+    }
 }

@@ -363,7 +363,8 @@ pub(super) fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A one-thread HTTP/1.1 server on 127.0.0.1 that answers each request with
-/// the next canned SSE body and records the request bodies.
+/// the next canned SSE body (or whole response, when it starts with
+/// `HTTP/1.1 `) and records the request bodies.
 pub(super) struct MockModel {
     pub(super) url: String,
     requests: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
@@ -412,6 +413,12 @@ impl MockModel {
                     .push((path, serde_json::from_slice(&request).expect("json body")));
                 std::thread::sleep(delay);
                 let mut stream = stream;
+                // A body that is a whole HTTP response is sent as is (for
+                // error statuses).
+                if body.starts_with("HTTP/1.1 ") {
+                    stream.write_all(body.as_bytes()).expect("write response");
+                    continue;
+                }
                 let head = format!(
                     "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
                     body.len()

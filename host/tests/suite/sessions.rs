@@ -534,3 +534,54 @@ fn unknown_and_newer_sessions_are_refused_with_the_reason() {
         "{list}"
     );
 }
+
+#[test]
+fn retries_and_model_timings_are_recorded() {
+    let ws = Workspace::new();
+    let busy = "HTTP/1.1 503 Service Unavailable\r\nretry-after: 0\r\ncontent-length: 4\r\n\
+                connection: close\r\n\r\nbusy";
+    let mock = MockModel::start(vec![
+        busy.to_string(),
+        fixture_stream("openai-chat-text-usage-done"),
+    ]);
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args(["run", "--provider", "openai", "--model", "m"])
+        .args(["--base-url", &format!("{}/v1", mock.url), "hello"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines = records(&session_files(&ws)[0]);
+    let retry = lines
+        .iter()
+        .find(|r| r["type"] == "retry")
+        .expect("a retry record");
+    assert_eq!(retry["attempt"], 1);
+    assert!(
+        retry["reason"].as_str().expect("reason").contains("503"),
+        "{retry}"
+    );
+    let reply = lines
+        .iter()
+        .find(|r| r["type"] == "message" && r["message"]["role"] == "assistant")
+        .expect("the reply");
+    assert_eq!(reply["turn"], 1);
+    let ttft = reply["ttft_ms"].as_u64().expect("ttft of a streamed reply");
+    assert!(ttft <= reply["duration_ms"].as_u64().expect("duration"));
+    assert!(reply["message"]["usage"]["input_tokens"].as_u64().is_some());
+
+    let shown = stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
+    assert!(shown.contains("  retry=1 wait=0ms: "), "{shown}");
+    assert!(
+        shown.contains("step=1 model.finish=stop calls=0 ttft="),
+        "{shown}"
+    );
+    assert!(shown.contains(" tokens="), "{shown}");
+}
