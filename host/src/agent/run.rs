@@ -339,16 +339,19 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             result.text = fitted.text;
             saved_to = fitted.saved_to;
         }
-        self.emit(AgentEvent::ToolExecutionEnd {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            is_error: result.is_error,
-            duration_ms,
-            text: result.text.clone(),
-            output_bytes,
-            saved_to,
-            execution: result.execution.take().map(Into::into),
-        });
+        // Built only when someone listens: it copies the result text.
+        if self.events.is_some() {
+            self.emit(AgentEvent::ToolExecutionEnd {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                is_error: result.is_error,
+                duration_ms,
+                text: result.text.clone(),
+                output_bytes,
+                saved_to,
+                execution: result.execution.take().map(Into::into),
+            });
+        }
         Some(result)
     }
 

@@ -2,6 +2,7 @@
 //! mapping of results to exit codes. Only `render` prints.
 
 mod render;
+mod session;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -138,8 +139,8 @@ struct RunArgs {
     session_dir: Option<PathBuf>,
     /// A tool result longer than this many KiB reaches the model as its
     /// head and tail; the whole text is saved in .toolhost/outputs.
-    #[arg(long, default_value_t = 30, value_name = "KIB")]
-    result_budget: u32,
+    #[arg(long, default_value_t = crate::agent::DEFAULT_RESULT_BUDGET / 1024, value_name = "KIB")]
+    result_budget: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -268,7 +269,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
 }
 
 /// The session directory: `--session-dir`, else the workspace's.
-fn session_store(dir: Option<&PathBuf>, workspace: &std::path::Path) -> SessionStore {
+fn session_store(dir: Option<&PathBuf>, workspace: &Path) -> SessionStore {
     match dir {
         Some(dir) => SessionStore::new(dir.clone()),
         None => SessionStore::in_workspace(workspace),
@@ -298,29 +299,12 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         None => None,
     };
     if let Some(file) = &resumed {
-        render::warnings(&file.warnings);
-        let recorded_in = &file.last_start().workspace;
-        if Path::new(recorded_in) != workspace {
-            render::warnings(&[format!(
-                "session {} was recorded in workspace `{recorded_in}`; it continues in `{}`, \
-                 where the paths it mentions may not exist",
-                file.first_start().id,
-                workspace.display()
-            )]);
-        }
+        render::warnings(&session::resume_warnings(file, &workspace));
     }
     // Retries happen inside the model client, which exists before the
     // session file does.
-    let session: Arc<OnceLock<Arc<SessionWriter>>> = Arc::default();
-    let on_retry: crate::provider::http::RetryObserver = {
-        let (session, notify) = (Arc::clone(&session), render::retry_notice());
-        Arc::new(move |notice| {
-            notify(notice);
-            if let Some(writer) = session.get() {
-                writer.retry(notice);
-            }
-        })
-    };
+    let late_writer: Arc<OnceLock<Arc<SessionWriter>>> = Arc::default();
+    let on_retry = session::retry_observer(&late_writer);
     let model = resolve_model(
         args,
         &resolved.model,
@@ -345,54 +329,30 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         stop_after: args.loop_stop_after,
         system_prompt: system,
         result_budget: Some(ResultBudget {
-            max_bytes: args.result_budget as usize * 1024,
-            save_dir: workspace.join(OUTPUTS_DIR),
-            save_dir_for_model: OUTPUTS_DIR.into(),
+            max_bytes: args.result_budget.saturating_mul(1024),
+            save_dir: workspace.join(session::OUTPUTS_DIR),
+            save_dir_for_model: session::OUTPUTS_DIR.into(),
         }),
     };
 
-    let mut ledger = Vec::new();
-    let start = session_start(&model, &sandbox, &config);
+    let start = session::start_record(&model, &sandbox, &config);
     let writer = if args.no_session {
         None
     } else {
-        let opened = match &resumed {
-            Some(file) => store.resume(file, start),
-            None => store.create(start),
-        };
-        let writer = opened.map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write the session file: {e} (pass --no-session to run without one)"
-            )
-        })?;
-        Some(Arc::new(writer))
+        let writer = Arc::new(session::open(&store, resumed.as_ref(), start)?);
+        let _ = late_writer.set(Arc::clone(&writer));
+        Some(writer)
     };
-    if let Some(file) = &resumed {
-        let resume = file.resume();
-        ledger = resume.ledger;
-        if let Some(results) = resume.recovered {
-            render::recovered(&results);
-            if let Some(writer) = &writer {
-                writer.recovered(results.clone());
-            }
-            ledger.push(results);
-        }
-    }
+    let mut ledger = match &resumed {
+        Some(file) => session::resumed_ledger(file, writer.as_deref()),
+        None => Vec::new(),
+    };
 
     let cancel = tokio_util::sync::CancellationToken::new();
     spawn_ctrl_c_handler(cancel.clone());
     let renderer = render::RunRenderer::new(args.output_format);
     let sink = match &writer {
-        Some(writer) => {
-            let _ = session.set(Arc::clone(writer));
-            let (record, show) = (writer.sink(), renderer.sink());
-            let both: crate::agent::EventSink = Arc::new(move |event| {
-                // On disk first: a tool's start is recorded before it runs.
-                record(event);
-                show(event);
-            });
-            both
-        }
+        Some(writer) => session::record_then(writer, renderer.sink()),
         None => renderer.sink(),
     };
     let agent = AgentLoop::new(model, &sandbox, config).with_events(sink);
@@ -405,69 +365,6 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         StopReason::LoopDetected => exit::LOOP_DETECTED,
         StopReason::Aborted => exit::ABORTED,
     })
-}
-
-/// Where cut results are saved in full, relative to the workspace (so the
-/// model can read them with `read_file`).
-const OUTPUTS_DIR: &str = ".toolhost/outputs";
-
-/// The first line of a run's session record: versions, model, tools with
-/// their plugin hashes, grants and limits.
-fn session_start(
-    model: &Model,
-    sandbox: &Sandbox,
-    config: &crate::agent::LoopConfig,
-) -> crate::transcript::SessionStart {
-    use crate::transcript::record::{GrantInfo, LimitsInfo, ToolInfo};
-    let (provider, name, base_url) = model.describe();
-    let tools = sandbox
-        .tools()
-        .iter()
-        .map(|tool| {
-            let limits = &tool.policy.limits;
-            ToolInfo {
-                name: tool.name.clone(),
-                plugin: tool.plugin.to_string(),
-                plugin_sha256: tool.plugin_sha256.clone(),
-                read_only: tool.read_only,
-                grants: tool
-                    .policy
-                    .grants
-                    .iter()
-                    .map(|grant| GrantInfo {
-                        path: grant.guest_path.clone(),
-                        access: if grant.writable {
-                            "read-write"
-                        } else {
-                            "read-only"
-                        }
-                        .into(),
-                    })
-                    .collect(),
-                limits: LimitsInfo {
-                    fuel: limits.fuel,
-                    timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
-                    memory_bytes: limits.memory,
-                    output_bytes: limits.output as u64,
-                },
-            }
-        })
-        .collect();
-    crate::transcript::SessionStart {
-        format: crate::transcript::FORMAT_VERSION,
-        id: String::new(),
-        at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
-        toolhost: env!("CARGO_PKG_VERSION").into(),
-        resumed: false,
-        workspace: sandbox.workspace().display().to_string(),
-        provider: provider.into(),
-        model: name.map(str::to_owned),
-        base_url: base_url.map(str::to_owned),
-        system_prompt: config.system_prompt.clone(),
-        max_turns: config.max_turns,
-        result_budget_bytes: config.result_budget.as_ref().map(|b| b.max_bytes as u64),
-        tools,
-    }
 }
 
 /// Picks the model: flags, then `[model]` in toolhost.toml, then (when
@@ -496,20 +393,24 @@ fn resolve_model(
             .into());
         }
     };
-    // A resumed session's model, unless flags or config name one. A scripted
-    // session is not picked up: its script is not part of the session.
-    let from_session = resumed.filter(|_| args.provider.is_none() && from_config.is_none());
-    let session_kind = from_session.and_then(|start| match start.provider.as_str() {
-        "openai" => Some(ProviderKind::Openai),
-        "anthropic" => Some(ProviderKind::Anthropic),
-        _ => None,
-    });
+    // A resumed session's model, unless flags, config or --script pick one.
+    // A scripted session is not picked up: its script is not recorded.
+    let from_session = resumed
+        .filter(|_| args.provider.is_none() && from_config.is_none() && args.script.is_none())
+        .and_then(|start| {
+            let kind = match start.provider.as_str() {
+                "openai" => ProviderKind::Openai,
+                "anthropic" => ProviderKind::Anthropic,
+                _ => return None,
+            };
+            Some((kind, start))
+        });
     let kind = args
         .provider
         .or(from_config)
         .or(args.script.as_ref().map(|_| ProviderKind::Scripted))
-        .or(session_kind);
-    let from_session = from_session.filter(|_| session_kind.is_some() && kind == session_kind);
+        .or(from_session.map(|(kind, _)| kind));
+    let from_session = from_session.map(|(_, start)| start);
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let name = || {
         args.model

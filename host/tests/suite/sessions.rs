@@ -28,6 +28,31 @@ fn records(path: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// `toolhost run --provider openai` against `mock` with `args` (the prompt
+/// last); asserts exit 0.
+fn run_openai(ws: &Workspace, mock: &MockModel, args: &[&str]) {
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "--provider",
+            "openai",
+            "--base-url",
+            &format!("{}/v1", mock.url),
+        ])
+        .args(args)
+        .output()
+        .expect("run toolhost");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 fn session_files(ws: &Workspace) -> Vec<PathBuf> {
     let dir = ws.path().join(".toolhost/sessions");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -206,27 +231,10 @@ fn a_resumed_ledger_is_accepted_by_both_wire_apis() {
 
     // Continue with an OpenAI-compatible server...
     let openai = MockModel::start(vec![fixture_stream("openai-chat-text-usage-done")]);
-    let output = ws
-        .toolhost()
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args([
-            "run",
-            "--resume",
-            "last",
-            "--provider",
-            "openai",
-            "--model",
-            "gpt-4o",
-        ])
-        .args(["--base-url", &format!("{}/v1", openai.url), "continue"])
-        .output()
-        .expect("resume with openai");
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    run_openai(
+        &ws,
+        &openai,
+        &["--resume", "last", "--model", "gpt-4o", "continue"],
     );
     let body = &openai.requests()[0].1;
     let messages = body["messages"].as_array().expect("messages");
@@ -315,27 +323,10 @@ fn a_long_result_reaches_the_model_as_head_and_tail_and_is_saved_whole() {
         openai_tool_call("call_1", "read_file", &json!({"path": "big.txt"})),
         fixture_stream("openai-chat-text-usage-done"),
     ]);
-    let output = ws
-        .toolhost()
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args([
-            "run",
-            "--provider",
-            "openai",
-            "--model",
-            "m",
-            "--result-budget",
-            "2",
-        ])
-        .args(["--base-url", &format!("{}/v1", mock.url), "read big.txt"])
-        .output()
-        .expect("run");
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    run_openai(
+        &ws,
+        &mock,
+        &["--model", "m", "--result-budget", "2", "read big.txt"],
     );
 
     let whole = stdout_of(&mut ws.call("read_file", r#"{"path":"big.txt"}"#, &[]));
@@ -544,20 +535,7 @@ fn retries_and_model_timings_are_recorded() {
         busy.to_string(),
         fixture_stream("openai-chat-text-usage-done"),
     ]);
-    let output = ws
-        .toolhost()
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args(["run", "--provider", "openai", "--model", "m"])
-        .args(["--base-url", &format!("{}/v1", mock.url), "hello"])
-        .output()
-        .expect("run");
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    run_openai(&ws, &mock, &["--model", "m", "hello"]);
     let lines = records(&session_files(&ws)[0]);
     let retry = lines
         .iter()

@@ -1,0 +1,140 @@
+//! The session side of `toolhost run`: the file's first record, opening a
+//! new or resumed file, rebuilding a resumed ledger, and the sink that
+//! records each event before the screen shows it.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use super::render;
+use crate::agent::{EventSink, LoopConfig, Message};
+use crate::provider::Model;
+use crate::provider::http::RetryObserver;
+use crate::sandbox::Sandbox;
+use crate::transcript::record::{GrantInfo, LimitsInfo, ToolInfo};
+use crate::transcript::{FORMAT_VERSION, SessionFile, SessionStart, SessionStore, SessionWriter};
+
+/// Where cut results are saved whole, relative to the workspace (so the
+/// model can page through them with `read_file`).
+pub(super) const OUTPUTS_DIR: &str = ".toolhost/outputs";
+
+/// What a run starts with: versions, model, system prompt, and each tool
+/// with its plugin's hash, grants and limits.
+pub(super) fn start_record(model: &Model, sandbox: &Sandbox, config: &LoopConfig) -> SessionStart {
+    let (provider, name, base_url) = model.describe();
+    let tools = sandbox
+        .tools()
+        .iter()
+        .map(|tool| {
+            let limits = &tool.policy.limits;
+            ToolInfo {
+                name: tool.name.clone(),
+                plugin: tool.plugin.to_string(),
+                plugin_sha256: tool.plugin_sha256.clone(),
+                read_only: tool.read_only,
+                grants: tool
+                    .policy
+                    .grants
+                    .iter()
+                    .map(|grant| GrantInfo {
+                        path: grant.guest_path.clone(),
+                        access: if grant.writable {
+                            "read-write"
+                        } else {
+                            "read-only"
+                        }
+                        .into(),
+                    })
+                    .collect(),
+                limits: LimitsInfo {
+                    fuel: limits.fuel,
+                    timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
+                    memory_bytes: limits.memory,
+                    output_bytes: limits.output as u64,
+                },
+            }
+        })
+        .collect();
+    SessionStart {
+        format: FORMAT_VERSION,
+        id: String::new(),
+        at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        toolhost: env!("CARGO_PKG_VERSION").into(),
+        resumed: false,
+        workspace: sandbox.workspace().display().to_string(),
+        provider: provider.into(),
+        model: name.map(str::to_owned),
+        base_url: base_url.map(str::to_owned),
+        system_prompt: config.system_prompt.clone(),
+        max_turns: config.max_turns,
+        result_budget_bytes: config.result_budget.as_ref().map(|b| b.max_bytes as u64),
+        tools,
+    }
+}
+
+/// A new session file in `store`, or `resumed` reopened for appending.
+pub(super) fn open(
+    store: &SessionStore,
+    resumed: Option<&SessionFile>,
+    start: SessionStart,
+) -> anyhow::Result<SessionWriter> {
+    let opened = match resumed {
+        Some(file) => store.resume(file, start),
+        None => store.create(start),
+    };
+    opened.map_err(|e| {
+        anyhow::anyhow!("cannot write the session file: {e} (pass --no-session to run without one)")
+    })
+}
+
+/// What the user should know before a resumed session continues: the
+/// reader's warnings, and a different workspace.
+pub(super) fn resume_warnings(file: &SessionFile, workspace: &Path) -> Vec<String> {
+    let mut warnings = file.warnings.clone();
+    let recorded_in = &file.last_start().workspace;
+    if Path::new(recorded_in) != workspace {
+        warnings.push(format!(
+            "session {} was recorded in workspace `{recorded_in}`; it continues in `{}`, where \
+             the paths it mentions may not exist",
+            file.first_start().id,
+            workspace.display()
+        ));
+    }
+    warnings
+}
+
+/// The ledger a resumed run continues from. Results made up for calls the
+/// last run left unanswered are shown, recorded, then appended.
+pub(super) fn resumed_ledger(file: &SessionFile, writer: Option<&SessionWriter>) -> Vec<Message> {
+    let resume = file.resume();
+    let mut ledger = resume.ledger;
+    if let Some(results) = resume.recovered {
+        render::recovered(&results);
+        if let Some(writer) = writer {
+            writer.recovered(results.clone());
+        }
+        ledger.push(results);
+    }
+    ledger
+}
+
+/// Tells the user about a retried model request and records it once the
+/// session file is open.
+pub(super) fn retry_observer(writer: &Arc<OnceLock<Arc<SessionWriter>>>) -> RetryObserver {
+    let (writer, notify) = (Arc::clone(writer), render::retry_notice());
+    Arc::new(move |notice| {
+        notify(notice);
+        if let Some(writer) = writer.get() {
+            writer.retry(notice);
+        }
+    })
+}
+
+/// Records each event, then passes it to `show`: on disk first, so a
+/// tool's start is recorded before the tool runs.
+pub(super) fn record_then(writer: &Arc<SessionWriter>, show: EventSink) -> EventSink {
+    let record = writer.sink();
+    Arc::new(move |event| {
+        record(event);
+        show(event);
+    })
+}
