@@ -563,3 +563,62 @@ fn retries_and_model_timings_are_recorded() {
     );
     assert!(shown.contains(" tokens="), "{shown}");
 }
+
+#[test]
+fn reasoning_and_its_signature_survive_a_resume() {
+    let ws = Workspace::new();
+    let first = MockModel::start(vec![fixture_stream(
+        "anthropic-messages-thinking-signature",
+    )]);
+    let anthropic = |mock: &MockModel, prompt: &str| {
+        let output = ws
+            .toolhost()
+            .env_remove("ANTHROPIC_API_KEY")
+            .args([
+                "run",
+                "--provider",
+                "anthropic",
+                "--model",
+                "claude-sonnet-4-5",
+            ])
+            .args(["--base-url", &mock.url, prompt])
+            .output()
+            .expect("run");
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    anthropic(&first, "what is 25 * 37?");
+    let reply = records(&session_files(&ws)[0])
+        .into_iter()
+        .find(|r| r["type"] == "message" && r["message"]["role"] == "assistant")
+        .expect("the reply");
+    let reasoning = &reply["message"]["blocks"][0];
+    assert_eq!(reasoning["type"], "reasoning");
+    let signature = reasoning["signature"].as_str().expect("a signature");
+    assert!(!signature.is_empty());
+
+    let second = MockModel::start(vec![fixture_stream("anthropic-messages-text-ping")]);
+    let output = ws
+        .toolhost()
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["run", "--resume", "last", "and 26 * 37?"])
+        .args(["--base-url", &second.url])
+        .output()
+        .expect("resume");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "the session's provider and model are reused: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let body = &second.requests()[0].1;
+    assert_eq!(body["model"], "claude-sonnet-4-5");
+    let thinking = &body["messages"][1]["content"][0];
+    assert_eq!(thinking["type"], "thinking");
+    assert_eq!(thinking["signature"], signature);
+    assert_eq!(thinking["thinking"], reasoning["text"]);
+}
