@@ -92,7 +92,9 @@ fn crashed_session(ws: &Workspace) -> PathBuf {
         .spawn()
         .expect("spawn toolhost");
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !ws.path().join("out/log.txt").exists() {
+    // The file appears when the tool opens it, its line a moment later.
+    let log = ws.path().join("out/log.txt");
+    while std::fs::read_to_string(&log).unwrap_or_default() != "ran\n" {
         assert!(Instant::now() < deadline, "the tool never ran");
         std::thread::sleep(Duration::from_millis(20));
     }
