@@ -440,22 +440,12 @@ fn assistant_content(reply: &AssistantMessage) -> Vec<Value> {
 /// A Messages client: one streamed request per assistant turn.
 #[derive(Debug, Clone)]
 pub struct AnthropicClient {
-    http: HttpClient,
+    pub(super) http: HttpClient,
     model: String,
     max_tokens: Option<u32>,
 }
 
 impl AnthropicClient {
-    /// The model requests name.
-    pub fn model(&self) -> &str {
-        &self.model
-    }
-
-    /// The API root requests go to.
-    pub fn base_url(&self) -> &str {
-        self.http.base_url()
-    }
-
     /// A client for `model`; the key, if any, goes in `x-api-key`.
     pub fn new(http: HttpOptions, model: impl Into<String>) -> Result<Self, ProviderError> {
         let model = model.into();

@@ -141,6 +141,11 @@ impl HttpClient {
         &self.options.base_url
     }
 
+    /// The model requests name.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
     /// A client for `provider`. `key_env` and `model` are only named in
     /// errors (401/403 and 404), so the user knows what to fix.
     pub fn new(

@@ -37,13 +37,12 @@ impl Model {
     /// The wire API (`openai`, `anthropic`, `scripted`), the model name and
     /// the base URL, for transcripts.
     pub fn describe(&self) -> (&'static str, Option<&str>, Option<&str>) {
-        match self {
-            Model::OpenAi(client) => ("openai", Some(client.model()), Some(client.base_url())),
-            Model::Anthropic(client) => {
-                ("anthropic", Some(client.model()), Some(client.base_url()))
-            }
-            Model::Scripted(_) => ("scripted", None, None),
-        }
+        let (provider, http) = match self {
+            Model::OpenAi(client) => ("openai", &client.http),
+            Model::Anthropic(client) => ("anthropic", &client.http),
+            Model::Scripted(_) => return ("scripted", None, None),
+        };
+        (provider, Some(http.model()), Some(http.base_url()))
     }
 
     /// The next assistant message for `history`; `Ok(None)` when `cancel`

@@ -19,20 +19,21 @@ pub const NO_RESULT_RECORDED: &str = "(no result recorded: the run stopped befor
 /// start is written before the tool runs, so it certainly did not run).
 pub const NOT_STARTED: &str = "(not executed: the run stopped before this call started)";
 
-/// A session file, read.
+/// A session file, read. Only [`SessionFile::read`] makes one, so it always
+/// starts with a `session_start`.
 #[derive(Debug, Clone)]
 pub struct SessionFile {
     pub path: PathBuf,
     /// Every complete record, in order.
-    pub records: Vec<Record>,
+    pub(crate) records: Vec<Record>,
     /// Problems that did not stop the read (a partial last line).
     pub warnings: Vec<String>,
     /// Bytes of the file up to the end of the last complete record; a
     /// resumed run appends from here.
-    pub valid_len: u64,
+    pub(super) valid_len: u64,
     /// The last complete record lacks its newline (the crash cut only
     /// that); a resumed run writes one first.
-    pub missing_newline: bool,
+    pub(super) missing_newline: bool,
 }
 
 /// What `--resume` continues from.
@@ -107,6 +108,11 @@ impl SessionFile {
             valid_len,
             missing_newline,
         })
+    }
+
+    /// Every complete record, in order.
+    pub fn records(&self) -> &[Record] {
+        &self.records
     }
 
     /// The first `session_start` (the session's own id and time).
