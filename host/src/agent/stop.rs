@@ -19,6 +19,19 @@ pub enum StopReason {
     Error,
 }
 
+impl StopReason {
+    /// The name used in stop records, session files and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Completed => "completed",
+            StopReason::Aborted => "aborted",
+            StopReason::MaxTurns => "max_turns",
+            StopReason::LoopDetected => "loop_detected",
+            StopReason::Error => "error",
+        }
+    }
+}
+
 /// The end of one run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StopRecord {
@@ -35,6 +48,22 @@ pub struct StopRecord {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn as_str_is_the_serialised_name() {
+        for reason in [
+            StopReason::Completed,
+            StopReason::Aborted,
+            StopReason::MaxTurns,
+            StopReason::LoopDetected,
+            StopReason::Error,
+        ] {
+            assert_eq!(
+                serde_json::to_value(reason).expect("serialise"),
+                json!(reason.as_str())
+            );
+        }
+    }
 
     #[test]
     fn serialises_in_snake_case() {

@@ -126,10 +126,9 @@ impl RunRenderer {
                 ignore_broken_pipe(writeln!(io::stdout().lock(), "{doc}"))
             }
             OutputFormat::Text if stop.reason != StopReason::Completed => {
-                let reason = serde_json::to_value(stop.reason).unwrap_or_default();
                 eprintln!(
                     "stopped: {} after {} turn(s): {}",
-                    reason.as_str().unwrap_or("?"),
+                    stop.reason.as_str(),
                     stop.turns,
                     stop.evidence
                 );
@@ -322,8 +321,7 @@ pub(super) fn sessions(
                     .unwrap_or(&s.started_at)
                     .replace('T', " "),
                 s.turns,
-                s.stop
-                    .map_or_else(|| "(none: died)".into(), show::reason_name),
+                s.stop.map_or("(none: died)", StopReason::as_str),
                 short(&s.first_prompt, 60)
             ),
             Err(error) => format!("unreadable: {error}"),

@@ -57,7 +57,7 @@ pub(super) fn start_record(model: &Model, sandbox: &Sandbox, config: &LoopConfig
     SessionStart {
         format: FORMAT_VERSION,
         id: String::new(),
-        at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        at: String::new(),
         toolhost: env!("CARGO_PKG_VERSION").into(),
         resumed: false,
         workspace: sandbox.workspace().display().to_string(),

@@ -80,10 +80,11 @@ impl SessionStore {
     }
 
     /// Starts a new session file with a fresh id (sortable by time) and
-    /// writes `start` as its first line. The directory is created private
+    /// writes `start`, stamped with its id and the time, as its first line. The directory is created private
     /// (sessions hold prompts and tool output).
     pub fn create(&self, mut start: SessionStart) -> std::io::Result<SessionWriter> {
         create_private_dir(&self.dir)?;
+        start.at = record::now();
         let stamp: String = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
             .to_string()
             .chars()
@@ -101,13 +102,14 @@ impl SessionStore {
     }
 
     /// Continues `session`: appends `start` (marked resumed, with the
-    /// session's id) after its last complete record.
+    /// session's id and the time) after its last complete record.
     pub fn resume(
         &self,
         session: &SessionFile,
         mut start: SessionStart,
     ) -> std::io::Result<SessionWriter> {
         start.id = session.first_start().id.clone();
+        start.at = record::now();
         start.resumed = true;
         SessionWriter::append(session, &start).map_err(|e| with_path(e, &session.path))
     }

@@ -42,8 +42,9 @@ pub enum Record {
 pub struct SessionStart {
     /// The session file format ([`FORMAT_VERSION`]).
     pub format: u32,
+    /// Set by [`super::SessionStore`] when the file is opened.
     pub id: String,
-    /// RFC 3339 UTC time.
+    /// RFC 3339 UTC time; set with the id.
     pub at: String,
     /// The toolhost version that wrote this run.
     pub toolhost: String,

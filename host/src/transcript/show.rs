@@ -60,14 +60,6 @@ impl Summary {
     }
 }
 
-/// The name of a stop reason as the files and the CLI spell it.
-pub fn reason_name(reason: StopReason) -> String {
-    serde_json::to_value(reason)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
 /// `toolhost sessions show ID`: the session, one line per event worth
 /// reading.
 pub fn lines(file: &SessionFile) -> Vec<String> {
@@ -165,7 +157,7 @@ pub fn lines(file: &SessionFile) -> Vec<String> {
                 stopped = true;
                 out.push(format!(
                     "stop reason={} turns={}{}: {}",
-                    reason_name(entry.stop.reason),
+                    entry.stop.reason.as_str(),
                     entry.stop.turns,
                     if entry.stop.truncated {
                         " truncated"
