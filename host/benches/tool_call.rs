@@ -9,7 +9,7 @@ use std::process::Command;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use toolhost::sandbox::{
-    CallOptions, Grant, Policy, Sandbox, SandboxOptions, ToolOutcome, ToolPolicy,
+    Access, CallOptions, Grant, Policy, Sandbox, SandboxOptions, ToolOutcome, ToolPolicy,
 };
 
 fn tool_call(c: &mut Criterion) {
@@ -23,7 +23,7 @@ fn tool_call(c: &mut Criterion) {
     let grants = vec![Grant {
         host_path: workspace.clone(),
         guest_path: ".".into(),
-        writable: false,
+        access: Access::Read,
     }];
     let sandbox = runtime
         .block_on(Sandbox::load(SandboxOptions {

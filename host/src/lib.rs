@@ -6,6 +6,7 @@
 //! - [`agent`] runs the loop: model, tool calls, ledger, stop record;
 //! - [`provider`] assembles a model's streamed reply into one message (no wasm);
 //! - [`transcript`] writes, reads and resumes the JSONL session files;
+//! - [`workspace`] names the workspace's own files (`toolhost.toml`, `.toolhost/`);
 //! - [`cli`] is the command line; it is the only module that prints.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -15,3 +16,4 @@ pub mod config;
 pub mod provider;
 pub mod sandbox;
 pub mod transcript;
+pub mod workspace;

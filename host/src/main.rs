@@ -14,22 +14,18 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            #[allow(clippy::print_stderr)]
-            {
-                eprintln!("error: cannot start the async runtime: {e}");
-            }
+            eprintln!("error: cannot start the async runtime: {e}");
             return ExitCode::from(exit::ERROR);
         }
     };
     match runtime.block_on(cli::run(cli)) {
-        Ok(code) => ExitCode::from(code),
+        Ok(ended) => ExitCode::from(ended.code()),
         Err(error) => {
-            #[allow(clippy::print_stderr)]
-            {
+            let code = exit::code_of_error(&error);
+            if code != exit::OK {
                 eprintln!("error: {error:#}");
             }
-            let usage = error.downcast_ref::<cli::UsageError>().is_some();
-            ExitCode::from(if usage { exit::USAGE } else { exit::ERROR })
+            ExitCode::from(code)
         }
     }
 }

@@ -212,8 +212,8 @@ impl ToolRunner for Sandbox {
         };
         let report = Sandbox::call(self, name, &arguments.to_string(), &options).await;
         ToolResult {
-            text: report.outcome.model_text(name),
-            is_error: report.outcome.is_error(),
+            text: report.model_text(name),
+            is_error: report.is_error(),
             execution: Some(Execution::from_report(&report)),
         }
     }
@@ -222,7 +222,7 @@ impl ToolRunner for Sandbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::{Grant, Policy, SandboxOptions, ToolPolicy};
+    use crate::sandbox::{Access, Grant, Policy, SandboxOptions, ToolPolicy};
     use serde_json::json;
 
     #[tokio::test]
@@ -242,7 +242,7 @@ mod tests {
                     grants: vec![Grant {
                         host_path: workspace,
                         guest_path: ".".into(),
-                        writable: false,
+                        access: Access::Read,
                     }],
                     ..ToolPolicy::default()
                 },

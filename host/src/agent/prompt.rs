@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Access, Sandbox};
 
 /// The system prompt used when the user gives none: the workspace, the tools
 /// and each tool's directories.
@@ -29,7 +29,7 @@ pub fn default_system_prompt(sandbox: &Sandbox) -> String {
             .policy
             .grants
             .iter()
-            .filter(|g| g.writable)
+            .filter(|g| g.access == Access::Write)
             .map(|g| g.guest_path.as_str())
             .collect();
         let _ = write!(

@@ -1,6 +1,7 @@
-//! The command line: clap definitions, one function per command, and the
-//! mapping of results to exit codes. Only `render` prints.
+//! The command line: clap definitions and one function per command. Only
+//! `render` prints; only `exit` decides exit codes.
 
+pub mod exit;
 mod render;
 mod session;
 
@@ -10,27 +11,14 @@ use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
+use exit::Ended;
 
 use crate::config::{self, ConfigInputs};
 use crate::provider::Model;
 use crate::sandbox::{CallOptions, Sandbox};
 use crate::transcript::show::Summary;
 use crate::transcript::{SessionFile, SessionStore, SessionWriter};
-
-/// Exit codes, in one place (DESIGN.md section 6).
-pub mod exit {
-    pub const OK: u8 = 0;
-    /// An error, including a tool call that ended as `isError`.
-    pub const ERROR: u8 = 1;
-    /// Bad command-line usage (clap's own code).
-    pub const USAGE: u8 = 2;
-    /// `toolhost run` stopped at `--max-turns`.
-    pub const MAX_TURNS: u8 = 3;
-    /// `toolhost run` stopped because the model repeated itself.
-    pub const LOOP_DETECTED: u8 = 4;
-    /// `toolhost run` was cancelled (Ctrl+C).
-    pub const ABORTED: u8 = 130;
-}
+use crate::workspace::{self, Layout};
 
 /// Run LLM agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -210,14 +198,15 @@ impl SandboxArgs {
     }
 }
 
-/// Runs the parsed command line; returns the process exit code.
-pub async fn run(cli: Cli) -> anyhow::Result<u8> {
+/// Runs the parsed command line; [`exit`] turns the result into the
+/// process's exit code.
+pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
     match &cli.command {
         Command::Run(args) => run_agent(&cli.sandbox, args).await,
         Command::Tools { json } => {
             let sandbox = load_sandbox(&cli.sandbox, None).await?;
             render::tools(&sandbox, *json)?;
-            Ok(exit::OK)
+            Ok(Ended::Done)
         }
         Command::Call { tool, input } => {
             let input = if input == "-" {
@@ -232,10 +221,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
             let sandbox = load_sandbox(&cli.sandbox, None).await?;
             let report = sandbox.call(tool, &input, &CallOptions::default()).await;
             render::call_result(tool, &report)?;
-            Ok(if report.outcome.is_error() {
-                exit::ERROR
+            Ok(if report.is_error() {
+                Ended::Failed
             } else {
-                exit::OK
+                Ended::Done
             })
         }
         Command::Plugin(PluginCommand::Check { file }) => {
@@ -263,7 +252,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
                     render::session(&file)?;
                 }
             }
-            Ok(exit::OK)
+            Ok(Ended::Done)
         }
     }
 }
@@ -279,8 +268,8 @@ fn session_store(dir: Option<&PathBuf>, workspace: &Path) -> SessionStore {
 /// `toolhost run`: resolve the model, load the tools, open the session
 /// file (new, or the one resumed), run the loop, print, and map the stop
 /// reason to the exit code.
-async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result<u8> {
-    use crate::agent::{AgentLoop, LoopConfig, ResultBudget, StopReason, default_system_prompt};
+async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result<Ended> {
+    use crate::agent::{AgentLoop, LoopConfig, ResultBudget, default_system_prompt};
 
     if args.loop_warn_after == 0 || args.loop_stop_after == 0 {
         return Err(UsageError(
@@ -330,8 +319,8 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         system_prompt: system,
         result_budget: Some(ResultBudget {
             max_bytes: args.result_budget.saturating_mul(1024),
-            save_dir: workspace.join(session::OUTPUTS_DIR),
-            save_dir_for_model: session::OUTPUTS_DIR.into(),
+            save_dir: Layout::of(&workspace).outputs_dir(),
+            save_dir_for_model: workspace::OUTPUTS_DIR.into(),
         }),
     };
 
@@ -358,13 +347,7 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     let agent = AgentLoop::new(model, &sandbox, config).with_events(sink);
     let stop = agent.run(&mut ledger, prompt, &cancel).await;
     renderer.finish(&ledger, &stop, writer.as_deref())?;
-    Ok(match stop.reason {
-        StopReason::Completed => exit::OK,
-        StopReason::Error => exit::ERROR,
-        StopReason::MaxTurns => exit::MAX_TURNS,
-        StopReason::LoopDetected => exit::LOOP_DETECTED,
-        StopReason::Aborted => exit::ABORTED,
-    })
+    Ok(Ended::Run(stop.reason))
 }
 
 /// Picks the model: flags, then `[model]` in toolhost.toml, then (when

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::json;
 
-use super::{OutputFormat, exit};
+use super::OutputFormat;
+use super::exit::Ended;
 use crate::agent::{AgentEvent, EventSink, Message, StopReason, StopRecord};
 use crate::sandbox::{CallReport, Grant, Limits, Sandbox, Tool, ToolOutcome};
 use crate::transcript::show::{self, Summary};
@@ -394,7 +395,7 @@ fn tool_json(tool: &Tool) -> serde_json::Value {
         "grants": tool.policy.grants.iter().map(|g| json!({
             "path": g.guest_path,
             "host_path": g.host_path,
-            "access": if g.writable { "read-write" } else { "read-only" },
+            "access": g.access.grant_label(),
         })).collect::<Vec<_>>(),
         "limits": {
             "fuel": limits.fuel,
@@ -426,7 +427,7 @@ pub(super) fn call_result(tool: &str, report: &CallReport) -> io::Result<()> {
 }
 
 /// `toolhost plugin check FILE`: the file's tools, or why it cannot load.
-pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<u8> {
+pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<Ended> {
     let own: Vec<&Tool> = sandbox
         .tools()
         .iter()
@@ -434,7 +435,7 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<u8>
         .collect();
     if let Some(error) = sandbox.load_errors().first() {
         eprintln!("error: {error}");
-        return Ok(exit::ERROR);
+        return Ok(Ended::Failed);
     }
     println!(
         "ok: `{}` is a toolhost plugin with {} tool(s):",
@@ -453,7 +454,7 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<u8>
             first_sentence(&tool.description)
         );
     }
-    Ok(exit::OK)
+    Ok(Ended::Done)
 }
 
 fn grants_text(grants: &[Grant]) -> String {
@@ -462,17 +463,7 @@ fn grants_text(grants: &[Grant]) -> String {
     }
     grants
         .iter()
-        .map(|g| {
-            format!(
-                "{} ({})",
-                g.guest_path,
-                if g.writable {
-                    "read-write"
-                } else {
-                    "read-only"
-                }
-            )
-        })
+        .map(|g| format!("{} ({})", g.guest_path, g.access.grant_label()))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -13,10 +13,6 @@ use crate::sandbox::Sandbox;
 use crate::transcript::record::{GrantInfo, LimitsInfo, ToolInfo};
 use crate::transcript::{FORMAT_VERSION, SessionFile, SessionStart, SessionStore, SessionWriter};
 
-/// Where cut results are saved whole, relative to the workspace (so the
-/// model can page through them with `read_file`).
-pub(super) const OUTPUTS_DIR: &str = ".toolhost/outputs";
-
 /// What a run starts with: versions, model, system prompt, and each tool
 /// with its plugin's hash, grants and limits.
 pub(super) fn start_record(model: &Model, sandbox: &Sandbox, config: &LoopConfig) -> SessionStart {
@@ -37,12 +33,7 @@ pub(super) fn start_record(model: &Model, sandbox: &Sandbox, config: &LoopConfig
                     .iter()
                     .map(|grant| GrantInfo {
                         path: grant.guest_path.clone(),
-                        access: if grant.writable {
-                            "read-write"
-                        } else {
-                            "read-only"
-                        }
-                        .into(),
+                        access: grant.access.grant_label().into(),
                     })
                     .collect(),
                 limits: LimitsInfo {

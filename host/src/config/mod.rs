@@ -19,16 +19,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::sandbox::{Grant, Limits, Policy, SandboxOptions, ToolPolicy, simplify_grants};
+use crate::sandbox::{Access, Grant, Limits, Policy, SandboxOptions, ToolPolicy, simplify_grants};
+use crate::workspace::Layout;
 pub use file::ModelSection;
 use file::{ConfigFile, LimitsSection};
-
-/// The plugins directory used when no `--plugins` is given, relative to the
-/// workspace.
-pub const DEFAULT_PLUGIN_DIR: &str = ".toolhost/plugins";
-
-/// The config file looked for in the workspace when no `--config` is given.
-pub const DEFAULT_CONFIG_FILE: &str = "toolhost.toml";
 
 /// What the user asked for, before resolution: flags and their sources.
 #[derive(Debug, Clone, Default)]
@@ -66,7 +60,7 @@ pub enum ConfigError {
     #[error("grant `{grant}` (from {origin}) {problem}")]
     Grant {
         grant: String,
-        origin: String,
+        origin: GrantOrigin,
         problem: String,
     },
     #[error("limit `{key}` (from {origin}) must be greater than zero")]
@@ -84,12 +78,39 @@ pub struct Resolved {
     pub model: ModelSection,
 }
 
-/// A grant as written, with where it came from (for error messages).
+/// Where a grant was written. It decides what the grant may do (the
+/// built-in read of the workspace applies only when nothing else mentions
+/// reads) and names the grant in errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantOrigin {
+    /// `--allow-read` / `--allow-write` on the command line: the user's own
+    /// flags, always trusted.
+    CommandLine { flag: &'static str, value: String },
+    /// A section of the workspace's config file (`toolhost.toml`, or the
+    /// file given with `--config`).
+    WorkspaceConfig { file: PathBuf, section: String },
+    /// The built-in default: every tool may read the workspace.
+    Default,
+}
+
+impl std::fmt::Display for GrantOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GrantOrigin::CommandLine { flag, value } => write!(f, "{flag} {value}"),
+            GrantOrigin::WorkspaceConfig { file, section } => {
+                write!(f, "{} {section}", file.display())
+            }
+            GrantOrigin::Default => f.write_str("the default (every tool may read the workspace)"),
+        }
+    }
+}
+
+/// A grant as written, with where it came from.
 #[derive(Debug, Clone)]
 struct GrantSpec {
     path: String,
-    origin: String,
-    writable: bool,
+    origin: GrantOrigin,
+    access: Access,
 }
 
 /// Reads the config file and merges it with the flags.
@@ -110,10 +131,8 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         })?;
 
     let (file, config_file) = read_config_file(inputs, &workspace)?;
-    let file_name = config_file
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
+    let config_path = config_file.clone().unwrap_or_default();
+    let file_name = config_path.display().to_string();
 
     let defaults_limits = apply_limits(
         Limits::default(),
@@ -122,8 +141,9 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     )?;
 
     // Flags: split `TOOL=PATH` from plain `PATH`.
-    let (global_read, tool_read) = split_flags(&inputs.allow_read, "--allow-read", false);
-    let (global_write, tool_write) = split_flags(&inputs.allow_write, "--allow-write", true);
+    let (global_read, tool_read) = split_flags(&inputs.allow_read, "--allow-read", Access::Read);
+    let (global_write, tool_write) =
+        split_flags(&inputs.allow_write, "--allow-write", Access::Write);
 
     let mentioned: BTreeSet<String> = file
         .tools
@@ -134,13 +154,17 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         .collect();
 
     let section_specs =
-        |list: &Option<Vec<String>>, origin: String, writable: bool| -> Vec<GrantSpec> {
+        |list: &Option<Vec<String>>, section: String, access: Access| -> Vec<GrantSpec> {
+            let origin = GrantOrigin::WorkspaceConfig {
+                file: config_path.clone(),
+                section,
+            };
             list.iter()
                 .flatten()
                 .map(|path| GrantSpec {
                     path: path.clone(),
                     origin: origin.clone(),
-                    writable,
+                    access,
                 })
                 .collect()
         };
@@ -149,24 +173,24 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         let mut specs = Vec::new();
         specs.extend(section_specs(
             &file.defaults.read,
-            format!("{file_name} [defaults] read"),
-            false,
+            "[defaults] read".into(),
+            Access::Read,
         ));
         specs.extend(section_specs(
             &file.defaults.write,
-            format!("{file_name} [defaults] write"),
-            true,
+            "[defaults] write".into(),
+            Access::Write,
         ));
         if let (Some(tool), Some(section)) = (tool, section) {
             specs.extend(section_specs(
                 &section.read,
-                format!("{file_name} [tools.{tool}] read"),
-                false,
+                format!("[tools.{tool}] read"),
+                Access::Read,
             ));
             specs.extend(section_specs(
                 &section.write,
-                format!("{file_name} [tools.{tool}] write"),
-                true,
+                format!("[tools.{tool}] write"),
+                Access::Write,
             ));
         }
         specs.extend(global_read.iter().cloned());
@@ -177,14 +201,14 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         }
         let reads_mentioned = file.defaults.read.is_some()
             || section.is_some_and(|s| s.read.is_some())
-            || specs
-                .iter()
-                .any(|s| !s.writable && s.origin.starts_with("--"));
+            || specs.iter().any(|s| {
+                s.access == Access::Read && matches!(s.origin, GrantOrigin::CommandLine { .. })
+            });
         if !reads_mentioned {
             specs.push(GrantSpec {
                 path: ".".into(),
-                origin: "the default (every tool may read the workspace)".into(),
-                writable: false,
+                origin: GrantOrigin::Default,
+                access: Access::Read,
             });
         }
         let grants = specs
@@ -218,7 +242,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     }
 
     let plugin_dirs = if inputs.plugin_dirs.is_empty() {
-        let default = workspace.join(DEFAULT_PLUGIN_DIR);
+        let default = Layout::of(&workspace).plugins_dir();
         if default.is_dir() {
             vec![default]
         } else {
@@ -269,7 +293,7 @@ fn read_config_file(
 ) -> Result<(ConfigFile, Option<PathBuf>), ConfigError> {
     let (path, required) = match &inputs.config_file {
         Some(path) => (path.clone(), true),
-        None => (workspace.join(DEFAULT_CONFIG_FILE), false),
+        None => (Layout::of(workspace).config_file(), false),
     };
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -288,12 +312,16 @@ fn read_config_file(
 /// Splits `[TOOL=]PATH` flags into global grants and per-tool grants.
 fn split_flags(
     flags: &[String],
-    flag: &str,
-    writable: bool,
+    flag: &'static str,
+    access: Access,
 ) -> (Vec<GrantSpec>, BTreeMap<String, Vec<GrantSpec>>) {
     let mut global = Vec::new();
     let mut per_tool: BTreeMap<String, Vec<GrantSpec>> = BTreeMap::new();
     for value in flags {
+        let origin = GrantOrigin::CommandLine {
+            flag,
+            value: value.clone(),
+        };
         match value.split_once('=') {
             Some((tool, path)) if is_tool_name(tool) => {
                 per_tool
@@ -301,14 +329,14 @@ fn split_flags(
                     .or_default()
                     .push(GrantSpec {
                         path: path.to_string(),
-                        origin: format!("{flag} {value}"),
-                        writable,
+                        origin,
+                        access,
                     });
             }
             _ => global.push(GrantSpec {
                 path: value.clone(),
-                origin: format!("{flag} {value}"),
-                writable,
+                origin,
+                access,
             }),
         }
     }
@@ -367,7 +395,7 @@ fn resolve_grant(spec: &GrantSpec, workspace: &Path) -> Result<Grant, ConfigErro
     Ok(Grant {
         host_path: canonical,
         guest_path,
-        writable: spec.writable,
+        access: spec.access,
     })
 }
 
@@ -435,11 +463,11 @@ mod tests {
         }
     }
 
-    fn guest(policy: &ToolPolicy) -> Vec<(String, bool)> {
+    fn guest(policy: &ToolPolicy) -> Vec<(String, Access)> {
         policy
             .grants
             .iter()
-            .map(|g| (g.guest_path.clone(), g.writable))
+            .map(|g| (g.guest_path.clone(), g.access))
             .collect()
     }
 
@@ -449,7 +477,7 @@ mod tests {
         let resolved = resolve(&inputs(&dir)).expect("ok");
         assert_eq!(
             guest(resolved.sandbox.policy.for_tool("anything")),
-            vec![(".".into(), false)]
+            vec![(".".into(), Access::Read)]
         );
     }
 
@@ -462,15 +490,15 @@ mod tests {
         let policy = resolve(&inputs).expect("ok").sandbox.policy;
         assert_eq!(
             guest(policy.for_tool("read_file")),
-            vec![("src".into(), false)]
+            vec![("src".into(), Access::Read)]
         );
         assert_eq!(
             guest(policy.for_tool("write_file")),
-            vec![(".".into(), false), ("out".into(), true)]
+            vec![(".".into(), Access::Read), ("out".into(), Access::Write)]
         );
         assert_eq!(
             guest(policy.for_tool("list_files")),
-            vec![(".".into(), false)]
+            vec![(".".into(), Access::Read)]
         );
     }
 
@@ -483,12 +511,12 @@ mod tests {
         )
         .expect("write");
         let policy = resolve(&inputs(&dir)).expect("ok").sandbox.policy;
-        assert_eq!(guest(&policy.defaults), vec![("src".into(), false)]);
+        assert_eq!(guest(&policy.defaults), vec![("src".into(), Access::Read)]);
         assert_eq!(policy.defaults.limits.timeout, Duration::from_millis(500));
         let edit = policy.for_tool("edit_file");
         assert_eq!(
             guest(edit),
-            vec![("out".into(), true), ("src".into(), false)]
+            vec![("out".into(), Access::Write), ("src".into(), Access::Read)]
         );
         assert_eq!(edit.limits.fuel, 7);
         assert_eq!(edit.limits.timeout, Duration::from_millis(500));
@@ -529,7 +557,7 @@ mod tests {
         let canonical = outside.path().canonicalize().expect("canonical");
         assert_eq!(
             guest(policy.for_tool("read_file")),
-            vec![(canonical.display().to_string(), false)]
+            vec![(canonical.display().to_string(), Access::Read)]
         );
     }
 

@@ -1,28 +1,28 @@
 //! Runs one export of one plugin in a fresh store and instance, under limits,
-//! and classifies how it ended.
+//! and classifies how it ended: the trap, or what the guest returned.
 //!
 //! A store and instance never outlive the call: after a trap an instance is
-//! unusable, and state left by one call must not leak into the next.
+//! unusable, and state left by one call must not leak into the next. What is
+//! called is an [`Export`], so every kind of plugin goes through this one
+//! path and its limits.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
-use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::component::{HasSelf, Instance, InstancePre, Linker, ResourceTable};
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::bindings::{CallError, Plugin, PluginPre, ToolSpec};
+use super::bindings::{CallError, Plugin};
 use super::capabilities::{self, Grant};
 use super::limits::{Limits, MemoryLimiter};
-use super::outcome::ToolFault;
+use super::outcome::{self, ToolFault, ToolOutcome};
 use super::output::CapturedOutput;
 
 /// Bytes of a guest's stdout and of its stderr kept per call.
 pub const CAPTURE_LIMIT: usize = 64 * 1024;
-
-/// Progress messages kept per call (the sink sees every one).
-const MAX_PROGRESS_KEPT: usize = 100;
 
 /// Receives `host.progress` messages while a call runs.
 pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -33,7 +33,6 @@ pub(crate) struct State {
     table: ResourceTable,
     limiter: MemoryLimiter,
     progress_sink: Option<ProgressSink>,
-    progress: Vec<String>,
 }
 
 impl WasiView for State {
@@ -52,9 +51,6 @@ impl super::bindings::toolhost::plugin::host::Host for State {
         if let Some(sink) = &self.progress_sink {
             sink(&message);
         }
-        if self.progress.len() < MAX_PROGRESS_KEPT {
-            self.progress.push(message);
-        }
     }
 }
 
@@ -67,16 +63,19 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<State>> {
     Ok(linker)
 }
 
-/// What to run in the fresh instance.
-pub(crate) enum Job<'a> {
-    ListTools,
-    CallTool { name: &'a str, input: &'a str },
-}
+/// An export of a plugin with its arguments, to run in a fresh instance.
+/// Each way of calling a plugin implements it; [`run`] supplies the store,
+/// the instance, the limits and the classification of traps.
+pub(crate) trait Export: Send {
+    /// What the export returns when it returns at all.
+    type Output: Send;
 
-/// What the guest returned, when it returned.
-pub(crate) enum Returned {
-    Tools(Vec<ToolSpec>),
-    Called(Result<String, CallError>),
+    /// Calls the export on `instance`, which lives for this call only.
+    fn call(
+        self,
+        store: &mut Store<State>,
+        instance: Instance,
+    ) -> impl Future<Output = wasmtime::Result<Self::Output>> + Send;
 }
 
 /// Everything measured about one run.
@@ -96,26 +95,26 @@ pub struct Captured {
     pub stderr: Vec<u8>,
     /// Bytes of stdout and stderr discarded past [`CAPTURE_LIMIT`].
     pub dropped: u64,
-    pub progress: Vec<String>,
 }
 
-pub(crate) struct Run {
-    pub(crate) result: Result<Returned, ToolFault>,
+/// One run of an export: what it returned (or why it did not), measured.
+pub(crate) struct Run<T> {
+    pub(crate) result: Result<T, ToolFault>,
     pub(crate) stats: CallStats,
     pub(crate) captured: Captured,
 }
 
-/// Instantiates `pre` in a new store with `grants` and `limits` and runs
-/// `job`, stopping it at the deadline or on `cancel`.
-pub(crate) async fn run(
+/// Instantiates `pre` in a new store with `grants` and `limits` and calls
+/// `export`, stopping it at the deadline or on `cancel`.
+pub(crate) async fn run<E: Export>(
     engine: &Engine,
-    pre: &PluginPre<State>,
+    pre: &InstancePre<State>,
     grants: &[Grant],
     limits: &Limits,
     cancel: &CancellationToken,
     progress_sink: Option<ProgressSink>,
-    job: Job<'_>,
-) -> Run {
+    export: E,
+) -> Run<E::Output> {
     let start = Instant::now();
     let stdout = CapturedOutput::new(CAPTURE_LIMIT);
     let stderr = CapturedOutput::new(CAPTURE_LIMIT);
@@ -134,7 +133,6 @@ pub(crate) async fn run(
         table: ResourceTable::new(),
         limiter: MemoryLimiter::new(limits.memory),
         progress_sink,
-        progress: Vec::new(),
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);
@@ -147,17 +145,8 @@ pub(crate) async fn run(
 
     let outcome = {
         let work = async {
-            let plugin = pre.instantiate_async(&mut store).await?;
-            match job {
-                Job::ListTools => plugin
-                    .call_list_tools(&mut store)
-                    .await
-                    .map(Returned::Tools),
-                Job::CallTool { name, input } => plugin
-                    .call_call_tool(&mut store, name, input)
-                    .await
-                    .map(Returned::Called),
-            }
+            let instance = pre.instantiate_async(&mut store).await?;
+            export.call(&mut store, instance).await
         };
         tokio::select! {
             returned = work => Ok(returned),
@@ -186,8 +175,31 @@ pub(crate) async fn run(
             stdout,
             stderr,
             dropped: out_dropped + err_dropped,
-            progress: state.progress.clone(),
         },
+    }
+}
+
+/// What a tool's answer means for the model: its text, unless it is over
+/// the output limit, or the guest's own error. With [`classify`] below, the
+/// one place where a run becomes an outcome.
+pub(crate) fn classify_answer(
+    answer: Result<String, CallError>,
+    tool: &str,
+    grants: &[Grant],
+    limits: &Limits,
+) -> ToolOutcome {
+    match answer {
+        Ok(text) if text.len() > limits.output => ToolOutcome::Fault(ToolFault::OutputLimit {
+            bytes: text.len(),
+            limit: limits.output,
+        }),
+        Ok(text) => ToolOutcome::Ok(text),
+        Err(CallError::InvalidInput(message)) => {
+            ToolOutcome::Fault(ToolFault::InvalidInput(message))
+        }
+        Err(CallError::Failed(message)) => ToolOutcome::Fault(ToolFault::Failed(
+            outcome::failed_with_grants_hint(tool, message, grants),
+        )),
     }
 }
 

@@ -12,12 +12,36 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use super::output::CapturedOutput;
 
-/// The kind of access a path argument needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// The kind of access a path argument needs, or a grant gives. `Write`
+/// implies `Read`: a writable grant may also be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Access {
     Read,
     Write,
+}
+
+impl Access {
+    /// True when a grant of this access allows `needed`.
+    pub fn allows(self, needed: Access) -> bool {
+        self >= needed
+    }
+
+    /// The verb, as in "may not `read` `x`".
+    pub fn verb(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
+
+    /// A grant's access as users read it: `read-only` or `read-write`.
+    pub fn grant_label(self) -> &'static str {
+        match self {
+            Access::Read => "read-only",
+            Access::Write => "read-write",
+        }
+    }
 }
 
 /// One directory a tool may use.
@@ -28,8 +52,8 @@ pub struct Grant {
     /// Where the guest sees it: the path as the user wrote it relative to
     /// the workspace (`.`, `src`), or the absolute path they wrote.
     pub guest_path: String,
-    /// Read-write when true, read-only otherwise.
-    pub writable: bool,
+    /// `Read` is read-only, `Write` read-write.
+    pub access: Access,
 }
 
 /// Drops grants that add nothing: a directory inside a writable grant, or a
@@ -40,7 +64,7 @@ pub fn simplify(mut grants: Vec<Grant>) -> Vec<Grant> {
     grants.sort_by(|a, b| {
         a.guest_path
             .cmp(&b.guest_path)
-            .then(b.writable.cmp(&a.writable))
+            .then(b.access.cmp(&a.access))
     });
     grants.dedup_by(|later, earlier| later.guest_path == earlier.guest_path);
     let all = grants.clone();
@@ -48,7 +72,7 @@ pub fn simplify(mut grants: Vec<Grant>) -> Vec<Grant> {
         !all.iter().any(|h| {
             h.guest_path != g.guest_path
                 && guest_contains(&h.guest_path, &g.guest_path)
-                && (h.writable || !g.writable)
+                && h.access.allows(g.access)
         })
     });
     grants
@@ -74,10 +98,9 @@ pub(crate) fn wasi_ctx(
         .allow_udp(false)
         .allow_ip_name_lookup(false);
     for grant in grants {
-        let perms = if grant.writable {
-            FsPerms::ReadWrite
-        } else {
-            FsPerms::ReadOnly
+        let perms = match grant.access {
+            Access::Write => FsPerms::ReadWrite,
+            Access::Read => FsPerms::ReadOnly,
         };
         builder
             .preopened_dir(&grant.host_path, &grant.guest_path, perms)
@@ -147,7 +170,7 @@ pub(crate) fn check_path(
         .filter(|g| guest_contains(&g.guest_path, &guest))
         .max_by_key(|g| g.guest_path.len());
     match best {
-        Some(g) if access == Access::Read || g.writable => match rewritten {
+        Some(g) if g.access.allows(access) => match rewritten {
             Some(relative) => PathCheck::Rewrite(relative),
             None => PathCheck::Allowed,
         },
@@ -200,11 +223,11 @@ fn guest_contains(outer: &str, inner: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn grant(guest: &str, writable: bool) -> Grant {
+    fn grant(guest: &str, access: Access) -> Grant {
         Grant {
             host_path: Path::new("/ws").join(guest),
             guest_path: guest.into(),
-            writable,
+            access,
         }
     }
 
@@ -214,7 +237,7 @@ mod tests {
 
     #[test]
     fn workspace_grant_allows_relative_paths_inside_it() {
-        let grants = [grant(".", false)];
+        let grants = [grant(".", Access::Read)];
         assert_eq!(
             check("src/main.rs", Access::Read, &grants),
             PathCheck::Allowed
@@ -228,7 +251,7 @@ mod tests {
 
     #[test]
     fn rejects_escape_attempts() {
-        let grants = [grant(".", true)];
+        let grants = [grant(".", Access::Write)];
         for path in [
             "..",
             "../secret",
@@ -252,7 +275,7 @@ mod tests {
 
     #[test]
     fn absolute_paths_inside_the_workspace_are_rewritten_to_guest_paths() {
-        let grants = [grant(".", false)];
+        let grants = [grant(".", Access::Read)];
         assert_eq!(
             check("/ws/src/lib.rs", Access::Read, &grants),
             PathCheck::Rewrite("src/lib.rs".into())
@@ -265,7 +288,7 @@ mod tests {
 
     #[test]
     fn write_needs_a_writable_grant() {
-        let grants = [grant(".", false), grant("out", true)];
+        let grants = [grant(".", Access::Read), grant("out", Access::Write)];
         assert_eq!(
             check("out/report.md", Access::Write, &grants),
             PathCheck::Allowed
@@ -286,7 +309,7 @@ mod tests {
 
     #[test]
     fn a_subdirectory_grant_does_not_open_its_siblings() {
-        let grants = [grant("src", false)];
+        let grants = [grant("src", Access::Read)];
         assert_eq!(check("src/a.rs", Access::Read, &grants), PathCheck::Allowed);
         assert_eq!(check("srcx/a.rs", Access::Read, &grants), PathCheck::Denied);
         assert_eq!(check("docs/a.md", Access::Read, &grants), PathCheck::Denied);
@@ -298,7 +321,7 @@ mod tests {
         let grants = [Grant {
             host_path: "/data".into(),
             guest_path: "/data".into(),
-            writable: false,
+            access: Access::Read,
         }];
         assert_eq!(
             check("/data/x.csv", Access::Read, &grants),
@@ -314,17 +337,20 @@ mod tests {
     #[test]
     fn simplify_drops_grants_that_add_nothing() {
         let grants = simplify(vec![
-            grant(".", true),
-            grant("src", false),
-            grant("out", true),
-            grant(".", false),
+            grant(".", Access::Write),
+            grant("src", Access::Read),
+            grant("out", Access::Write),
+            grant(".", Access::Read),
         ]);
-        assert_eq!(grants, vec![grant(".", true)]);
+        assert_eq!(grants, vec![grant(".", Access::Write)]);
         let grants = simplify(vec![
-            grant(".", false),
-            grant("out", true),
-            grant("src", false),
+            grant(".", Access::Read),
+            grant("out", Access::Write),
+            grant("src", Access::Read),
         ]);
-        assert_eq!(grants, vec![grant(".", false), grant("out", true)]);
+        assert_eq!(
+            grants,
+            vec![grant(".", Access::Read), grant("out", Access::Write)]
+        );
     }
 }

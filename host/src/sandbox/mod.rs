@@ -32,9 +32,9 @@ pub use limits::Limits;
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, PluginOrigin};
 
-use call::{Job, Returned, State};
+use call::State;
 use capabilities::PathCheck;
-use plugin::LoadedPlugin;
+use plugin::{CallTool, LoadedPlugin};
 
 include!(concat!(env!("OUT_DIR"), "/standard_plugins.rs"));
 
@@ -113,6 +113,18 @@ pub struct CallReport {
     pub outcome: ToolOutcome,
     pub stats: CallStats,
     pub captured: Captured,
+}
+
+impl CallReport {
+    /// The text a model (or an MCP client) reads for this call of `tool`.
+    pub fn model_text(&self, tool: &str) -> String {
+        self.outcome.model_text(tool)
+    }
+
+    /// True when the result is an `isError` result.
+    pub fn is_error(&self) -> bool {
+        self.outcome.is_error()
+    }
 }
 
 /// Per-call options from the caller.
@@ -273,7 +285,8 @@ impl Sandbox {
         }
 
         let plugin = &self.plugins[tool.plugin_index];
-        let job = Job::CallTool {
+        let export = CallTool {
+            exports: &plugin.exports,
             name,
             input: &input,
         };
@@ -284,28 +297,13 @@ impl Sandbox {
             &tool.policy.limits,
             &options.cancel,
             options.progress.clone(),
-            job,
+            export,
         )
         .await;
         let outcome = match run.result {
-            Ok(Returned::Called(Ok(text))) if text.len() > tool.policy.limits.output => {
-                ToolOutcome::Fault(ToolFault::OutputLimit {
-                    bytes: text.len(),
-                    limit: tool.policy.limits.output,
-                })
+            Ok(answer) => {
+                call::classify_answer(answer, name, &tool.policy.grants, &tool.policy.limits)
             }
-            Ok(Returned::Called(Ok(text))) => ToolOutcome::Ok(text),
-            Ok(Returned::Called(Err(bindings::CallError::InvalidInput(m)))) => {
-                ToolOutcome::Fault(ToolFault::InvalidInput(m))
-            }
-            Ok(Returned::Called(Err(bindings::CallError::Failed(m)))) => {
-                ToolOutcome::Fault(ToolFault::Failed(outcome::failed_with_grants_hint(
-                    name,
-                    m,
-                    &tool.policy.grants,
-                )))
-            }
-            Ok(Returned::Tools(_)) => unreachable!("call-tool returns a result"),
             Err(fault) => ToolOutcome::Fault(fault),
         };
         CallReport {

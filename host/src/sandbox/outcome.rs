@@ -180,14 +180,8 @@ impl ToolFault {
 }
 
 fn denied_text(tool: &str, path: &str, access: Access, grants: &[Grant]) -> String {
-    let verb = match access {
-        Access::Read => "read",
-        Access::Write => "write",
-    };
-    let usable: Vec<&Grant> = grants
-        .iter()
-        .filter(|g| access == Access::Read || g.writable)
-        .collect();
+    let verb = access.verb();
+    let usable: Vec<&Grant> = grants.iter().filter(|g| g.access.allows(access)).collect();
     if usable.is_empty() {
         return format!(
             "error: access denied: `{tool}` may not {verb} `{path}`: it has no {verb} access to any directory. \
@@ -204,17 +198,7 @@ fn denied_text(tool: &str, path: &str, access: Access, grants: &[Grant]) -> Stri
 /// "`.` (read-only), `out` (read-write)".
 fn grants_list<'a>(grants: impl Iterator<Item = &'a Grant>) -> String {
     grants
-        .map(|g| {
-            format!(
-                "`{}` ({})",
-                g.guest_path,
-                if g.writable {
-                    "read-write"
-                } else {
-                    "read-only"
-                }
-            )
-        })
+        .map(|g| format!("`{}` ({})", g.guest_path, g.access.grant_label()))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -261,42 +245,140 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
-    fn grant(guest: &str, writable: bool) -> Grant {
+    fn grant(guest: &str, access: Access) -> Grant {
         Grant {
             host_path: PathBuf::from("/ws").join(guest),
             guest_path: guest.into(),
-            writable,
+            access,
         }
     }
 
-    #[test]
-    fn unknown_tool_lists_the_available_ones() {
-        let fault = ToolFault::UnknownTool {
-            name: "rm".into(),
-            available: vec!["read_file".into(), "list_files".into()],
-        };
-        assert_eq!(
-            fault.model_text("rm"),
-            "error: there is no tool named `rm`. Available tools: `read_file`, `list_files`."
-        );
+    /// The position of `fault`'s variant in [`every_fault`]'s table. The
+    /// match is exhaustive, so a new variant does not compile until it has
+    /// a row in the table.
+    fn variant_index(fault: &ToolFault) -> usize {
+        match fault {
+            ToolFault::UnknownTool { .. } => 0,
+            ToolFault::InvalidJson { .. } => 1,
+            ToolFault::SchemaViolation { .. } => 2,
+            ToolFault::Denied { .. } => 3,
+            ToolFault::InvalidInput(_) => 4,
+            ToolFault::Failed(_) => 5,
+            ToolFault::OutOfFuel { .. } => 6,
+            ToolFault::Timeout { .. } => 7,
+            ToolFault::MemoryLimit { .. } => 8,
+            ToolFault::OutputLimit { .. } => 9,
+            ToolFault::Trap { .. } => 10,
+            ToolFault::Cancelled => 11,
+        }
+    }
+
+    /// Every fault with the exact text the model reads for it.
+    fn every_fault() -> Vec<(ToolFault, &'static str)> {
+        vec![
+            (
+                ToolFault::UnknownTool {
+                    name: "rm".into(),
+                    available: vec!["read_file".into(), "list_files".into()],
+                },
+                "error: there is no tool named `rm`. Available tools: `read_file`, `list_files`.",
+            ),
+            (
+                ToolFault::InvalidJson {
+                    error: "EOF while parsing an object at line 1 column 1".into(),
+                },
+                "error: the arguments for `t` are not valid JSON (EOF while parsing an object at line 1 \
+                 column 1). Send the arguments as one JSON object.",
+            ),
+            (
+                ToolFault::SchemaViolation {
+                    errors: vec![
+                        SchemaError {
+                            path: "/offset".into(),
+                            message: "-1 is less than the minimum of 1".into(),
+                        },
+                        SchemaError {
+                            path: String::new(),
+                            message: "\"path\" is a required property".into(),
+                        },
+                    ],
+                },
+                "error: the arguments for `t` do not match its input schema:\n\
+                 - at `/offset`: -1 is less than the minimum of 1\n\
+                 - at `(root)`: \"path\" is a required property\n\
+                 Fix the arguments and call the tool again.",
+            ),
+            (
+                ToolFault::Denied {
+                    path: "../secret".into(),
+                    access: Access::Read,
+                    grants: vec![grant(".", Access::Read), grant("out", Access::Write)],
+                },
+                "error: access denied: `t` may not read `../secret`: it is outside the directories \
+                 this tool may read: `.` (read-only), `out` (read-write). Use a path inside one of them.",
+            ),
+            (
+                ToolFault::InvalidInput("`limit` must be positive".into()),
+                "error: `t` rejected its input: `limit` must be positive",
+            ),
+            (
+                ToolFault::Failed("no such file `a.txt`".into()),
+                "error: `t` failed: no such file `a.txt`",
+            ),
+            (
+                ToolFault::OutOfFuel { fuel: 1000 },
+                "error: `t` ran out of fuel (its budget is 1000 instructions) and was stopped. Ask \
+                 for less work in one call (a narrower path, a smaller limit).",
+            ),
+            (
+                ToolFault::Timeout {
+                    limit: Duration::from_millis(250),
+                },
+                "error: `t` did not finish within its time limit of 250 ms and was stopped. Ask for \
+                 less work in one call, or do not call it again with the same arguments.",
+            ),
+            (
+                ToolFault::MemoryLimit { limit: 64 << 20 },
+                "error: `t` tried to use more than its memory limit of 64 MiB and was stopped. Ask \
+                 for less data in one call (a smaller file, fewer results).",
+            ),
+            (
+                ToolFault::OutputLimit {
+                    bytes: 2 << 20,
+                    limit: 1 << 20,
+                },
+                "error: `t` produced 2 MiB of output, over its limit of 1 MiB; the output was \
+                 discarded. Ask for less in one call (use offset/limit, a narrower path or fewer \
+                 results).",
+            ),
+            (
+                ToolFault::Trap {
+                    message: "wasm trap: unreachable".into(),
+                },
+                "error: `t` crashed: wasm trap: unreachable\nThis is a bug in the tool, not in your \
+                 arguments; calling it the same way will likely crash again.",
+            ),
+            (
+                ToolFault::Cancelled,
+                "error: `t` was cancelled by the user before it finished.",
+            ),
+        ]
     }
 
     #[test]
-    fn denied_names_the_directories_the_tool_may_use() {
-        let fault = ToolFault::Denied {
-            path: "../secret".into(),
-            access: Access::Read,
-            grants: vec![grant(".", false), grant("out", true)],
-        };
-        let text = fault.model_text("read_file");
-        assert!(
-            text.contains("access denied: `read_file` may not read `../secret`"),
-            "{text}"
+    fn every_fault_has_its_model_text() {
+        let table = every_fault();
+        let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            (0..table.len()).collect::<Vec<_>>(),
+            "one row per variant"
         );
-        assert!(
-            text.contains("`.` (read-only), `out` (read-write)"),
-            "{text}"
-        );
+        for (fault, expected) in table {
+            assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());
+            assert!(ToolOutcome::Fault(fault).is_error());
+        }
     }
 
     #[test]
@@ -304,26 +386,29 @@ mod tests {
         let fault = ToolFault::Denied {
             path: "a.txt".into(),
             access: Access::Write,
-            grants: vec![grant(".", false)],
+            grants: vec![grant(".", Access::Read)],
         };
-        let text = fault.model_text("write_file");
-        assert!(text.contains("no write access to any directory"), "{text}");
-        assert!(text.contains("--allow-write write_file=DIR"), "{text}");
+        assert_eq!(
+            fault.model_text("write_file"),
+            "error: access denied: `write_file` may not write `a.txt`: it has no write access to \
+             any directory. Only the user can grant it (in toolhost.toml or with --allow-write \
+             write_file=DIR)."
+        );
     }
 
     #[test]
-    fn schema_violation_lists_each_problem_with_its_path() {
-        let fault = ToolFault::SchemaViolation {
-            errors: vec![SchemaError {
-                path: "/offset".into(),
-                message: "-1 is less than the minimum of 1".into(),
-            }],
-        };
-        let text = fault.model_text("read_file");
-        assert!(
-            text.contains("- at `/offset`: -1 is less than the minimum of 1"),
-            "{text}"
+    fn a_failure_carrying_an_os_error_names_the_directories() {
+        let grants = [grant(".", Access::Read)];
+        assert_eq!(
+            failed_with_grants_hint("t", "open: not found (os error 44)".into(), &grants),
+            "open: not found (os error 44)\n(`t` may use only these directories: `.` (read-only); \
+             paths outside them fail as not found or not permitted)"
         );
+        assert_eq!(
+            failed_with_grants_hint("t", "open: not found (os error 44)".into(), &[]),
+            "open: not found (os error 44)\n(`t` has no access to any directory)"
+        );
+        assert_eq!(failed_with_grants_hint("t", "bad".into(), &grants), "bad");
     }
 
     #[test]

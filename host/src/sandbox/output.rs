@@ -19,11 +19,11 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 /// A cloneable handle on one captured stream.
 #[derive(Debug, Clone)]
 pub(crate) struct CapturedOutput {
-    inner: Arc<Mutex<Captured>>,
+    inner: Arc<Mutex<Buffer>>,
 }
 
 #[derive(Debug, Default)]
-struct Captured {
+struct Buffer {
     kept: Vec<u8>,
     dropped: u64,
     cap: usize,
@@ -32,9 +32,9 @@ struct Captured {
 impl CapturedOutput {
     pub(crate) fn new(cap: usize) -> Self {
         CapturedOutput {
-            inner: Arc::new(Mutex::new(Captured {
+            inner: Arc::new(Mutex::new(Buffer {
                 cap,
-                ..Captured::default()
+                ..Buffer::default()
             })),
         }
     }

@@ -8,12 +8,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
-use wasmtime::Engine;
-use wasmtime::component::Linker;
+use wasmtime::component::{Instance, InstancePre, Linker};
+use wasmtime::{Engine, Store};
 
-use super::bindings::{PluginPre, ToolSpec};
+use super::bindings::{CallError, PluginIndices, ToolSpec};
 use super::cache::{CacheStatus, CompileCache, sha256_hex};
-use super::call::{self, Job, Returned, State};
+use super::call::{self, Export, State};
 use super::capabilities::Access;
 use super::limits::Limits;
 
@@ -54,8 +54,46 @@ pub(crate) struct LoadedPlugin {
     pub(crate) origin: PluginOrigin,
     pub(crate) sha256: String,
     pub(crate) cache: CacheStatus,
-    pub(crate) pre: PluginPre<State>,
+    pub(crate) pre: InstancePre<State>,
+    /// Where the world's exports are, found once at load.
+    pub(crate) exports: PluginIndices,
     pub(crate) tools: Vec<CheckedSpec>,
+}
+
+/// The world's `list-tools`.
+pub(crate) struct ListTools<'a>(pub(crate) &'a PluginIndices);
+
+impl Export for ListTools<'_> {
+    type Output = Vec<ToolSpec>;
+
+    async fn call(
+        self,
+        store: &mut Store<State>,
+        instance: Instance,
+    ) -> wasmtime::Result<Vec<ToolSpec>> {
+        let plugin = self.0.load(&mut *store, &instance)?;
+        plugin.call_list_tools(store).await
+    }
+}
+
+/// The world's `call-tool` with a tool's name and its JSON input.
+pub(crate) struct CallTool<'a> {
+    pub(crate) exports: &'a PluginIndices,
+    pub(crate) name: &'a str,
+    pub(crate) input: &'a str,
+}
+
+impl Export for CallTool<'_> {
+    type Output = Result<String, CallError>;
+
+    async fn call(
+        self,
+        store: &mut Store<State>,
+        instance: Instance,
+    ) -> wasmtime::Result<Result<String, CallError>> {
+        let plugin = self.exports.load(&mut *store, &instance)?;
+        plugin.call_call_tool(store, self.name, self.input).await
+    }
 }
 
 /// A tool spec that passed every load-time check.
@@ -98,7 +136,7 @@ pub(crate) async fn load(
     let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
         fail(format!("it imports something toolhost does not provide: {e:#}; plugins may import only WASI p2 and toolhost:plugin/host"))
     })?;
-    let pre = PluginPre::new(instance_pre).map_err(|e| {
+    let exports = PluginIndices::new(&instance_pre).map_err(|e| {
         fail(format!(
             "it does not implement the toolhost:plugin/plugin world ({e:#}); it must export `list-tools` and \
              `call-tool` as defined in wit/plugin.wit"
@@ -107,19 +145,17 @@ pub(crate) async fn load(
 
     let run = call::run(
         engine,
-        &pre,
+        &instance_pre,
         &[],
         limits,
         &CancellationToken::new(),
         None,
-        Job::ListTools,
+        ListTools(&exports),
     )
     .await;
-    let specs = match run.result {
-        Ok(Returned::Tools(specs)) => specs,
-        Ok(Returned::Called(_)) => unreachable!("list-tools returns tools"),
-        Err(fault) => return Err(fail(format!("`list-tools` {fault}"))),
-    };
+    let specs = run
+        .result
+        .map_err(|fault| fail(format!("`list-tools` {fault}")))?;
     if specs.is_empty() {
         return Err(fail("`list-tools` returned no tools".into()));
     }
@@ -134,7 +170,8 @@ pub(crate) async fn load(
         origin,
         sha256,
         cache: cache_status,
-        pre,
+        pre: instance_pre,
+        exports,
         tools,
     })
 }

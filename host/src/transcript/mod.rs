@@ -17,13 +17,11 @@ mod writer;
 
 use std::path::{Path, PathBuf};
 
+use crate::workspace::Layout;
+
 pub use reader::{NO_RESULT_RECORDED, NOT_STARTED, Resume, SessionFile};
 pub use record::{FORMAT_VERSION, SessionStart};
 pub use writer::SessionWriter;
-
-/// Where sessions live when no `--session-dir` is given, relative to the
-/// workspace.
-pub const DEFAULT_SESSION_DIR: &str = ".toolhost/sessions";
 
 /// A session that cannot be found or read, naming the file and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +70,7 @@ impl SessionStore {
 
     /// `<workspace>/.toolhost/sessions`.
     pub fn in_workspace(workspace: &Path) -> Self {
-        SessionStore::new(workspace.join(DEFAULT_SESSION_DIR))
+        SessionStore::new(Layout::of(workspace).sessions_dir())
     }
 
     pub fn dir(&self) -> &Path {

@@ -9,11 +9,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use toolhost::sandbox::{
-    CallOptions, CallReport, Grant, Limits, Policy, Sandbox, SandboxOptions, ToolFault,
+    Access, CallOptions, CallReport, Grant, Limits, Policy, Sandbox, SandboxOptions, ToolFault,
     ToolOutcome, ToolPolicy,
 };
 
-use super::common::{fixture, shared_cache};
+use super::common::{fixture, shared_cache, test_plugins};
 
 /// A workspace inside a temp root that also holds a secret next to it.
 struct Setup {
@@ -25,11 +25,11 @@ struct Setup {
 
 const SECRET: &str = "TOP-SECRET-CONTENT";
 
-fn grant(workspace: &Path, guest: &str, writable: bool) -> Grant {
+fn grant(workspace: &Path, guest: &str, access: Access) -> Grant {
     Grant {
         host_path: workspace.join(guest),
         guest_path: guest.into(),
-        writable,
+        access,
     }
 }
 
@@ -47,12 +47,12 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
 
     let plugins = root_path.join("plugins");
     fs::create_dir_all(&plugins).expect("mkdir plugins");
-    fs::copy(fixture("hostile"), plugins.join("hostile.wasm")).expect("copy hostile");
+    fs::copy(fixture(test_plugins::HOSTILE), plugins.join("hostile.wasm")).expect("copy hostile");
 
     // Every tool: read `.`, write `out` only.
     let grants = vec![
-        grant(&workspace, ".", false),
-        grant(&workspace, "out", true),
+        grant(&workspace, ".", Access::Read),
+        grant(&workspace, "out", Access::Write),
     ];
     let defaults = ToolPolicy {
         grants: grants.clone(),

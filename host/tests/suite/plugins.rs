@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use super::common::{Workspace, fixture, stderr_of_failure, stdout_of};
+use super::common::{Workspace, fixture, stderr_of_failure, stdout_of, test_plugins};
 
 #[test]
 fn a_dropped_in_plugin_is_listed_and_callable_and_a_corrupt_one_is_skipped() {
@@ -12,7 +12,7 @@ fn a_dropped_in_plugin_is_listed_and_callable_and_a_corrupt_one_is_skipped() {
     let before = stdout_of(ws.toolhost().arg("tools"));
     assert!(!before.contains("echo"), "{before}");
 
-    let echo = ws.install_plugin("echo", "echo.wasm");
+    let echo = ws.install_plugin(test_plugins::ECHO, "echo.wasm");
     let corrupt = ws.write(
         ".toolhost/plugins/corrupt.wasm",
         b"\0asm this is not a component",
@@ -40,8 +40,8 @@ fn a_dropped_in_plugin_is_listed_and_callable_and_a_corrupt_one_is_skipped() {
 #[test]
 fn duplicate_tool_names_name_both_plugins() {
     let ws = Workspace::new();
-    let first = ws.install_plugin("echo", "a-echo.wasm");
-    let second = ws.install_plugin("echo", "b-echo.wasm");
+    let first = ws.install_plugin(test_plugins::ECHO, "a-echo.wasm");
+    let second = ws.install_plugin(test_plugins::ECHO, "b-echo.wasm");
     let output = ws.toolhost().arg("tools").output().expect("run");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -57,12 +57,16 @@ fn duplicate_tool_names_name_both_plugins() {
 #[test]
 fn plugin_check_prints_the_tools_of_a_good_plugin() {
     let ws = Workspace::new();
-    let out = stdout_of(ws.toolhost().args(["plugin", "check"]).arg(fixture("echo")));
+    let out = stdout_of(
+        ws.toolhost()
+            .args(["plugin", "check"])
+            .arg(fixture(test_plugins::ECHO)),
+    );
     assert_eq!(
         out,
         format!(
             "ok: `{}` is a toolhost plugin with 1 tool(s):\n  echo (read-only): Return `text` unchanged.\n",
-            fixture("echo").display()
+            fixture(test_plugins::ECHO).display()
         )
     );
 }
@@ -72,12 +76,12 @@ fn plugin_check_explains_each_broken_plugin() {
     let ws = Workspace::new();
     let cases = [
         (
-            "bad-schema",
+            test_plugins::BAD_SCHEMA,
             "tool `bad_schema`: `input-schema` is not a valid JSON Schema",
         ),
-        ("list-tools-trap", "`list-tools` crashed: "),
+        (test_plugins::LIST_TOOLS_TRAP, "`list-tools` crashed: "),
         (
-            "wrong-world",
+            test_plugins::WRONG_WORLD,
             "it does not implement the toolhost:plugin/plugin world",
         ),
     ];
@@ -95,7 +99,7 @@ fn plugin_check_explains_each_broken_plugin() {
     let err = stderr_of_failure(
         ws.toolhost()
             .args(["plugin", "check"])
-            .arg(fixture("list-tools-trap")),
+            .arg(fixture(test_plugins::LIST_TOOLS_TRAP)),
         1,
     );
     assert!(err.contains("list-tools exploded on purpose"), "{err}");
@@ -113,7 +117,7 @@ fn plugin_check_explains_each_broken_plugin() {
 #[test]
 fn the_second_start_loads_every_plugin_from_the_compile_cache() {
     let ws = Workspace::new();
-    ws.install_plugin("echo", "echo.wasm");
+    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
     let cache = ws.mkdir("cache");
     let statuses = || -> Vec<String> {
         let out = stdout_of(
@@ -129,12 +133,14 @@ fn the_second_start_loads_every_plugin_from_the_compile_cache() {
             .map(|t| t["compile_cache"].as_str().expect("status").to_string())
             .collect()
     };
+    // The standard plugins and echo, one tool each; one cache entry each.
+    let plugins = toolhost::sandbox::STANDARD_PLUGINS.len() + 1;
     let first = statuses();
-    assert_eq!(first.len(), 6);
+    assert_eq!(first.len(), plugins);
     assert!(first.iter().all(|s| s == "miss"), "{first:?}");
     let second = statuses();
     assert!(second.iter().all(|s| s == "hit"), "{second:?}");
-    assert_eq!(fs::read_dir(&cache).expect("cache dir").count(), 6);
+    assert_eq!(fs::read_dir(&cache).expect("cache dir").count(), plugins);
 
     let out = stdout_of(ws.toolhost().env("TOOLHOST_CACHE_DIR", &cache).args([
         "--no-cache",
@@ -147,7 +153,7 @@ fn the_second_start_loads_every_plugin_from_the_compile_cache() {
 #[test]
 fn a_runaway_or_crashing_tool_is_an_error_result_from_the_command_line() {
     let ws = Workspace::new();
-    ws.install_plugin("hostile", "hostile.wasm");
+    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
     ws.write(
         "toolhost.toml",
         "[tools.spin.limits]\ntimeout_ms = 300\nfuel = 9_000_000_000_000_000_000\n",
@@ -163,6 +169,29 @@ fn a_runaway_or_crashing_tool_is_an_error_result_from_the_command_line() {
     assert!(err.contains("hostile plugin panicked on purpose"), "{err}");
     assert!(
         err.ends_with("calling it the same way will likely crash again.\n"),
+        "{err}"
+    );
+}
+
+/// World `plugin-fs` (what componentize-js builds against) loads like world
+/// `plugin`, and its own `wasi:filesystem` bindings see exactly the grants.
+#[test]
+fn a_plugin_fs_world_plugin_sees_only_its_grants() {
+    let ws = Workspace::new();
+    ws.write("src/lib.rs", "fn main() {}\n");
+    ws.write("notes.md", "hello\n");
+    ws.install_plugin(test_plugins::PLUGIN_FS, "plugin-fs.wasm");
+
+    let out = stdout_of(&mut ws.call("preopens", "{}", &[]));
+    assert_eq!(out, ".\n");
+    let out = stdout_of(&mut ws.call("cat", r#"{"path":"notes.md"}"#, &[]));
+    assert_eq!(out, "hello\n");
+
+    let out = stdout_of(&mut ws.call("preopens", "{}", &["--allow-read", "preopens=src"]));
+    assert_eq!(out, "src\n");
+    let err = stderr_of_failure(&mut ws.call("cat", r#"{"path":"../outside.txt"}"#, &[]), 1);
+    assert!(
+        err == "error: `cat` failed: open `../outside.txt`: not-permitted\n",
         "{err}"
     );
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::common::{Workspace, stderr_of_failure, stdout_of};
+use super::common::{Workspace, stderr_of_failure, stdout_of, test_plugins};
 
 /// Writes `turns` as a script into the workspace and returns its path.
 fn script(ws: &Workspace, turns: Value) -> String {
@@ -195,7 +195,7 @@ fn stream_json_prints_one_event_per_line() {
 #[test]
 fn a_tools_progress_messages_become_update_events() {
     let ws = Workspace::new();
-    ws.install_plugin("echo", "echo.wasm");
+    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
     let script = script(
         &ws,
         json!([{"tool_calls": [{"id": "e1", "name": "echo", "arguments": {"text": "hi"}}]}, {"text": "done"}]),
@@ -222,7 +222,7 @@ fn a_tools_progress_messages_become_update_events() {
 #[test]
 fn hostile_tools_in_a_run_become_error_results_and_the_run_completes() {
     let ws = Workspace::new();
-    ws.install_plugin("hostile", "hostile.wasm");
+    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
     ws.write(
         "toolhost.toml",
         "[tools.sleep.limits]\ntimeout_ms = 300\n[tools.spin.limits]\nfuel = 20_000_000\n",
@@ -277,7 +277,7 @@ fn hostile_tools_in_a_run_become_error_results_and_the_run_completes() {
 #[test]
 fn ctrl_c_aborts_a_running_tool_with_exit_130() {
     let ws = Workspace::new();
-    ws.install_plugin("hostile", "hostile.wasm");
+    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
     let script = script(
         &ws,
         json!([{"tool_calls": [{"id": "s1", "name": "sleep", "arguments": {"ms": 60000}}]}]),

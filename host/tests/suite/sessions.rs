@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::common::{Workspace, stderr_of_failure, stdout_of};
+use super::common::{Workspace, stderr_of_failure, stdout_of, test_plugins};
 use super::run::{MockModel, copy_dir, fixture_stream};
 
 const NO_RESULT: &str = "(no result recorded: the run stopped before this call finished; it \
@@ -66,7 +66,7 @@ fn session_files(ws: &Workspace) -> Vec<PathBuf> {
 /// `append_then_sleep` (a write) was running: it had appended its line to
 /// `out/log.txt` and was sleeping. Returns the session file.
 fn crashed_session(ws: &Workspace) -> PathBuf {
-    ws.install_plugin("hostile", "hostile.wasm");
+    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
     ws.mkdir("out");
     ws.write(
         "crash.json",

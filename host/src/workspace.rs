@@ -1,0 +1,53 @@
+//! The workspace's own files: its config file and the `.toolhost/` state
+//! directory (plugins, sessions, saved long results).
+//!
+//! One module names them so the config loader, the session store and the
+//! rules about what tools may touch agree on where they are. A leaf: it
+//! imports nothing of ours.
+
+use std::path::{Path, PathBuf};
+
+/// The config file looked for in the workspace when no `--config` is given.
+pub const CONFIG_FILE: &str = "toolhost.toml";
+
+/// toolhost's state inside a workspace.
+pub const STATE_DIR: &str = ".toolhost";
+
+/// Plugins loaded when no `--plugins` is given.
+pub const PLUGINS_DIR: &str = ".toolhost/plugins";
+
+/// Session files, when no `--session-dir` is given.
+pub const SESSIONS_DIR: &str = ".toolhost/sessions";
+
+/// Long tool results saved whole. Relative to the workspace, so the model
+/// can page through them with `read_file`.
+pub const OUTPUTS_DIR: &str = ".toolhost/outputs";
+
+/// The paths of one workspace's own files.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout<'a> {
+    root: &'a Path,
+}
+
+impl<'a> Layout<'a> {
+    /// The layout of the workspace at `root`.
+    pub fn of(root: &'a Path) -> Self {
+        Layout { root }
+    }
+
+    pub fn config_file(&self) -> PathBuf {
+        self.root.join(CONFIG_FILE)
+    }
+
+    pub fn plugins_dir(&self) -> PathBuf {
+        self.root.join(PLUGINS_DIR)
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.root.join(SESSIONS_DIR)
+    }
+
+    pub fn outputs_dir(&self) -> PathBuf {
+        self.root.join(OUTPUTS_DIR)
+    }
+}
