@@ -19,6 +19,9 @@ pub const PLUGINS_DIR: &str = ".toolhost/plugins";
 /// Session files, when no `--session-dir` is given.
 pub const SESSIONS_DIR: &str = ".toolhost/sessions";
 
+/// git's directory. No tool may change one, at any depth of the workspace.
+pub const GIT_DIR: &str = ".git";
+
 /// Long tool results saved whole. Relative to the workspace, so the model
 /// can page through them with `read_file`.
 pub const OUTPUTS_DIR: &str = ".toolhost/outputs";

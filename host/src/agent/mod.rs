@@ -237,6 +237,7 @@ mod tests {
             standard_tools: true,
             // Inside the target directory, so only the first run compiles.
             cache_dir: Some(std::path::Path::new(env!("OUT_DIR")).join("agent-test-cache")),
+            protected: Vec::new(),
             policy: Policy {
                 defaults: ToolPolicy {
                     grants: vec![Grant {

@@ -19,6 +19,18 @@ pub(crate) struct ConfigFile {
     pub(crate) tools: BTreeMap<String, ToolSection>,
     #[serde(default)]
     pub(crate) model: ModelSection,
+    #[serde(default)]
+    pub(crate) sandbox: SandboxSection,
+}
+
+/// `[sandbox]`: rules for every tool beyond grants and limits.
+#[derive(Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SandboxSection {
+    /// More paths no tool may change, relative to the workspace. Adds to
+    /// the built-in ones; nothing removes those.
+    #[serde(default)]
+    pub(crate) protect: Vec<String>,
 }
 
 /// `[model]`: which model `toolhost run` talks to when no flag says.
@@ -50,6 +62,7 @@ pub(crate) struct LimitsSection {
     pub(crate) timeout_ms: Option<u64>,
     pub(crate) memory_mib: Option<u64>,
     pub(crate) output_kib: Option<u64>,
+    pub(crate) write_mib: Option<u64>,
 }
 
 /// `[tools.<name>]`: grants and limits of one tool.

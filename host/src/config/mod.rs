@@ -19,8 +19,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::sandbox::{Access, Grant, Limits, Policy, SandboxOptions, ToolPolicy, simplify_grants};
-use crate::workspace::Layout;
+use crate::sandbox::{
+    Access, Grant, Limits, Policy, ProtectedPath, Protection, SandboxOptions, ToolPolicy,
+    simplify_grants,
+};
+use crate::workspace::{self, Layout};
 pub use file::ModelSection;
 use file::{ConfigFile, LimitsSection};
 
@@ -105,6 +108,47 @@ impl std::fmt::Display for GrantOrigin {
     }
 }
 
+impl GrantOrigin {
+    /// Whether the user gave this grant themselves, so it may lift the
+    /// protection of a path it names. The workspace's own config may have
+    /// come with the repository.
+    fn is_trusted(&self) -> bool {
+        matches!(self, GrantOrigin::CommandLine { .. })
+    }
+}
+
+/// The paths no tool may change: toolhost's and git's, then the user's
+/// `[sandbox] protect` list from `file`.
+fn protected_paths(extra: &[String], file: &str) -> Vec<ProtectedPath> {
+    let mut paths = vec![
+        ProtectedPath {
+            relative: workspace::CONFIG_FILE.into(),
+            why: "it is toolhost's configuration of this workspace, which decides what every \
+                  tool may do"
+                .into(),
+            at_any_depth: false,
+        },
+        ProtectedPath {
+            relative: workspace::STATE_DIR.into(),
+            why: "toolhost keeps its plugins, sessions and saved results there".into(),
+            at_any_depth: false,
+        },
+        ProtectedPath {
+            relative: workspace::GIT_DIR.into(),
+            why: "git runs hooks and reads its configuration from there, so a change could run \
+                  code outside the sandbox"
+                .into(),
+            at_any_depth: true,
+        },
+    ];
+    paths.extend(extra.iter().map(|relative| ProtectedPath {
+        relative: relative.trim_end_matches('/').into(),
+        why: format!("the user protected it in `{file}` [sandbox] protect"),
+        at_any_depth: false,
+    }));
+    paths
+}
+
 /// A grant as written, with where it came from.
 #[derive(Debug, Clone)]
 struct GrantSpec {
@@ -168,7 +212,9 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
                 })
                 .collect()
         };
-    let grants_for = |tool: Option<&str>| -> Result<Vec<Grant>, ConfigError> {
+    let protected = protected_paths(&file.sandbox.protect, &file_name);
+    let protection = Protection::new(&workspace, protected.clone());
+    let grants_for = |tool: Option<&str>| -> Result<(Vec<Grant>, Vec<PathBuf>), ConfigError> {
         let section = tool.and_then(|t| file.tools.get(t));
         let mut specs = Vec::new();
         specs.extend(section_specs(
@@ -215,12 +261,26 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             .iter()
             .map(|spec| resolve_grant(spec, &workspace))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(simplify_grants(grants))
+        // A protected path the user granted by name may be changed by this
+        // tool; the workspace's own config cannot lift anything.
+        let lifted = specs
+            .iter()
+            .zip(&grants)
+            .filter(|(spec, grant)| {
+                spec.origin.is_trusted()
+                    && grant.access == Access::Write
+                    && protection.covering(&grant.host_path, &[]).is_some()
+            })
+            .map(|(_, grant)| grant.host_path.clone())
+            .collect();
+        Ok((simplify_grants(grants), lifted))
     };
 
+    let (grants, lifted) = grants_for(None)?;
     let defaults = ToolPolicy {
-        grants: grants_for(None)?,
+        grants,
         limits: defaults_limits,
+        lifted,
     };
     let mut per_tool = BTreeMap::new();
     for tool in &mentioned {
@@ -232,11 +292,13 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             )?,
             None => defaults_limits,
         };
+        let (grants, lifted) = grants_for(Some(tool))?;
         per_tool.insert(
             tool.clone(),
             ToolPolicy {
-                grants: grants_for(Some(tool))?,
+                grants,
                 limits,
+                lifted,
             },
         );
     }
@@ -266,6 +328,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             standard_tools: true,
             cache_dir,
             policy: Policy { defaults, per_tool },
+            protected,
         },
         config_file,
         model: file.model.clone(),
@@ -422,6 +485,9 @@ fn apply_limits(
     }
     if let Some(mib) = section.memory_mib {
         limits.memory = nonzero("memory_mib", mib)?.saturating_mul(1 << 20);
+    }
+    if let Some(mib) = section.write_mib {
+        limits.write = nonzero("write_mib", mib)?.saturating_mul(1 << 20);
     }
     if let Some(kib) = section.output_kib {
         limits.output = usize::try_from(nonzero("output_kib", kib)?.saturating_mul(1 << 10))

@@ -16,7 +16,8 @@ use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::{CallError, Plugin};
-use super::capabilities::{self, Grant};
+use super::capabilities::filesystem::{Denial, FsGuard, FsRules, Guarded, WriteBudget};
+use super::capabilities::{self, Grant, SandboxView};
 use super::limits::{Limits, MemoryLimiter};
 use super::outcome::{self, ToolFault, ToolOutcome};
 use super::output::CapturedOutput;
@@ -32,7 +33,20 @@ pub(crate) struct State {
     wasi: WasiCtx,
     table: ResourceTable,
     limiter: MemoryLimiter,
+    fs_guard: FsGuard,
     progress_sink: Option<ProgressSink>,
+}
+
+impl SandboxView for State {
+    fn guarded_filesystem(&mut self) -> Guarded<'_> {
+        Guarded {
+            fs: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
+                ctx: self.wasi.filesystem(),
+                table: &mut self.table,
+            },
+            guard: &mut self.fs_guard,
+        }
+    }
 }
 
 impl WasiView for State {
@@ -55,10 +69,11 @@ impl super::bindings::toolhost::plugin::host::Host for State {
 }
 
 /// The linker every plugin is instantiated against: WASI p2 (denied by the
-/// per-call context where it matters) plus the `host` interface.
+/// per-call context where it matters, the file system guarded) plus the
+/// `host` interface.
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<State>> {
     let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    capabilities::add_wasi_to_linker(&mut linker)?;
     Plugin::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state)?;
     Ok(linker)
 }
@@ -102,19 +117,32 @@ pub(crate) struct Run<T> {
     pub(crate) result: Result<T, ToolFault>,
     pub(crate) stats: CallStats,
     pub(crate) captured: Captured,
+    /// The first file-system operation the guard refused.
+    pub(crate) denial: Option<Denial>,
 }
 
-/// Instantiates `pre` in a new store with `grants` and `limits` and calls
-/// `export`, stopping it at the deadline or on `cancel`.
+/// What one run may touch and consume.
+pub(crate) struct RunPolicy<'a> {
+    pub(crate) grants: &'a [Grant],
+    pub(crate) limits: &'a Limits,
+    pub(crate) rules: &'a Arc<FsRules>,
+}
+
+/// Instantiates `pre` in a new store under `policy` and calls `export`,
+/// stopping it at the deadline or on `cancel`.
 pub(crate) async fn run<E: Export>(
     engine: &Engine,
     pre: &InstancePre<State>,
-    grants: &[Grant],
-    limits: &Limits,
+    policy: RunPolicy<'_>,
     cancel: &CancellationToken,
     progress_sink: Option<ProgressSink>,
     export: E,
 ) -> Run<E::Output> {
+    let RunPolicy {
+        grants,
+        limits,
+        rules,
+    } = policy;
     let start = Instant::now();
     let stdout = CapturedOutput::new(CAPTURE_LIMIT);
     let stderr = CapturedOutput::new(CAPTURE_LIMIT);
@@ -125,6 +153,7 @@ pub(crate) async fn run<E: Export>(
                 result: Err(ToolFault::Failed(message)),
                 stats: CallStats::default(),
                 captured: Captured::default(),
+                denial: None,
             };
         }
     };
@@ -132,6 +161,7 @@ pub(crate) async fn run<E: Export>(
         wasi,
         table: ResourceTable::new(),
         limiter: MemoryLimiter::new(limits.memory),
+        fs_guard: FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write)),
         progress_sink,
     };
     let mut store = Store::new(engine, state);
@@ -161,7 +191,15 @@ pub(crate) async fn run<E: Export>(
     let (stderr, err_dropped) = stderr.contents();
     let result = match outcome {
         Ok(Ok(returned)) => Ok(returned),
-        Ok(Err(error)) => Err(classify(&error, state.limiter.hit, limits, &stderr)),
+        Ok(Err(error)) => Err(classify(
+            &error,
+            Hits {
+                memory: state.limiter.hit,
+                write: state.fs_guard.budget().hit(),
+            },
+            limits,
+            &stderr,
+        )),
         Err(fault) => Err(fault),
     };
     Run {
@@ -176,13 +214,39 @@ pub(crate) async fn run<E: Export>(
             stderr,
             dropped: out_dropped + err_dropped,
         },
+        denial: state.fs_guard.denial().cloned(),
+    }
+}
+
+/// The outcome of a `call-tool` run. A guest that failed or crashed after
+/// the file-system guard refused it an operation reads the refusal, which
+/// says what to do; a guest that handled the refusal keeps its answer.
+pub(crate) fn outcome_of(
+    result: Result<Result<String, CallError>, ToolFault>,
+    denial: Option<&Denial>,
+    tool: &str,
+    grants: &[Grant],
+    limits: &Limits,
+) -> ToolOutcome {
+    let outcome = match result {
+        Ok(answer) => classify_answer(answer, tool, grants, limits),
+        Err(fault) => ToolOutcome::Fault(fault),
+    };
+    match (denial, outcome) {
+        (
+            Some(denial),
+            ToolOutcome::Fault(
+                ToolFault::Failed(_) | ToolFault::InvalidInput(_) | ToolFault::Trap { .. },
+            ),
+        ) => ToolOutcome::Fault(ToolFault::FsDenied(denial.clone())),
+        (_, outcome) => outcome,
     }
 }
 
 /// What a tool's answer means for the model: its text, unless it is over
 /// the output limit, or the guest's own error. With [`classify`] below, the
 /// one place where a run becomes an outcome.
-pub(crate) fn classify_answer(
+fn classify_answer(
     answer: Result<String, CallError>,
     tool: &str,
     grants: &[Grant],
@@ -203,17 +267,24 @@ pub(crate) fn classify_answer(
     }
 }
 
-/// Names the way a guest stopped, by the trap code wasmtime attached (never
-/// by the error's text).
-fn classify(
-    error: &wasmtime::Error,
-    memory_hit: bool,
-    limits: &Limits,
-    stderr: &[u8],
-) -> ToolFault {
-    if memory_hit {
+/// Limits the guest ran into before it stopped; each makes the host trap
+/// the guest (or refuse it memory), so they explain the trap.
+struct Hits {
+    memory: bool,
+    write: bool,
+}
+
+/// Names the way a guest stopped, by the limit it ran into or the trap code
+/// wasmtime attached (never by the error's text).
+fn classify(error: &wasmtime::Error, hits: Hits, limits: &Limits, stderr: &[u8]) -> ToolFault {
+    if hits.memory {
         return ToolFault::MemoryLimit {
             limit: limits.memory,
+        };
+    }
+    if hits.write {
+        return ToolFault::WriteLimit {
+            limit: limits.write,
         };
     }
     match error.downcast_ref::<Trap>() {

@@ -22,6 +22,9 @@ pub struct Limits {
     pub memory: u64,
     /// Bytes the call may return to the model. Default 1 MiB.
     pub output: usize,
+    /// Bytes the call may write to files (a file grown with `set-size`
+    /// counts as written). Default 256 MiB.
+    pub write: u64,
 }
 
 impl Default for Limits {
@@ -31,6 +34,7 @@ impl Default for Limits {
             timeout: Duration::from_secs(30),
             memory: 256 << 20,
             output: 1 << 20,
+            write: 256 << 20,
         }
     }
 }

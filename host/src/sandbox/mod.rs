@@ -27,13 +27,16 @@ use wasmtime::component::Linker;
 
 pub use cache::CacheStatus;
 pub use call::{CAPTURE_LIMIT, CallStats, Captured, ProgressSink};
+pub use capabilities::filesystem::Denial;
+pub use capabilities::protect::{Hit, ProtectedPath, Protection};
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use limits::Limits;
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, PluginOrigin};
 
-use call::State;
+use call::{RunPolicy, State};
 use capabilities::PathCheck;
+use capabilities::filesystem::FsRules;
 use plugin::{CallTool, LoadedPlugin};
 
 include!(concat!(env!("OUT_DIR"), "/standard_plugins.rs"));
@@ -43,6 +46,10 @@ include!(concat!(env!("OUT_DIR"), "/standard_plugins.rs"));
 pub struct ToolPolicy {
     pub grants: Vec<Grant>,
     pub limits: Limits,
+    /// Protected directories this tool may change anyway: the user granted
+    /// them to it by name (`--allow-write git_tool=.git`). Canonical host
+    /// paths.
+    pub lifted: Vec<PathBuf>,
 }
 
 /// What every tool may do: a default and per-tool entries. Built by the
@@ -74,6 +81,9 @@ pub struct SandboxOptions {
     /// Compile cache directory; `None` compiles every time.
     pub cache_dir: Option<PathBuf>,
     pub policy: Policy,
+    /// Paths no tool may change, relative to the workspace (the config
+    /// layer lists toolhost's own, git's and the user's).
+    pub protected: Vec<ProtectedPath>,
 }
 
 /// A problem that stops the sandbox from starting at all (as opposed to a
@@ -102,6 +112,7 @@ pub struct Tool {
     /// Whether the plugin came from the compile cache this time.
     pub cache: CacheStatus,
     pub policy: ToolPolicy,
+    fs_rules: Arc<FsRules>,
     validator: jsonschema::Validator,
     path_args: Vec<plugin::PathArg>,
     plugin_index: usize,
@@ -140,6 +151,7 @@ pub struct CallOptions {
 pub struct Sandbox {
     engine: Engine,
     workspace: PathBuf,
+    protection: Arc<Protection>,
     plugins: Vec<LoadedPlugin>,
     tools: Vec<Tool>,
     load_errors: Vec<LoadError>,
@@ -187,16 +199,28 @@ impl Sandbox {
             }
         }
 
+        let protection = Arc::new(Protection::new(
+            &options.workspace,
+            options.protected.clone(),
+        ));
         let mut sandbox = Sandbox {
             engine: engine.clone(),
             workspace: options.workspace.clone(),
+            protection: Arc::clone(&protection),
             plugins: Vec::new(),
             tools: Vec::new(),
             load_errors,
         };
         let load_limits = options.policy.defaults.limits;
+        // `list-tools` runs with no grants at all.
+        let load_rules = Arc::new(FsRules::new(protection, Vec::new(), &[]));
         for (origin, bytes) in sources {
-            match plugin::load(&engine, &linker, &cache, origin, &bytes, &load_limits).await {
+            let policy = RunPolicy {
+                grants: &[],
+                limits: &load_limits,
+                rules: &load_rules,
+            };
+            match plugin::load(&engine, &linker, &cache, origin, &bytes, policy).await {
                 Ok(loaded) => sandbox.add(loaded, &options.policy),
                 Err(error) => sandbox.load_errors.push(error),
             }
@@ -221,6 +245,12 @@ impl Sandbox {
         }
         let plugin_index = self.plugins.len();
         for spec in &loaded.tools {
+            let tool_policy = policy.for_tool(&spec.name).clone();
+            let fs_rules = Arc::new(FsRules::new(
+                Arc::clone(&self.protection),
+                tool_policy.lifted.clone(),
+                &tool_policy.grants,
+            ));
             self.tools.push(Tool {
                 name: spec.name.clone(),
                 description: spec.description.clone(),
@@ -229,7 +259,8 @@ impl Sandbox {
                 plugin: loaded.origin.clone(),
                 plugin_sha256: loaded.sha256.clone(),
                 cache: loaded.cache,
-                policy: policy.for_tool(&spec.name).clone(),
+                policy: tool_policy,
+                fs_rules,
                 validator: spec.validator.clone(),
                 path_args: spec.path_args.clone(),
                 plugin_index,
@@ -290,22 +321,27 @@ impl Sandbox {
             name,
             input: &input,
         };
+        let policy = RunPolicy {
+            grants: &tool.policy.grants,
+            limits: &tool.policy.limits,
+            rules: &tool.fs_rules,
+        };
         let run = call::run(
             &self.engine,
             &plugin.pre,
-            &tool.policy.grants,
-            &tool.policy.limits,
+            policy,
             &options.cancel,
             options.progress.clone(),
             export,
         )
         .await;
-        let outcome = match run.result {
-            Ok(answer) => {
-                call::classify_answer(answer, name, &tool.policy.grants, &tool.policy.limits)
-            }
-            Err(fault) => ToolOutcome::Fault(fault),
-        };
+        let outcome = call::outcome_of(
+            run.result,
+            run.denial.as_ref(),
+            name,
+            &tool.policy.grants,
+            &tool.policy.limits,
+        );
         CallReport {
             outcome,
             stats: run.stats,
@@ -339,15 +375,21 @@ impl Sandbox {
             let Some(path) = given.or(arg.default.as_deref()) else {
                 continue;
             };
-            match capabilities::check_path(path, arg.access, &tool.policy.grants, &self.workspace) {
-                PathCheck::Allowed => {}
+            let guest = match capabilities::check_path(
+                path,
+                arg.access,
+                &tool.policy.grants,
+                &self.workspace,
+            ) {
+                PathCheck::Allowed => path.to_string(),
                 // Only a path the model gave is rewritten; a default is the
                 // tool's own and already in guest form.
                 PathCheck::Rewrite(guest) if given.is_some() => {
-                    value[&arg.key] = serde_json::Value::String(guest);
+                    value[&arg.key] = serde_json::Value::String(guest.clone());
                     rewritten = true;
+                    guest
                 }
-                PathCheck::Rewrite(_) => {}
+                PathCheck::Rewrite(guest) => guest,
                 PathCheck::Denied => {
                     return Err(ToolFault::Denied {
                         path: path.to_string(),
@@ -355,6 +397,18 @@ impl Sandbox {
                         grants: tool.policy.grants.clone(),
                     });
                 }
+            };
+            // The guard would refuse the write inside the sandbox; say so
+            // before any wasm runs. Where the path cannot be resolved (a
+            // missing directory), the tool reports that itself.
+            if arg.access == Access::Write
+                && let Ok(target) = capabilities::protect::locate(&self.workspace, &guest, true)
+                && let Some(hit) = tool.fs_rules.protected(&target)
+            {
+                return Err(ToolFault::FsDenied(Denial::Protected {
+                    path: tool.fs_rules.shown(&target),
+                    hit,
+                }));
             }
         }
         Ok(if rewritten {

@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::capabilities::filesystem::Denial;
 use super::capabilities::{Access, Grant};
 
 /// The end of one tool call.
@@ -84,6 +85,12 @@ pub enum ToolFault {
     MemoryLimit { limit: u64 },
     #[error("returned {bytes} bytes, over the output limit of {limit}")]
     OutputLimit { bytes: usize, limit: usize },
+    #[error("wrote more than its limit of {} to files", human_bytes(*limit))]
+    WriteLimit { limit: u64 },
+    /// The file-system guard refused an operation (a protected path, a link
+    /// out of the grants), before the call or while it ran.
+    #[error("refused a file-system change: {0:?}")]
+    FsDenied(Denial),
     /// The guest trapped: a panic, an uncaught exception, a stack overflow.
     #[error("crashed: {message}")]
     Trap { message: String },
@@ -105,6 +112,8 @@ impl ToolFault {
             ToolFault::Timeout { .. } => "timeout",
             ToolFault::MemoryLimit { .. } => "memory_limit",
             ToolFault::OutputLimit { .. } => "output_limit",
+            ToolFault::WriteLimit { .. } => "write_limit",
+            ToolFault::FsDenied(_) => "fs_denied",
             ToolFault::Trap { .. } => "trap",
             ToolFault::Cancelled => "cancelled",
         }
@@ -168,6 +177,13 @@ impl ToolFault {
                 human_bytes(*bytes as u64),
                 human_bytes(*limit as u64)
             ),
+            ToolFault::WriteLimit { limit } => format!(
+                "error: `{tool}` tried to write more than its limit of {} to files in one call and was \
+                 stopped; what it wrote before that stays on disk. Write less in one call (smaller \
+                 files, fewer of them).",
+                human_bytes(*limit)
+            ),
+            ToolFault::FsDenied(denial) => fs_denied_text(tool, denial),
             ToolFault::Trap { message } => format!(
                 "error: `{tool}` crashed: {message}\nThis is a bug in the tool, not in your arguments; \
                  calling it the same way will likely crash again."
@@ -193,6 +209,36 @@ fn denied_text(tool: &str, path: &str, access: Access, grants: &[Grant]) -> Stri
         "error: access denied: `{tool}` may not {verb} `{path}`: it is outside the directories this tool may \
          {verb}: {list}. Use a path inside one of them."
     )
+}
+
+fn fs_denied_text(tool: &str, denial: &Denial) -> String {
+    match denial {
+        Denial::Protected { path, hit } => format!(
+            "error: `{tool}` may not change `{path}`: `{}` is protected ({}). No tool may change it, \
+             even with write access to the workspace. Leave it as it is and work elsewhere; if it must \
+             change, ask the user, who can lift this for one tool with `--allow-write {tool}={}`.",
+            hit.protected, hit.why, hit.protected
+        ),
+        Denial::LinkOutside { link, target } => format!(
+            "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: the target is \
+             outside the directories this tool may use, and a link there would lead other programs out \
+             of the sandbox. Link only to paths inside its directories, or copy the file instead."
+        ),
+        Denial::LinkIntoProtected { link, target, hit } => format!(
+            "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: the target is \
+             inside `{}`, which is protected ({}). Link to something else.",
+            hit.protected, hit.why
+        ),
+        Denial::AbsoluteLink { link, target } => format!(
+            "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: links with an \
+             absolute target are not allowed in the sandbox. Use a relative target inside the tool's \
+             directories."
+        ),
+        Denial::HardLinkSource { source } => format!(
+            "error: `{tool}` may not hard-link `{source}`: it may not write that file, and a second name \
+             for it would let it. Copy the file instead."
+        ),
+    }
 }
 
 /// "`.` (read-only), `out` (read-write)".
@@ -243,6 +289,7 @@ pub(crate) fn human_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::capabilities::protect::Hit;
     use std::path::PathBuf;
 
     fn grant(guest: &str, access: Access) -> Grant {
@@ -250,6 +297,13 @@ mod tests {
             host_path: PathBuf::from("/ws").join(guest),
             guest_path: guest.into(),
             access,
+        }
+    }
+
+    fn git() -> Hit {
+        Hit {
+            protected: ".git".into(),
+            why: "git runs hooks from it".into(),
         }
     }
 
@@ -270,6 +324,12 @@ mod tests {
             ToolFault::OutputLimit { .. } => 9,
             ToolFault::Trap { .. } => 10,
             ToolFault::Cancelled => 11,
+            ToolFault::WriteLimit { .. } => 12,
+            ToolFault::FsDenied(Denial::Protected { .. }) => 13,
+            ToolFault::FsDenied(Denial::LinkOutside { .. }) => 14,
+            ToolFault::FsDenied(Denial::LinkIntoProtected { .. }) => 15,
+            ToolFault::FsDenied(Denial::AbsoluteLink { .. }) => 16,
+            ToolFault::FsDenied(Denial::HardLinkSource { .. }) => 17,
         }
     }
 
@@ -361,6 +421,56 @@ mod tests {
             (
                 ToolFault::Cancelled,
                 "error: `t` was cancelled by the user before it finished.",
+            ),
+            (
+                ToolFault::WriteLimit { limit: 256 << 20 },
+                "error: `t` tried to write more than its limit of 256 MiB to files in one call and \
+                 was stopped; what it wrote before that stays on disk. Write less in one call \
+                 (smaller files, fewer of them).",
+            ),
+            (
+                ToolFault::FsDenied(Denial::Protected {
+                    path: ".git/hooks/pre-commit".into(),
+                    hit: git(),
+                }),
+                "error: `t` may not change `.git/hooks/pre-commit`: `.git` is protected (git runs \
+                 hooks from it). No tool may change it, even with write access to the workspace. \
+                 Leave it as it is and work elsewhere; if it must change, ask the user, who can lift \
+                 this for one tool with `--allow-write t=.git`.",
+            ),
+            (
+                ToolFault::FsDenied(Denial::LinkOutside {
+                    link: "out".into(),
+                    target: "../..".into(),
+                }),
+                "error: `t` may not create the symbolic link `out` -> `../..`: the target is outside \
+                 the directories this tool may use, and a link there would lead other programs out of \
+                 the sandbox. Link only to paths inside its directories, or copy the file instead.",
+            ),
+            (
+                ToolFault::FsDenied(Denial::LinkIntoProtected {
+                    link: "hooks".into(),
+                    target: ".git/hooks".into(),
+                    hit: git(),
+                }),
+                "error: `t` may not create the symbolic link `hooks` -> `.git/hooks`: the target is \
+                 inside `.git`, which is protected (git runs hooks from it). Link to something else.",
+            ),
+            (
+                ToolFault::FsDenied(Denial::AbsoluteLink {
+                    link: "etc".into(),
+                    target: "/etc".into(),
+                }),
+                "error: `t` may not create the symbolic link `etc` -> `/etc`: links with an absolute \
+                 target are not allowed in the sandbox. Use a relative target inside the tool's \
+                 directories.",
+            ),
+            (
+                ToolFault::FsDenied(Denial::HardLinkSource {
+                    source: "toolhost.toml".into(),
+                }),
+                "error: `t` may not hard-link `toolhost.toml`: it may not write that file, and a \
+                 second name for it would let it. Copy the file instead.",
             ),
         ]
     }

@@ -13,9 +13,8 @@ use wasmtime::{Engine, Store};
 
 use super::bindings::{CallError, PluginIndices, ToolSpec};
 use super::cache::{CacheStatus, CompileCache, sha256_hex};
-use super::call::{self, Export, State};
+use super::call::{self, Export, RunPolicy, State};
 use super::capabilities::Access;
-use super::limits::Limits;
 
 /// Where a plugin came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,14 +107,14 @@ pub(crate) struct CheckedSpec {
 }
 
 /// Compiles (or loads from the cache) and instantiates `bytes`, then asks it
-/// for its tools under `limits`.
+/// for its tools under `policy` (no grants).
 pub(crate) async fn load(
     engine: &Engine,
     linker: &Linker<State>,
     cache: &CompileCache,
     origin: PluginOrigin,
     bytes: &[u8],
-    limits: &Limits,
+    policy: RunPolicy<'_>,
 ) -> Result<LoadedPlugin, LoadError> {
     let fail = |reason: String| LoadError {
         origin: origin.clone(),
@@ -146,8 +145,7 @@ pub(crate) async fn load(
     let run = call::run(
         engine,
         &instance_pre,
-        &[],
-        limits,
+        policy,
         &CancellationToken::new(),
         None,
         ListTools(&exports),

@@ -57,6 +57,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
     let defaults = ToolPolicy {
         grants: grants.clone(),
         limits: Limits::default(),
+        lifted: Vec::new(),
     };
     let per_tool: BTreeMap<String, ToolPolicy> = per_tool
         .iter()
@@ -66,6 +67,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
                 ToolPolicy {
                     grants: grants.clone(),
                     limits: *limits,
+                    lifted: Vec::new(),
                 },
             )
         })
@@ -76,6 +78,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         plugin_files: Vec::new(),
         standard_tools: true,
         cache_dir: Some(shared_cache()),
+        protected: Vec::new(),
         policy: Policy { defaults, per_tool },
     })
     .await

@@ -1,5 +1,6 @@
 mod common;
 mod config_errors;
+mod escape;
 mod grants;
 mod hostile;
 mod plugins;

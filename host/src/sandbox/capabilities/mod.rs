@@ -1,16 +1,83 @@
 //! What a tool may touch: directory grants, turned into a deny-by-default
-//! `WasiCtx`, and the host-side check of path arguments.
+//! `WasiCtx`; the WASI interfaces a plugin is linked against; and the
+//! host-side check of path arguments.
 //!
 //! A tool gets exactly its grants as preopened directories and nothing else:
 //! no environment variables, no arguments, no sockets, no name lookup, no
-//! stdin. Clocks and random numbers are allowed. The path check here only
-//! makes refusals readable; the preopens are what enforce them.
+//! stdin. Clocks and random numbers are allowed. `wasi:filesystem/types` is
+//! linked through [`filesystem`], which adds the rules a grant cannot say
+//! (protected paths, links, the write budget). The path check here only
+//! makes refusals readable before any wasm runs; the preopens and the guard
+//! are what enforce them.
+
+pub(crate) mod filesystem;
+pub(crate) mod protect;
 
 use std::path::{Component, Path, PathBuf};
 
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
+use wasmtime::component::{HasData, Linker, ResourceTable};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiView};
 
 use super::output::CapturedOutput;
+use filesystem::{Guarded, GuardedFilesystem};
+
+/// A store's state that can hand out the guarded file system view.
+pub(crate) trait SandboxView: WasiView {
+    fn guarded_filesystem(&mut self) -> Guarded<'_>;
+}
+
+/// The resource table alone, for `wasi:io`.
+struct Io;
+
+impl HasData for Io {
+    type Data<'a> = &'a mut ResourceTable;
+}
+
+/// Links WASI p2 interface by interface: what wasmtime-wasi's
+/// `add_to_linker_async` links, except that `wasi:filesystem/types` goes
+/// through the guard. What each interface may do is decided by the
+/// per-call `WasiCtx` ([`wasi_ctx`]): sockets and name lookup are linked
+/// (so components that import them load) and denied there.
+pub(crate) fn add_wasi_to_linker<T: SandboxView + 'static>(
+    linker: &mut Linker<T>,
+) -> wasmtime::Result<()> {
+    use wasmtime_wasi::cli::{WasiCli, WasiCliView as _};
+    use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView as _};
+    use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView as _};
+    use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, io, random, sockets};
+    use wasmtime_wasi::random::{WasiRandom, WasiRandomView as _};
+    use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView as _};
+
+    let l = linker;
+    io::error::add_to_linker::<T, Io>(l, |t| t.ctx().table)?;
+    io::poll::add_to_linker::<T, Io>(l, |t| t.ctx().table)?;
+    io::streams::add_to_linker::<T, Io>(l, |t| t.ctx().table)?;
+    clocks::wall_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+    clocks::monotonic_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+    filesystem::preopens::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
+    filesystem::types::add_to_linker::<T, GuardedFilesystem>(l, T::guarded_filesystem)?;
+    random::random::add_to_linker::<T, WasiRandom>(l, T::random)?;
+    random::insecure::add_to_linker::<T, WasiRandom>(l, T::random)?;
+    random::insecure_seed::add_to_linker::<T, WasiRandom>(l, T::random)?;
+    cli::exit::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::environment::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_input::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_output::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    sockets::tcp_create_socket::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+    sockets::instance_network::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+    sockets::network::add_to_linker::<T, WasiSockets>(l, &Default::default(), T::sockets)?;
+    sockets::ip_name_lookup::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+    sockets::tcp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+    sockets::udp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+    sockets::udp_create_socket::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+    Ok(())
+}
 
 /// The kind of access a path argument needs, or a grant gives. `Write`
 /// implies `Read`: a writable grant may also be read.

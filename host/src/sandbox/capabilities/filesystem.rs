@@ -1,0 +1,633 @@
+//! `wasi:filesystem/types` with toolhost's rules in front of wasmtime-wasi's
+//! own implementation.
+//!
+//! The preopens already keep a guest inside its grants, read-only or
+//! read-write. This layer adds what a grant cannot say: no change to a
+//! protected path (whatever route the path takes), no symlink that points
+//! outside the tool's grants or into a protected path, no hard link to a file
+//! the tool may not write, and a budget of bytes written per call. Every
+//! operation that changes the file system is checked here, where the effect
+//! happens, so the rules hold for every plugin, not only the standard tools.
+//! Reads pass straight through and cost nothing extra.
+//!
+//! A refused operation fails in the guest with `not-permitted` and is
+//! recorded as a [`Denial`], which becomes the text the model reads. Going
+//! over the write budget traps the guest, as going over the memory limit
+//! does.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use bytes::Bytes;
+use wasmtime::component::{HasData, Resource};
+use wasmtime_wasi::async_trait;
+use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    self, ErrorCode, HostDescriptor, HostDirectoryEntryStream,
+};
+use wasmtime_wasi::p2::{
+    DynOutputStream, FsError, FsResult, OutputStream, Pollable, StreamError, StreamResult,
+};
+
+use super::protect::{self, Hit, Protection};
+use super::{Access, Grant};
+
+/// Why the guard refused an operation, for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Denial {
+    /// The operation would change `path`, which lies in a protected path.
+    Protected { path: String, hit: Hit },
+    /// A symlink at `link` to `target`, which resolves outside the tool's
+    /// grants.
+    LinkOutside { link: String, target: String },
+    /// A symlink at `link` to `target`, which lies in a protected path.
+    LinkIntoProtected {
+        link: String,
+        target: String,
+        hit: Hit,
+    },
+    /// A symlink with an absolute target.
+    AbsoluteLink { link: String, target: String },
+    /// A hard link to `source`, which the tool may not write.
+    HardLinkSource { source: String },
+}
+
+/// Bytes a call may still write to files, shared with the streams it opens.
+#[derive(Debug)]
+pub(crate) struct WriteBudget {
+    limit: u64,
+    used: AtomicU64,
+    hit: AtomicBool,
+}
+
+impl WriteBudget {
+    pub(crate) fn new(limit: u64) -> Arc<Self> {
+        Arc::new(WriteBudget {
+            limit,
+            used: AtomicU64::new(0),
+            hit: AtomicBool::new(false),
+        })
+    }
+
+    /// Takes `bytes` from the budget; false (and remembered) when that goes
+    /// over the limit.
+    fn take(&self, bytes: u64) -> bool {
+        let used = self.used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if used > self.limit {
+            self.hit.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Whether the call tried to write past the limit.
+    pub(crate) fn hit(&self) -> bool {
+        self.hit.load(Ordering::Relaxed)
+    }
+
+    fn exceeded(&self) -> wasmtime::Error {
+        wasmtime::Error::msg(format!(
+            "the tool tried to write more than {} bytes to files",
+            self.limit
+        ))
+    }
+}
+
+/// What the guard enforces for one tool, built once when the tool loads.
+#[derive(Debug)]
+pub(crate) struct FsRules {
+    protection: Arc<Protection>,
+    /// Protected directories the user granted this tool by name.
+    lifted: Vec<PathBuf>,
+    /// The tool's grants on the host (for symlink targets and hard links).
+    grants: Vec<(PathBuf, Access)>,
+}
+
+impl FsRules {
+    pub(crate) fn new(protection: Arc<Protection>, lifted: Vec<PathBuf>, grants: &[Grant]) -> Self {
+        FsRules {
+            protection,
+            lifted,
+            grants: grants
+                .iter()
+                .map(|g| (g.host_path.clone(), g.access))
+                .collect(),
+        }
+    }
+
+    /// The protected path a change of the host path `target` would reach.
+    pub(crate) fn protected(&self, target: &Path) -> Option<Hit> {
+        self.protection.covering(target, &self.lifted)
+    }
+
+    /// `path` as the model knows it.
+    pub(crate) fn shown(&self, path: &Path) -> String {
+        self.protection.shown(path)
+    }
+
+    fn may_write(&self, path: &Path) -> bool {
+        self.grants
+            .iter()
+            .any(|(dir, access)| *access == Access::Write && path.starts_with(dir))
+    }
+
+    fn may_use(&self, path: &Path) -> bool {
+        self.grants.iter().any(|(dir, _)| path.starts_with(dir))
+    }
+}
+
+/// The rules one call runs under, and what it ran into.
+pub(crate) struct FsGuard {
+    rules: Arc<FsRules>,
+    budget: Arc<WriteBudget>,
+    /// The first refusal, for the model.
+    denial: Option<Denial>,
+}
+
+impl FsGuard {
+    pub(crate) fn new(rules: Arc<FsRules>, budget: Arc<WriteBudget>) -> Self {
+        FsGuard {
+            rules,
+            budget,
+            denial: None,
+        }
+    }
+
+    /// The first operation the guard refused, if any.
+    pub(crate) fn denial(&self) -> Option<&Denial> {
+        self.denial.as_ref()
+    }
+
+    pub(crate) fn budget(&self) -> &WriteBudget {
+        &self.budget
+    }
+
+    fn refuse<T>(&mut self, denial: Denial) -> FsResult<T> {
+        self.denial.get_or_insert(denial);
+        Err(ErrorCode::NotPermitted.into())
+    }
+}
+
+/// The `HasData` of the guarded interface.
+pub(crate) struct GuardedFilesystem;
+
+impl HasData for GuardedFilesystem {
+    type Data<'a> = Guarded<'a>;
+}
+
+/// wasmtime-wasi's file system view plus the guard, for one host call.
+pub(crate) struct Guarded<'a> {
+    pub(crate) fs: WasiFilesystemCtxView<'a>,
+    pub(crate) guard: &'a mut FsGuard,
+}
+
+/// Which check an operation on a path needs.
+#[derive(Clone, Copy)]
+enum Change {
+    /// Creates or changes what is at the path.
+    At,
+    /// Removes or moves the path, and so whatever is below it.
+    Away,
+}
+
+impl Guarded<'_> {
+    /// The real host path of descriptor `fd` (an open directory or file).
+    fn real_path(&self, fd: &Resource<Descriptor>) -> FsResult<PathBuf> {
+        let file = match self.fs.table.get(fd)? {
+            Descriptor::Dir(dir) => Arc::clone(&dir.dir),
+            Descriptor::File(file) => Arc::clone(&file.file),
+        };
+        // Fail closed: a descriptor whose place is unknown changes nothing.
+        protect::real_path(&file).map_err(|_| ErrorCode::NotPermitted.into())
+    }
+
+    /// Where `path` under directory `fd` lands; `None` when it cannot be
+    /// resolved because a directory on the way is missing, in which case
+    /// the operation itself fails without the guard's help.
+    fn locate(
+        &self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        follow: bool,
+    ) -> FsResult<Option<PathBuf>> {
+        let dir = self.real_path(fd)?;
+        match protect::locate(&dir, path, follow) {
+            Ok(target) => Ok(Some(target)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(_) => Err(ErrorCode::NotPermitted.into()),
+        }
+    }
+
+    /// Refuses a change of `path` under `fd` that reaches a protected path.
+    fn check_change(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        follow: bool,
+        change: Change,
+    ) -> FsResult<()> {
+        let Some(target) = self.locate(fd, path, follow)? else {
+            return Ok(());
+        };
+        self.check_target(&target, change)
+    }
+
+    fn check_target(&mut self, target: &Path, change: Change) -> FsResult<()> {
+        let rules = &self.guard.rules;
+        let hit = match change {
+            Change::At => rules.protection.covering(target, &rules.lifted),
+            Change::Away => rules.protection.touching(target, &rules.lifted),
+        };
+        match hit {
+            Some(hit) => {
+                let path = rules.shown(target);
+                self.guard.refuse(Denial::Protected { path, hit })
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses a change through descriptor `fd` itself (its contents or
+    /// times) when it lies in a protected path.
+    fn check_descriptor(&mut self, fd: &Resource<Descriptor>) -> FsResult<()> {
+        let target = self.real_path(fd)?;
+        self.check_target(&target, Change::At)
+    }
+
+    fn take_budget(&self, bytes: u64) -> FsResult<()> {
+        if self.guard.budget.take(bytes) {
+            Ok(())
+        } else {
+            Err(FsError::trap(self.guard.budget.exceeded()))
+        }
+    }
+
+    /// Replaces the stream `stream` in the table with one that counts its
+    /// bytes against the write budget.
+    fn budgeted(
+        &mut self,
+        stream: Resource<DynOutputStream>,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        let inner: DynOutputStream = self.fs.table.delete(stream)?;
+        let counted: DynOutputStream = Box::new(BudgetedStream {
+            inner,
+            budget: Arc::clone(&self.guard.budget),
+        });
+        Ok(self.fs.table.push(counted)?)
+    }
+}
+
+fn follows(flags: types::PathFlags) -> bool {
+    flags.contains(types::PathFlags::SYMLINK_FOLLOW)
+}
+
+impl types::Host for Guarded<'_> {
+    fn convert_error_code(&mut self, err: FsError) -> wasmtime::Result<ErrorCode> {
+        types::Host::convert_error_code(&mut self.fs, err)
+    }
+
+    fn filesystem_error_code(
+        &mut self,
+        err: Resource<wasmtime::Error>,
+    ) -> wasmtime::Result<Option<ErrorCode>> {
+        types::Host::filesystem_error_code(&mut self.fs, err)
+    }
+}
+
+impl HostDescriptor for Guarded<'_> {
+    fn read_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: types::Filesize,
+    ) -> FsResult<Resource<wasmtime_wasi::p2::DynInputStream>> {
+        HostDescriptor::read_via_stream(&mut self.fs, fd, offset)
+    }
+
+    fn write_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: types::Filesize,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        self.check_descriptor(&fd)?;
+        let stream = HostDescriptor::write_via_stream(&mut self.fs, fd, offset)?;
+        self.budgeted(stream)
+    }
+
+    fn append_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        self.check_descriptor(&fd)?;
+        let stream = HostDescriptor::append_via_stream(&mut self.fs, fd)?;
+        self.budgeted(stream)
+    }
+
+    async fn advise(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: types::Filesize,
+        len: types::Filesize,
+        advice: types::Advice,
+    ) -> FsResult<()> {
+        HostDescriptor::advise(&mut self.fs, fd, offset, len, advice).await
+    }
+
+    async fn sync_data(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
+        HostDescriptor::sync_data(&mut self.fs, fd).await
+    }
+
+    async fn get_flags(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorFlags> {
+        HostDescriptor::get_flags(&mut self.fs, fd).await
+    }
+
+    async fn get_type(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorType> {
+        HostDescriptor::get_type(&mut self.fs, fd).await
+    }
+
+    async fn set_size(&mut self, fd: Resource<Descriptor>, size: types::Filesize) -> FsResult<()> {
+        self.check_descriptor(&fd)?;
+        // Growing a file counts against the budget like writing the bytes.
+        if let Descriptor::File(file) = self.fs.table.get(&fd)? {
+            let current = file.file.metadata().map(|m| m.len()).unwrap_or(0);
+            self.take_budget(size.saturating_sub(current))?;
+        }
+        HostDescriptor::set_size(&mut self.fs, fd, size).await
+    }
+
+    async fn set_times(
+        &mut self,
+        fd: Resource<Descriptor>,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        self.check_descriptor(&fd)?;
+        HostDescriptor::set_times(&mut self.fs, fd, atim, mtim).await
+    }
+
+    async fn read(
+        &mut self,
+        fd: Resource<Descriptor>,
+        len: types::Filesize,
+        offset: types::Filesize,
+    ) -> FsResult<(Vec<u8>, bool)> {
+        HostDescriptor::read(&mut self.fs, fd, len, offset).await
+    }
+
+    async fn write(
+        &mut self,
+        fd: Resource<Descriptor>,
+        buf: Vec<u8>,
+        offset: types::Filesize,
+    ) -> FsResult<types::Filesize> {
+        self.check_descriptor(&fd)?;
+        self.take_budget(buf.len() as u64)?;
+        HostDescriptor::write(&mut self.fs, fd, buf, offset).await
+    }
+
+    async fn read_directory(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> FsResult<Resource<types::DirectoryEntryStream>> {
+        HostDescriptor::read_directory(&mut self.fs, fd).await
+    }
+
+    async fn sync(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
+        HostDescriptor::sync(&mut self.fs, fd).await
+    }
+
+    async fn create_directory_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        self.check_change(&fd, &path, false, Change::At)?;
+        HostDescriptor::create_directory_at(&mut self.fs, fd, path).await
+    }
+
+    async fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorStat> {
+        HostDescriptor::stat(&mut self.fs, fd).await
+    }
+
+    async fn stat_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+    ) -> FsResult<types::DescriptorStat> {
+        HostDescriptor::stat_at(&mut self.fs, fd, path_flags, path).await
+    }
+
+    async fn set_times_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        self.check_change(&fd, &path, follows(path_flags), Change::At)?;
+        HostDescriptor::set_times_at(&mut self.fs, fd, path_flags, path, atim, mtim).await
+    }
+
+    async fn link_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        old_path_flags: types::PathFlags,
+        old_path: String,
+        new_descriptor: Resource<Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        self.check_change(&new_descriptor, &new_path, false, Change::At)?;
+        if let Some(source) = self.locate(&fd, &old_path, follows(old_path_flags))? {
+            // A second name for a file is a second way to write it.
+            let rules = &self.guard.rules;
+            if rules.protected(&source).is_some() || !rules.may_write(&source) {
+                let source = self.guard.rules.shown(&source);
+                return self.guard.refuse(Denial::HardLinkSource { source });
+            }
+        }
+        HostDescriptor::link_at(
+            &mut self.fs,
+            fd,
+            old_path_flags,
+            old_path,
+            new_descriptor,
+            new_path,
+        )
+        .await
+    }
+
+    async fn open_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+        oflags: types::OpenFlags,
+        flags: types::DescriptorFlags,
+    ) -> FsResult<Resource<Descriptor>> {
+        let changes = oflags.intersects(
+            types::OpenFlags::CREATE | types::OpenFlags::TRUNCATE | types::OpenFlags::EXCLUSIVE,
+        ) || flags
+            .intersects(types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY);
+        if changes {
+            self.check_change(&fd, &path, follows(path_flags), Change::At)?;
+        }
+        HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags).await
+    }
+
+    async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
+        HostDescriptor::readlink_at(&mut self.fs, fd, path).await
+    }
+
+    async fn remove_directory_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        self.check_change(&fd, &path, false, Change::Away)?;
+        HostDescriptor::remove_directory_at(&mut self.fs, fd, path).await
+    }
+
+    async fn rename_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        old_path: String,
+        new_fd: Resource<Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        self.check_change(&fd, &old_path, false, Change::Away)?;
+        self.check_change(&new_fd, &new_path, false, Change::Away)?;
+        HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path).await
+    }
+
+    async fn symlink_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        src_path: String,
+        dest_path: String,
+    ) -> FsResult<()> {
+        self.check_change(&fd, &dest_path, false, Change::At)?;
+        if let Some(link) = self.locate(&fd, &dest_path, false)? {
+            let rules = Arc::clone(&self.guard.rules);
+            let shown_link = rules.shown(&link);
+            if Path::new(&src_path).is_absolute() {
+                return self.guard.refuse(Denial::AbsoluteLink {
+                    link: shown_link,
+                    target: src_path,
+                });
+            }
+            let parent = link.parent().unwrap_or(&link);
+            let target = protect::locate_loose(&parent.join(&src_path));
+            if !rules.may_use(&target) {
+                return self.guard.refuse(Denial::LinkOutside {
+                    link: shown_link,
+                    target: src_path,
+                });
+            }
+            if let Some(hit) = rules.protected(&target) {
+                return self.guard.refuse(Denial::LinkIntoProtected {
+                    link: shown_link,
+                    target: src_path,
+                    hit,
+                });
+            }
+        }
+        HostDescriptor::symlink_at(&mut self.fs, fd, src_path, dest_path).await
+    }
+
+    async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        self.check_change(&fd, &path, false, Change::Away)?;
+        HostDescriptor::unlink_file_at(&mut self.fs, fd, path).await
+    }
+
+    async fn is_same_object(
+        &mut self,
+        a: Resource<Descriptor>,
+        b: Resource<Descriptor>,
+    ) -> wasmtime::Result<bool> {
+        HostDescriptor::is_same_object(&mut self.fs, a, b).await
+    }
+
+    async fn metadata_hash(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> FsResult<types::MetadataHashValue> {
+        HostDescriptor::metadata_hash(&mut self.fs, fd).await
+    }
+
+    async fn metadata_hash_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+    ) -> FsResult<types::MetadataHashValue> {
+        HostDescriptor::metadata_hash_at(&mut self.fs, fd, path_flags, path).await
+    }
+
+    fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
+        HostDescriptor::drop(&mut self.fs, fd)
+    }
+}
+
+impl HostDirectoryEntryStream for Guarded<'_> {
+    async fn read_directory_entry(
+        &mut self,
+        stream: Resource<types::DirectoryEntryStream>,
+    ) -> FsResult<Option<types::DirectoryEntry>> {
+        HostDirectoryEntryStream::read_directory_entry(&mut self.fs, stream).await
+    }
+
+    fn drop(&mut self, stream: Resource<types::DirectoryEntryStream>) -> wasmtime::Result<()> {
+        HostDirectoryEntryStream::drop(&mut self.fs, stream)
+    }
+}
+
+/// A file's output stream that counts what goes through it against the
+/// call's write budget.
+struct BudgetedStream {
+    inner: DynOutputStream,
+    budget: Arc<WriteBudget>,
+}
+
+impl BudgetedStream {
+    fn take(&self, bytes: usize) -> StreamResult<()> {
+        if self.budget.take(bytes as u64) {
+            Ok(())
+        } else {
+            Err(StreamError::Trap(self.budget.exceeded()))
+        }
+    }
+}
+
+#[async_trait]
+impl OutputStream for BudgetedStream {
+    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        self.take(bytes.len())?;
+        self.inner.write(bytes)
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        self.inner.flush()
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        self.inner.check_write()
+    }
+
+    fn write_zeroes(&mut self, nelem: usize) -> StreamResult<()> {
+        self.take(nelem)?;
+        self.inner.write_zeroes(nelem)
+    }
+
+    async fn cancel(&mut self) {
+        self.inner.cancel().await;
+    }
+}
+
+#[async_trait]
+impl Pollable for BudgetedStream {
+    async fn ready(&mut self) {
+        self.inner.ready().await;
+    }
+}

@@ -1,0 +1,141 @@
+//! Raw WASI file-system calls, one operation per call, for the escape suite
+//! (SECURITY.md): the attacks go straight to `wasi:filesystem/types`, below
+//! any standard library that might refuse them first.
+//!
+//! Input: `{"op": OP, ...}`. Every path is relative to `dir` when given (a
+//! directory opened read-only first, as a guest would to get a descriptor
+//! inside a protected tree), else to the `.` preopen. `follow: true` sets
+//! `symlink-follow`. Answers `ok` or fails with the WASI error code's name.
+
+use wasi::filesystem::types::{
+    Descriptor, DescriptorFlags, ErrorCode, NewTimestamp, OpenFlags, PathFlags,
+};
+
+wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
+
+struct Escape;
+
+impl Guest for Escape {
+    fn list_tools() -> Vec<ToolSpec> {
+        vec![ToolSpec {
+            name: "raw".into(),
+            description: "One raw wasi:filesystem operation: write, append, stream_write, \
+                truncate, set_size, set_times, set_times_at, mkdir, rmdir, unlink, rename, \
+                symlink, link, fill."
+                .into(),
+            input_schema:
+                r#"{"type":"object","properties":{"op":{"type":"string"}},"required":["op"]}"#
+                    .into(),
+            read_only: false,
+        }]
+    }
+
+    fn call_tool(_name: String, input: String) -> Result<String, CallError> {
+        let input: serde_json::Value =
+            serde_json::from_str(&input).map_err(|e| CallError::InvalidInput(e.to_string()))?;
+        run(&input).map_err(|e| CallError::Failed(e.name().to_string()))
+    }
+}
+
+fn run(input: &serde_json::Value) -> Result<String, ErrorCode> {
+    let arg = |key: &str| input[key].as_str().unwrap_or_default();
+    let follow = if input["follow"].as_bool().unwrap_or(false) {
+        PathFlags::SYMLINK_FOLLOW
+    } else {
+        PathFlags::empty()
+    };
+    let preopens = wasi::filesystem::preopens::get_directories();
+    let (root, _) = preopens
+        .iter()
+        .find(|(_, name)| name == ".")
+        .ok_or(ErrorCode::NoEntry)?;
+    let opened;
+    let dir: &Descriptor = if arg("dir").is_empty() {
+        root
+    } else {
+        opened = root.open_at(
+            PathFlags::SYMLINK_FOLLOW,
+            arg("dir"),
+            OpenFlags::DIRECTORY,
+            DescriptorFlags::READ,
+        )?;
+        &opened
+    };
+    let text = arg("text").as_bytes();
+    let write_flags = DescriptorFlags::READ | DescriptorFlags::WRITE;
+    match arg("op") {
+        "write" => {
+            let file = dir.open_at(
+                follow,
+                arg("path"),
+                OpenFlags::CREATE | OpenFlags::TRUNCATE,
+                write_flags,
+            )?;
+            file.write(text, 0)?;
+        }
+        "append" => {
+            let file = dir.open_at(follow, arg("path"), OpenFlags::CREATE, write_flags)?;
+            let stream = file.append_via_stream()?;
+            stream
+                .blocking_write_and_flush(text)
+                .map_err(|_| ErrorCode::Io)?;
+        }
+        "stream_write" => {
+            let file = dir.open_at(follow, arg("path"), OpenFlags::empty(), write_flags)?;
+            let stream = file.write_via_stream(0)?;
+            stream
+                .blocking_write_and_flush(text)
+                .map_err(|_| ErrorCode::Io)?;
+        }
+        "truncate" => {
+            dir.open_at(
+                follow,
+                arg("path"),
+                OpenFlags::TRUNCATE,
+                DescriptorFlags::READ,
+            )?;
+        }
+        "set_size" => {
+            let file = dir.open_at(follow, arg("path"), OpenFlags::empty(), write_flags)?;
+            file.set_size(input["size"].as_u64().unwrap_or(0))?;
+        }
+        "set_times" => {
+            // Read-only open: a descriptor that may not write may still try.
+            let file = dir.open_at(
+                follow,
+                arg("path"),
+                OpenFlags::empty(),
+                DescriptorFlags::READ,
+            )?;
+            file.set_times(NewTimestamp::Now, NewTimestamp::Now)?;
+        }
+        "set_times_at" => {
+            dir.set_times_at(follow, arg("path"), NewTimestamp::Now, NewTimestamp::Now)?
+        }
+        "mkdir" => dir.create_directory_at(arg("path"))?,
+        "rmdir" => dir.remove_directory_at(arg("path"))?,
+        "unlink" => dir.unlink_file_at(arg("path"))?,
+        "rename" => dir.rename_at(arg("from"), dir, arg("to"))?,
+        "symlink" => dir.symlink_at(arg("target"), arg("link"))?,
+        "link" => dir.link_at(follow, arg("from"), dir, arg("to"))?,
+        "fill" => {
+            // Writes `mib` MiB in 64 KiB pieces, for the write budget.
+            let file = dir.open_at(
+                follow,
+                arg("path"),
+                OpenFlags::CREATE | OpenFlags::TRUNCATE,
+                write_flags,
+            )?;
+            let chunk = vec![b'x'; 64 * 1024];
+            let total = input["mib"].as_u64().unwrap_or(1) * (1 << 20);
+            let mut offset = 0;
+            while offset < total {
+                offset += file.write(&chunk, offset)?;
+            }
+        }
+        other => return Ok(format!("no op `{other}`")),
+    }
+    Ok("ok".into())
+}
+
+export!(Escape);
