@@ -53,4 +53,55 @@ impl<'a> Layout<'a> {
     pub fn outputs_dir(&self) -> PathBuf {
         self.root.join(OUTPUTS_DIR)
     }
+
+    /// Refuses a workspace where `.toolhost` or one of its directories is a
+    /// symbolic link. toolhost writes sessions and saved results there and
+    /// loads plugins from there; a link (which a cloned repository can ship)
+    /// would send those writes, or the plugins, anywhere.
+    pub fn check_state_links(&self) -> Result<(), StateLink> {
+        let dirs = [
+            (STATE_DIR, "state", ""),
+            (
+                PLUGINS_DIR,
+                "plugins",
+                "; to load plugins from elsewhere, pass `--plugins DIR`",
+            ),
+            (
+                SESSIONS_DIR,
+                "session files",
+                "; to keep sessions elsewhere, pass `--session-dir DIR`",
+            ),
+            (OUTPUTS_DIR, "saved tool results", ""),
+        ];
+        for (relative, what, hint) in dirs {
+            let path = self.root.join(relative);
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap_or_default();
+                return Err(StateLink {
+                    path,
+                    target,
+                    what,
+                    hint,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One of toolhost's own directories in a workspace is a symbolic link.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`{}` is a symbolic link (to `{}`): toolhost keeps its {what} there and does not follow \
+     links from its own directory. Remove the link (`rm {}`) and run again{hint}",
+    .path.display(), .target.display(), .path.display()
+)]
+pub struct StateLink {
+    pub path: PathBuf,
+    pub target: PathBuf,
+    what: &'static str,
+    hint: &'static str,
 }

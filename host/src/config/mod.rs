@@ -68,6 +68,8 @@ pub enum ConfigError {
     },
     #[error("limit `{key}` (from {origin}) must be greater than zero")]
     ZeroLimit { key: &'static str, origin: String },
+    #[error(transparent)]
+    StateLink(#[from] crate::workspace::StateLink),
 }
 
 /// The resolved configuration: the sandbox's options and the `[model]`
@@ -174,6 +176,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             source,
         })?;
 
+    Layout::of(&workspace).check_state_links()?;
     let (file, config_file) = read_config_file(inputs, &workspace)?;
     let config_path = config_file.clone().unwrap_or_default();
     let file_name = config_path.display().to_string();

@@ -179,12 +179,21 @@ impl Sandbox {
         let mut load_errors = Vec::new();
         let mut files = Vec::new();
         for dir in &options.plugin_dirs {
-            files.extend(
+            let (found, links) =
                 plugin::wasm_files(dir).map_err(|source| SandboxError::PluginDir {
                     dir: dir.clone(),
                     source,
-                })?,
-            );
+                })?;
+            files.extend(found);
+            load_errors.extend(links.into_iter().map(|link| {
+                LoadError {
+                    origin: PluginOrigin::File(link),
+                    reason:
+                        "it is a symbolic link, and toolhost loads plugins only from real files \
+                         (a link can be pointed at other code later); copy the file in instead"
+                            .into(),
+                }
+            }));
         }
         files.extend(options.plugin_files.iter().cloned());
         {

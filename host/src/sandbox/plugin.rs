@@ -247,17 +247,27 @@ fn path_args(schema: &serde_json::Value) -> Result<Vec<PathArg>, String> {
 }
 
 /// The `*.wasm` files directly in `dir`, sorted by name so load order (and
-/// which of two duplicates wins) does not depend on the file system.
-pub(crate) fn wasm_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+/// which of two duplicates wins) does not depend on the file system, and
+/// the `*.wasm` symbolic links, which are not loaded: a link can be pointed
+/// at other code after the user looked at the directory.
+pub(crate) fn wasm_files(dir: &Path) -> std::io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     let mut files = Vec::new();
+    let mut links = Vec::new();
     for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|ext| ext == "wasm") && path.is_file() {
+        let entry = entry?;
+        let path = entry.path();
+        if path.extension().is_none_or(|ext| ext != "wasm") {
+            continue;
+        }
+        if entry.file_type()?.is_symlink() {
+            links.push(path);
+        } else if path.is_file() {
             files.push(path);
         }
     }
     files.sort();
-    Ok(files)
+    links.sort();
+    Ok((files, links))
 }
 
 #[cfg(test)]

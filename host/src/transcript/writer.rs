@@ -4,6 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek as _, SeekFrom, Write as _};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -49,7 +50,11 @@ impl SessionWriter {
     /// complete record (dropping a partial line), then writes `start`.
     pub(super) fn append(session: &SessionFile, start: &SessionStart) -> std::io::Result<Self> {
         let path = &session.path;
-        let mut file = OpenOptions::new().write(true).open(path)?;
+        // Never through a link: the file must be the one that was read.
+        let mut file = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)?;
         file.set_len(session.valid_len)?;
         file.seek(SeekFrom::End(0))?;
         if session.missing_newline {

@@ -293,3 +293,259 @@ fn no_raw_wasi_call_changes_a_protected_path() {
         );
     }
 }
+
+#[test]
+fn everything_else_in_the_workspace_stays_writable() {
+    let repo = Repo::new();
+    let ok = |input: Value| {
+        let out = stdout_of(&mut repo.raw(&input, &[]));
+        assert_eq!(out, "ok\n", "{input}");
+    };
+    ok(json!({"op": "write", "path": "src/a.txt", "text": "one"}));
+    ok(json!({"op": "append", "path": "src/a.txt", "text": " two"}));
+    ok(json!({"op": "stream_write", "path": "src/a.txt", "text": "ONE"}));
+    assert_eq!(repo.ws.read("src/a.txt"), "ONE two");
+    ok(json!({"op": "set_size", "path": "src/a.txt", "size": 3}));
+    ok(json!({"op": "set_times", "path": "src/a.txt"}));
+    ok(json!({"op": "set_times_at", "path": "src/a.txt"}));
+    ok(json!({"op": "truncate", "path": "src/main.rs"}));
+    assert_eq!(repo.ws.read("src/main.rs"), "");
+    ok(json!({"op": "mkdir", "path": "src/new"}));
+    ok(json!({"op": "rename", "from": "src/a.txt", "to": "src/new/b.txt"}));
+    assert_eq!(repo.ws.read("src/new/b.txt"), "ONE");
+    ok(json!({"op": "symlink", "link": "src/new/link", "target": "b.txt"}));
+    ok(json!({"op": "symlink", "link": "top", "target": "src/new"}));
+    ok(json!({"op": "write", "path": "top/link", "follow": true, "text": "via link"}));
+    assert_eq!(repo.ws.read("src/new/b.txt"), "via link");
+    ok(json!({"op": "link", "from": "src/new/b.txt", "to": "src/hard.txt"}));
+    assert_eq!(repo.ws.read("src/hard.txt"), "via link");
+    ok(json!({"op": "unlink", "path": "src/hard.txt"}));
+    ok(json!({"op": "unlink", "path": "top"}));
+    ok(json!({"op": "write", "path": ".gitignore", "text": "target/\n"}));
+    ok(json!({"op": "write", "path": "toolhost.toml.bak", "text": "x"}));
+    ok(json!({"op": "mkdir", "path": "vendor/lib/empty"}));
+    ok(json!({"op": "rmdir", "path": "vendor/lib/empty"}));
+}
+
+#[test]
+fn the_standard_tools_are_refused_before_any_wasm_runs() {
+    let repo = Repo::new();
+    let before = repo.snapshot();
+    let flags = ["--allow-write", "."];
+    for (tool, input, path, protected_path) in [
+        (
+            "write_file",
+            json!({"path": "toolhost.toml", "content": "[defaults]\nwrite = [\"/\"]\n"}),
+            "toolhost.toml",
+            "toolhost.toml",
+        ),
+        (
+            "write_file",
+            json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}),
+            ".git/hooks/pre-commit",
+            ".git",
+        ),
+        (
+            "write_file",
+            json!({"path": "shipped/config", "content": "x"}),
+            ".git/config",
+            ".git",
+        ),
+        (
+            "edit_file",
+            json!({"path": ".git/config", "old_string": "bare", "new_string": "worktree"}),
+            ".git/config",
+            ".git",
+        ),
+    ] {
+        let err = stderr_of_failure(&mut repo.ws.call(tool, &input.to_string(), &flags), 1);
+        assert!(
+            err.starts_with(&format!(
+                "error: `{tool}` may not change `{path}`: `{protected_path}` is protected ("
+            )),
+            "{tool} {input}: {err}"
+        );
+        assert!(
+            err.contains(&format!("`--allow-write {tool}={protected_path}`")),
+            "{err}"
+        );
+    }
+    assert_eq!(repo.snapshot(), before);
+    let out = stdout_of(&mut repo.ws.call(
+        "write_file",
+        &json!({"path": "src/notes.md", "content": "fine\n"}).to_string(),
+        &flags,
+    ));
+    assert!(out.starts_with("created `src/notes.md`"), "{out}");
+}
+
+#[test]
+fn a_grant_the_user_names_lifts_the_protection_for_that_tool_alone() {
+    let repo = Repo::new();
+    let lift = ["--allow-write", "raw=.git"];
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "write", "path": ".git/info/exclude", "text": "*.log\n"}),
+        &lift,
+    ));
+    assert_eq!(out, "ok\n");
+    assert_eq!(repo.ws.read(".git/info/exclude"), "*.log\n");
+    // Only `.git`, and only for `raw`.
+    let err = stderr_of_failure(
+        &mut repo.raw(&json!({"op": "unlink", "path": "toolhost.toml"}), &lift),
+        1,
+    );
+    assert!(
+        err.starts_with(&protected("toolhost.toml", "toolhost.toml")),
+        "{err}"
+    );
+    let mut write_file = repo.ws.call(
+        "write_file",
+        &json!({"path": ".git/info/exclude", "content": "x"}).to_string(),
+        &["--allow-write", ".", "--allow-write", "raw=.git"],
+    );
+    let err = stderr_of_failure(&mut write_file, 1);
+    assert!(err.contains("`.git` is protected"), "{err}");
+}
+
+#[test]
+fn the_workspace_config_cannot_lift_a_protection_but_can_add_one() {
+    let repo = Repo::new();
+    repo.ws.write(
+        "toolhost.toml",
+        "[sandbox]\nprotect = [\"secrets\"]\n[tools.raw]\nwrite = [\".git\"]\n",
+    );
+    repo.ws.write("secrets/key.pem", "KEY");
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "write", "path": ".git/hooks/pre-commit", "text": "x"}),
+            &[],
+        ),
+        1,
+    );
+    assert!(
+        err.starts_with(&protected(".git/hooks/pre-commit", ".git")),
+        "{err}"
+    );
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "write", "path": "secrets/key.pem", "text": "x"}),
+            &[],
+        ),
+        1,
+    );
+    assert!(
+        err.starts_with(&format!(
+            "{}the user protected it in `{}` [sandbox] protect)",
+            protected("secrets/key.pem", "secrets"),
+            repo.ws
+                .path()
+                .canonicalize()
+                .expect("canonical")
+                .join("toolhost.toml")
+                .display()
+        )),
+        "{err}"
+    );
+    assert_eq!(repo.ws.read("secrets/key.pem"), "KEY");
+    repo.assert_still_works(0);
+}
+
+#[test]
+fn a_call_that_writes_past_its_budget_is_stopped() {
+    let repo = Repo::new();
+    repo.ws.write("toolhost.toml", "[limits]\nwrite_mib = 1\n");
+    let err = stderr_of_failure(
+        &mut repo.raw(&json!({"op": "fill", "path": "src/big.bin", "mib": 4}), &[]),
+        1,
+    );
+    assert_eq!(
+        err,
+        "error: `raw` tried to write more than its limit of 1 MiB to files in one call and was \
+         stopped; what it wrote before that stays on disk. Write less in one call (smaller files, \
+         fewer of them).\n"
+    );
+    let written = fs::metadata(repo.ws.path().join("src/big.bin"))
+        .expect("partial file")
+        .len();
+    assert!(written <= 1 << 20, "{written} bytes written");
+    // Growing a file with set-size counts too.
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "set_size", "path": "src/main.rs", "size": 8u64 << 30}),
+            &[],
+        ),
+        1,
+    );
+    assert!(err.contains("more than its limit of 1 MiB"), "{err}");
+    // The next call has a budget of its own.
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "fill", "path": "src/small.bin", "mib": 1}),
+        &[],
+    ));
+    assert_eq!(out, "ok\n");
+}
+
+/// A link at one of toolhost's own directories (which a cloned repository
+/// can ship) stops every command before anything is written through it.
+#[test]
+fn toolhost_never_writes_through_a_link_in_its_own_directory() {
+    for (link, what) in [
+        (".toolhost/sessions", "session files"),
+        (".toolhost/outputs", "saved tool results"),
+        (".toolhost/plugins", "plugins"),
+        (".toolhost", "state"),
+    ] {
+        let repo = Repo::new();
+        let script = repo.ws.write(
+            "script.json",
+            json!({"turns": [{"text": "done"}]}).to_string(),
+        );
+        let path = repo.ws.path().join(link);
+        if path.exists() {
+            fs::remove_dir_all(&path).expect("remove dir");
+        }
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        symlink(repo.outside.path(), &path).expect("symlink");
+        let err = stderr_of_failure(
+            repo.ws
+                .toolhost()
+                .args(["run", "--script"])
+                .arg(&script)
+                .arg("go"),
+            1,
+        );
+        let shown = repo.ws.path().canonicalize().expect("canonical").join(link);
+        assert!(
+            err.starts_with(&format!(
+                "error: `{}` is a symbolic link (to `{}`): toolhost keeps its {what} there",
+                shown.display(),
+                repo.outside.path().display()
+            )),
+            "{link}: {err}"
+        );
+        let outside: Vec<_> = fs::read_dir(repo.outside.path())
+            .expect("outside")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(outside, vec!["secret.txt"], "{link}");
+    }
+}
+
+#[test]
+fn a_plugin_that_is_a_symbolic_link_is_not_loaded() {
+    let repo = Repo::new();
+    fs::copy(test_plugins::ECHO, repo.outside.path().join("echo.wasm")).expect("copy");
+    let link = repo.ws.path().join(".toolhost/plugins/echo.wasm");
+    symlink(repo.outside.path().join("echo.wasm"), &link).expect("symlink");
+    let output = repo.ws.toolhost().arg("tools").output().expect("run");
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stdout.contains("echo"), "{stdout}");
+    assert!(
+        stderr.contains(
+            "echo.wasm`: it is a symbolic link, and toolhost loads plugins only from real files"
+        ),
+        "{stderr}"
+    );
+}
