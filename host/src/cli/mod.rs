@@ -56,6 +56,26 @@ enum Command {
     Plugin(PluginCommand),
     /// List the recorded sessions, newest first, or show one.
     Sessions(SessionsArgs),
+    /// Trust a workspace: let its own toolhost.toml grant directories outside
+    /// it and choose a model server elsewhere than this machine.
+    ///
+    /// A workspace's toolhost.toml may have come with the repository, so by
+    /// default it may grant only inside the workspace. The list is kept in
+    /// the user config directory ($TOOLHOST_CONFIG_DIR, else
+    /// $XDG_CONFIG_HOME/toolhost, else ~/.config/toolhost).
+    Trust(TrustArgs),
+}
+
+#[derive(Debug, Args)]
+struct TrustArgs {
+    /// The workspace [default: --workspace, else the current directory].
+    dir: Option<PathBuf>,
+    /// Print the trusted workspaces, one per line.
+    #[arg(long, conflicts_with_all = ["dir", "remove"])]
+    list: bool,
+    /// Stop trusting the workspace.
+    #[arg(long)]
+    remove: bool,
 }
 
 #[derive(Debug, Args)]
@@ -189,6 +209,7 @@ impl SandboxArgs {
         ConfigInputs {
             workspace: self.workspace.clone(),
             config_file: self.config.clone(),
+            user_config_dir: config::user::config_dir(),
             plugin_dirs: self.plugins.clone(),
             allow_read: self.allow_read.clone(),
             allow_write: self.allow_write.clone(),
@@ -237,6 +258,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
             let sandbox = load_sandbox(&cli.sandbox, Some(file)).await?;
             render::plugin_check(&sandbox, file)
         }
+        Command::Trust(args) => trust(args, &cli.sandbox.workspace),
         Command::Sessions(args) => {
             let store = session_store(args.session_dir.as_ref(), &cli.sandbox.workspace);
             match &args.command {
@@ -255,6 +277,38 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
             Ok(Ended::Done)
         }
     }
+}
+
+/// `toolhost trust`: add, remove or list trusted workspaces.
+fn trust(args: &TrustArgs, workspace: &Path) -> anyhow::Result<Ended> {
+    let dir = config::user::config_dir().ok_or_else(|| {
+        anyhow::anyhow!(
+            "no user config directory: set TOOLHOST_CONFIG_DIR, XDG_CONFIG_HOME or HOME"
+        )
+    })?;
+    let mut list = config::TrustList::load(&dir)?;
+    if args.list {
+        render::trusted(&list)?;
+        return Ok(Ended::Done);
+    }
+    let given = args.dir.as_deref().unwrap_or(workspace);
+    let canonical = given.canonicalize().with_context(|| {
+        format!(
+            "workspace `{}` does not exist; pass an existing directory",
+            given.display()
+        )
+    })?;
+    let changed = if args.remove {
+        list.remove(&canonical)
+    } else {
+        list.add(canonical.clone())
+    };
+    if changed {
+        list.save()
+            .with_context(|| format!("writing `{}`", list.path().display()))?;
+    }
+    render::trust_changed(&canonical, args.remove, changed, list.path());
+    Ok(Ended::Done)
 }
 
 /// The session directory: `--session-dir`, else the workspace's.

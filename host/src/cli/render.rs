@@ -492,3 +492,29 @@ fn ignore_broken_pipe(result: io::Result<()>) -> io::Result<()> {
         other => other,
     }
 }
+
+/// `toolhost trust --list`.
+pub(super) fn trusted(list: &crate::config::TrustList) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    if list.workspaces().is_empty() {
+        eprintln!("no trusted workspaces (`toolhost trust DIR` adds one)");
+    }
+    for workspace in list.workspaces() {
+        ignore_broken_pipe(writeln!(out, "{}", workspace.display()))?;
+    }
+    Ok(())
+}
+
+/// `toolhost trust [--remove] DIR`.
+pub(super) fn trust_changed(workspace: &Path, removed: bool, changed: bool, file: &Path) {
+    let (workspace, file) = (workspace.display(), file.display());
+    match (removed, changed) {
+        (false, true) => println!(
+            "trusted `{workspace}`: its toolhost.toml may now grant directories outside it \
+             (recorded in `{file}`)"
+        ),
+        (false, false) => println!("`{workspace}` is already trusted (in `{file}`)"),
+        (true, true) => println!("`{workspace}` is no longer trusted (recorded in `{file}`)"),
+        (true, false) => println!("`{workspace}` was not trusted (see `toolhost trust --list`)"),
+    }
+}

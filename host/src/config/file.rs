@@ -6,6 +6,10 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+use toml::Spanned;
+
+/// A grant as written, with where in the file it was written.
+pub(crate) type GrantList = Option<Vec<Spanned<String>>>;
 
 /// The whole file. Every section is optional.
 #[derive(Debug, Default, Deserialize, PartialEq, Eq)]
@@ -50,8 +54,8 @@ pub struct ModelSection {
 #[derive(Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct AccessSection {
-    pub(crate) read: Option<Vec<String>>,
-    pub(crate) write: Option<Vec<String>>,
+    pub(crate) read: GrantList,
+    pub(crate) write: GrantList,
 }
 
 /// Limit overrides; absent keys keep the value from the level above.
@@ -69,8 +73,8 @@ pub(crate) struct LimitsSection {
 #[derive(Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ToolSection {
-    pub(crate) read: Option<Vec<String>>,
-    pub(crate) write: Option<Vec<String>>,
+    pub(crate) read: GrantList,
+    pub(crate) write: GrantList,
     #[serde(default)]
     pub(crate) limits: LimitsSection,
 }
@@ -96,11 +100,15 @@ mod tests {
             "#,
         )
         .expect("valid");
-        assert_eq!(file.defaults.read, Some(vec!["src".to_string()]));
+        let paths = |list: &GrantList| -> Option<Vec<String>> {
+            list.as_ref()
+                .map(|l| l.iter().map(|s| s.get_ref().clone()).collect())
+        };
+        assert_eq!(paths(&file.defaults.read), Some(vec!["src".to_string()]));
         assert_eq!(file.defaults.write, None);
         assert_eq!(file.limits.fuel, Some(1000));
         assert_eq!(
-            file.tools["write_file"].write,
+            paths(&file.tools["write_file"].write),
             Some(vec!["out".to_string()])
         );
         assert_eq!(file.tools["write_file"].limits.output_kib, Some(4));

@@ -1,19 +1,24 @@
-//! `toolhost.toml` + command-line flags + environment → one resolved
-//! [`SandboxOptions`].
+//! `toolhost.toml` + the user's config + command-line flags + environment
+//! → one resolved [`SandboxOptions`].
 //!
 //! Grant rules (deny by default):
-//! - a tool's read grants are the union of `[defaults] read`,
-//!   `[tools.<name>] read`, `--allow-read PATH` and `--allow-read <name>=PATH`;
-//!   when none of these mentions reads for the tool, it may read the
-//!   workspace (`.`);
+//! - a tool's read grants are the union of `[defaults] read` and
+//!   `[tools.<name>] read` of the user's config file and of the workspace's,
+//!   `--allow-read PATH` and `--allow-read <name>=PATH`; when none of these
+//!   mentions reads for the tool, it may read the workspace (`.`);
 //! - write grants are the union of the same `write` sources; none by default;
 //! - a write grant implies read access to that directory.
 //!
 //! Every grant must name an existing directory inside the workspace, unless
-//! the user wrote an absolute path. Problems are errors naming the grant and
-//! where it came from.
+//! the user wrote an absolute path: in a flag or their own config file, or
+//! in the workspace's file once they trust the workspace (`toolhost trust`).
+//! Limits apply in order: built-in defaults, the user's `[limits]`, the
+//! workspace's `[limits]`, then each file's `[tools.<name>.limits]`.
+//! Problems are errors naming the grant and where it came from.
 
 mod file;
+mod grants;
+pub mod user;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -26,6 +31,9 @@ use crate::sandbox::{
 use crate::workspace::{self, Layout};
 pub use file::ModelSection;
 use file::{ConfigFile, LimitsSection};
+pub use grants::GrantOrigin;
+use grants::{FileKind, GrantSpec};
+pub use user::TrustList;
 
 /// What the user asked for, before resolution: flags and their sources.
 #[derive(Debug, Clone, Default)]
@@ -33,6 +41,9 @@ pub struct ConfigInputs {
     pub workspace: PathBuf,
     /// An explicit `--config FILE`; it must exist.
     pub config_file: Option<PathBuf>,
+    /// The user config directory; `None` reads no user config and trusts
+    /// no workspace. [`user::config_dir`] finds the usual one.
+    pub user_config_dir: Option<PathBuf>,
     /// `--plugins DIR`, in order; empty means the workspace's default.
     pub plugin_dirs: Vec<PathBuf>,
     /// `--allow-read [TOOL=]PATH`.
@@ -66,6 +77,30 @@ pub enum ConfigError {
         origin: GrantOrigin,
         problem: String,
     },
+    #[error(
+        "grant `{grant}` (from {origin}) is outside the workspace, and a workspace's own \
+         toolhost.toml may grant only inside it (it may have come with the repository). To allow \
+         it, pass the grant yourself (`{flag}`), or trust this workspace (`toolhost trust {}`)",
+        .workspace.display()
+    )]
+    UntrustedGrant {
+        grant: String,
+        origin: Box<GrantOrigin>,
+        flag: String,
+        workspace: PathBuf,
+    },
+    #[error(
+        "`{}` sets [model] base_url = \"{url}\", which would send your prompts and API key \
+         there, and a workspace's own toolhost.toml is not trusted to choose that (it may have come \
+         with the repository). Pass `--base-url {url}` yourself, or trust this workspace \
+         (`toolhost trust {}`)",
+        .file.display(), .workspace.display()
+    )]
+    UntrustedModelUrl {
+        file: PathBuf,
+        url: String,
+        workspace: PathBuf,
+    },
     #[error("limit `{key}` (from {origin}) must be greater than zero")]
     ZeroLimit { key: &'static str, origin: String },
     #[error(transparent)]
@@ -77,89 +112,72 @@ pub enum ConfigError {
 #[derive(Debug)]
 pub struct Resolved {
     pub sandbox: SandboxOptions,
-    /// The config file that was read, if any.
+    /// The workspace config file that was read, if any.
     pub config_file: Option<PathBuf>,
-    /// The `[model]` section, for `toolhost run`.
+    /// The `[model]` section, for `toolhost run`: the workspace's keys over
+    /// the user's.
     pub model: ModelSection,
+    /// Whether the user trusts the workspace (`toolhost trust`).
+    pub trusted: bool,
 }
 
-/// Where a grant was written. It decides what the grant may do (the
-/// built-in read of the workspace applies only when nothing else mentions
-/// reads) and names the grant in errors.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GrantOrigin {
-    /// `--allow-read` / `--allow-write` on the command line: the user's own
-    /// flags, always trusted.
-    CommandLine { flag: &'static str, value: String },
-    /// A section of the workspace's config file (`toolhost.toml`, or the
-    /// file given with `--config`).
-    WorkspaceConfig { file: PathBuf, section: String },
-    /// The built-in default: every tool may read the workspace.
-    Default,
+/// A config file that was read, with its text (for line numbers).
+struct Source {
+    kind: FileKind,
+    path: PathBuf,
+    text: String,
+    file: ConfigFile,
 }
 
-impl std::fmt::Display for GrantOrigin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            GrantOrigin::CommandLine { flag, value } => write!(f, "{flag} {value}"),
-            GrantOrigin::WorkspaceConfig { file, section } => {
-                write!(f, "{} {section}", file.display())
-            }
-            GrantOrigin::Default => f.write_str("the default (every tool may read the workspace)"),
+impl Source {
+    fn display(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// The grants this file gives `tool` (or every tool, for `None`).
+    fn grants(&self, tool: Option<&str>) -> Vec<GrantSpec> {
+        let list = |list, section: String, access| {
+            grants::from_file(
+                self.kind, &self.path, &self.text, list, section, access, tool,
+            )
+        };
+        let mut specs = list(
+            &self.file.defaults.read,
+            "[defaults] read".into(),
+            Access::Read,
+        );
+        specs.extend(list(
+            &self.file.defaults.write,
+            "[defaults] write".into(),
+            Access::Write,
+        ));
+        if let Some(tool) = tool
+            && let Some(section) = self.file.tools.get(tool)
+        {
+            specs.extend(list(
+                &section.read,
+                format!("[tools.{tool}] read"),
+                Access::Read,
+            ));
+            specs.extend(list(
+                &section.write,
+                format!("[tools.{tool}] write"),
+                Access::Write,
+            ));
         }
+        specs
+    }
+
+    /// Whether this file says anything about reads for `tool`.
+    fn mentions_reads(&self, tool: Option<&str>) -> bool {
+        self.file.defaults.read.is_some()
+            || tool
+                .and_then(|t| self.file.tools.get(t))
+                .is_some_and(|s| s.read.is_some())
     }
 }
 
-impl GrantOrigin {
-    /// Whether the user gave this grant themselves, so it may lift the
-    /// protection of a path it names. The workspace's own config may have
-    /// come with the repository.
-    fn is_trusted(&self) -> bool {
-        matches!(self, GrantOrigin::CommandLine { .. })
-    }
-}
-
-/// The paths no tool may change: toolhost's and git's, then the user's
-/// `[sandbox] protect` list from `file`.
-fn protected_paths(extra: &[String], file: &str) -> Vec<ProtectedPath> {
-    let mut paths = vec![
-        ProtectedPath {
-            relative: workspace::CONFIG_FILE.into(),
-            why: "it is toolhost's configuration of this workspace, which decides what every \
-                  tool may do"
-                .into(),
-            at_any_depth: false,
-        },
-        ProtectedPath {
-            relative: workspace::STATE_DIR.into(),
-            why: "toolhost keeps its plugins, sessions and saved results there".into(),
-            at_any_depth: false,
-        },
-        ProtectedPath {
-            relative: workspace::GIT_DIR.into(),
-            why: "git runs hooks and reads its configuration from there, so a change could run \
-                  code outside the sandbox"
-                .into(),
-            at_any_depth: true,
-        },
-    ];
-    paths.extend(extra.iter().map(|relative| ProtectedPath {
-        relative: relative.trim_end_matches('/').into(),
-        why: format!("the user protected it in `{file}` [sandbox] protect"),
-        at_any_depth: false,
-    }));
-    paths
-}
-
-/// A grant as written, with where it came from.
-#[derive(Debug, Clone)]
-struct GrantSpec {
-    path: String,
-    origin: GrantOrigin,
-    access: Access,
-}
-
-/// Reads the config file and merges it with the flags.
+/// Reads the config files and merges them with the flags.
 pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     let workspace = inputs
         .workspace
@@ -175,81 +193,62 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             path: inputs.workspace.clone(),
             source,
         })?;
-
     Layout::of(&workspace).check_state_links()?;
-    let (file, config_file) = read_config_file(inputs, &workspace)?;
-    let config_path = config_file.clone().unwrap_or_default();
-    let file_name = config_path.display().to_string();
 
-    let defaults_limits = apply_limits(
-        Limits::default(),
-        &file.limits,
-        &format!("{file_name} [limits]"),
-    )?;
+    let trust = match &inputs.user_config_dir {
+        Some(dir) => TrustList::load(dir)?,
+        None => TrustList::empty(),
+    };
+    let trusted = trust.trusts(&workspace);
+    let mut sources = Vec::new();
+    if let Some(dir) = &inputs.user_config_dir {
+        sources.extend(read_source(
+            FileKind::User,
+            dir.join(user::CONFIG_FILE),
+            false,
+        )?);
+    }
+    let (workspace_file, required) = match &inputs.config_file {
+        Some(path) => (path.clone(), true),
+        None => (Layout::of(&workspace).config_file(), false),
+    };
+    let workspace_source = read_source(FileKind::Workspace, workspace_file, required)?;
+    let config_file = workspace_source.as_ref().map(|s| s.path.clone());
+    sources.extend(workspace_source);
 
-    // Flags: split `TOOL=PATH` from plain `PATH`.
-    let (global_read, tool_read) = split_flags(&inputs.allow_read, "--allow-read", Access::Read);
+    let model = merged_model(&sources, &workspace, trusted)?;
+    let mut defaults_limits = Limits::default();
+    for source in &sources {
+        defaults_limits = apply_limits(
+            defaults_limits,
+            &source.file.limits,
+            &format!("{} [limits]", source.display()),
+        )?;
+    }
+
+    let (global_read, tool_read) =
+        grants::from_flags(&inputs.allow_read, "--allow-read", Access::Read);
     let (global_write, tool_write) =
-        split_flags(&inputs.allow_write, "--allow-write", Access::Write);
+        grants::from_flags(&inputs.allow_write, "--allow-write", Access::Write);
 
-    let mentioned: BTreeSet<String> = file
-        .tools
-        .keys()
-        .cloned()
+    let mentioned: BTreeSet<String> = sources
+        .iter()
+        .flat_map(|s| s.file.tools.keys().cloned())
         .chain(tool_read.keys().cloned())
         .chain(tool_write.keys().cloned())
         .collect();
 
-    let section_specs =
-        |list: &Option<Vec<String>>, section: String, access: Access| -> Vec<GrantSpec> {
-            let origin = GrantOrigin::WorkspaceConfig {
-                file: config_path.clone(),
-                section,
-            };
-            list.iter()
-                .flatten()
-                .map(|path| GrantSpec {
-                    path: path.clone(),
-                    origin: origin.clone(),
-                    access,
-                })
-                .collect()
-        };
-    let protected = protected_paths(&file.sandbox.protect, &file_name);
+    let protected = protected_paths(&sources);
     let protection = Protection::new(&workspace, protected.clone());
     let grants_for = |tool: Option<&str>| -> Result<(Vec<Grant>, Vec<PathBuf>), ConfigError> {
-        let section = tool.and_then(|t| file.tools.get(t));
-        let mut specs = Vec::new();
-        specs.extend(section_specs(
-            &file.defaults.read,
-            "[defaults] read".into(),
-            Access::Read,
-        ));
-        specs.extend(section_specs(
-            &file.defaults.write,
-            "[defaults] write".into(),
-            Access::Write,
-        ));
-        if let (Some(tool), Some(section)) = (tool, section) {
-            specs.extend(section_specs(
-                &section.read,
-                format!("[tools.{tool}] read"),
-                Access::Read,
-            ));
-            specs.extend(section_specs(
-                &section.write,
-                format!("[tools.{tool}] write"),
-                Access::Write,
-            ));
-        }
+        let mut specs: Vec<GrantSpec> = sources.iter().flat_map(|s| s.grants(tool)).collect();
         specs.extend(global_read.iter().cloned());
         specs.extend(global_write.iter().cloned());
         if let Some(tool) = tool {
             specs.extend(tool_read.get(tool).into_iter().flatten().cloned());
             specs.extend(tool_write.get(tool).into_iter().flatten().cloned());
         }
-        let reads_mentioned = file.defaults.read.is_some()
-            || section.is_some_and(|s| s.read.is_some())
+        let reads_mentioned = sources.iter().any(|s| s.mentions_reads(tool))
             || specs.iter().any(|s| {
                 s.access == Access::Read && matches!(s.origin, GrantOrigin::CommandLine { .. })
             });
@@ -258,25 +257,26 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
                 path: ".".into(),
                 origin: GrantOrigin::Default,
                 access: Access::Read,
+                tool: None,
             });
         }
-        let grants = specs
+        let resolved = specs
             .iter()
-            .map(|spec| resolve_grant(spec, &workspace))
+            .map(|spec| grants::resolve(spec, &workspace, trusted))
             .collect::<Result<Vec<_>, _>>()?;
         // A protected path the user granted by name may be changed by this
         // tool; the workspace's own config cannot lift anything.
         let lifted = specs
             .iter()
-            .zip(&grants)
+            .zip(&resolved)
             .filter(|(spec, grant)| {
-                spec.origin.is_trusted()
+                spec.origin.is_users_own()
                     && grant.access == Access::Write
                     && protection.covering(&grant.host_path, &[]).is_some()
             })
             .map(|(_, grant)| grant.host_path.clone())
             .collect();
-        Ok((simplify_grants(grants), lifted))
+        Ok((simplify_grants(resolved), lifted))
     };
 
     let (grants, lifted) = grants_for(None)?;
@@ -287,14 +287,16 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     };
     let mut per_tool = BTreeMap::new();
     for tool in &mentioned {
-        let limits = match file.tools.get(tool) {
-            Some(section) => apply_limits(
-                defaults_limits,
-                &section.limits,
-                &format!("{file_name} [tools.{tool}.limits]"),
-            )?,
-            None => defaults_limits,
-        };
+        let mut limits = defaults_limits;
+        for source in &sources {
+            if let Some(section) = source.file.tools.get(tool) {
+                limits = apply_limits(
+                    limits,
+                    &section.limits,
+                    &format!("{} [tools.{tool}.limits]", source.display()),
+                )?;
+            }
+        }
         let (grants, lifted) = grants_for(Some(tool))?;
         per_tool.insert(
             tool.clone(),
@@ -334,8 +336,103 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             protected,
         },
         config_file,
-        model: file.model.clone(),
+        model,
+        trusted,
     })
+}
+
+/// The `[model]` keys: the workspace's over the user's. A base URL from an
+/// untrusted workspace's file must be a server on this machine: anywhere else
+/// would receive the prompts and the API key.
+fn merged_model(
+    sources: &[Source],
+    workspace: &Path,
+    trusted: bool,
+) -> Result<ModelSection, ConfigError> {
+    let mut model = ModelSection::default();
+    for source in sources {
+        let section = &source.file.model;
+        if source.kind == FileKind::Workspace
+            && !trusted
+            && let Some(url) = &section.base_url
+            && !is_loopback_url(url)
+        {
+            return Err(ConfigError::UntrustedModelUrl {
+                file: source.path.clone(),
+                url: url.clone(),
+                workspace: workspace.to_path_buf(),
+            });
+        }
+        if section.provider.is_some() {
+            model.provider = section.provider.clone();
+        }
+        if section.name.is_some() {
+            model.name = section.name.clone();
+        }
+        if section.base_url.is_some() {
+            model.base_url = section.base_url.clone();
+        }
+    }
+    Ok(model)
+}
+
+fn is_loopback_url(url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    match url.host_str() {
+        Some("localhost") => true,
+        Some(host) => host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback()),
+        None => false,
+    }
+}
+
+/// The paths no tool may change: toolhost's and git's, then each config
+/// file's `[sandbox] protect` list. Nothing removes the built-in ones.
+fn protected_paths(sources: &[Source]) -> Vec<ProtectedPath> {
+    let mut paths = vec![
+        ProtectedPath {
+            relative: workspace::CONFIG_FILE.into(),
+            why: "it is toolhost's configuration of this workspace, which decides what every \
+                  tool may do"
+                .into(),
+            at_any_depth: false,
+        },
+        ProtectedPath {
+            relative: workspace::STATE_DIR.into(),
+            why: "toolhost keeps its plugins, sessions and saved results there".into(),
+            at_any_depth: false,
+        },
+        ProtectedPath {
+            relative: workspace::GIT_DIR.into(),
+            why: "git runs hooks and reads its configuration from there, so a change could run \
+                  code outside the sandbox"
+                .into(),
+            at_any_depth: true,
+        },
+    ];
+    for source in sources {
+        paths.extend(
+            source
+                .file
+                .sandbox
+                .protect
+                .iter()
+                .map(|relative| ProtectedPath {
+                    relative: relative.trim_end_matches('/').into(),
+                    why: format!(
+                        "the user protected it in `{}` [sandbox] protect",
+                        source.display()
+                    ),
+                    at_any_depth: false,
+                }),
+        );
+    }
+    paths
 }
 
 /// Names in `[tools.*]` or `TOOL=` flags that no loaded plugin offers:
@@ -353,116 +450,27 @@ pub fn unknown_tool_warnings<'a>(
         .collect()
 }
 
-fn read_config_file(
-    inputs: &ConfigInputs,
-    workspace: &Path,
-) -> Result<(ConfigFile, Option<PathBuf>), ConfigError> {
-    let (path, required) = match &inputs.config_file {
-        Some(path) => (path.clone(), true),
-        None => (Layout::of(workspace).config_file(), false),
-    };
+/// Reads one config file; `None` when it is optional and absent.
+fn read_source(
+    kind: FileKind,
+    path: PathBuf,
+    required: bool,
+) -> Result<Option<Source>, ConfigError> {
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
-        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok((ConfigFile::default(), None));
-        }
+        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(ConfigError::ReadFile { path, source }),
     };
     let file = toml::from_str(&text).map_err(|e| ConfigError::ParseFile {
         path: path.clone(),
         message: e.to_string(),
     })?;
-    Ok((file, Some(path)))
-}
-
-/// Splits `[TOOL=]PATH` flags into global grants and per-tool grants.
-fn split_flags(
-    flags: &[String],
-    flag: &'static str,
-    access: Access,
-) -> (Vec<GrantSpec>, BTreeMap<String, Vec<GrantSpec>>) {
-    let mut global = Vec::new();
-    let mut per_tool: BTreeMap<String, Vec<GrantSpec>> = BTreeMap::new();
-    for value in flags {
-        let origin = GrantOrigin::CommandLine {
-            flag,
-            value: value.clone(),
-        };
-        match value.split_once('=') {
-            Some((tool, path)) if is_tool_name(tool) => {
-                per_tool
-                    .entry(tool.to_string())
-                    .or_default()
-                    .push(GrantSpec {
-                        path: path.to_string(),
-                        origin,
-                        access,
-                    });
-            }
-            _ => global.push(GrantSpec {
-                path: value.clone(),
-                origin,
-                access,
-            }),
-        }
-    }
-    (global, per_tool)
-}
-
-fn is_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-/// Turns a written grant into a checked [`Grant`].
-fn resolve_grant(spec: &GrantSpec, workspace: &Path) -> Result<Grant, ConfigError> {
-    let error = |problem: String| ConfigError::Grant {
-        grant: spec.path.clone(),
-        origin: spec.origin.clone(),
-        problem,
-    };
-    let written = Path::new(&spec.path);
-    let host = if written.is_absolute() {
-        written.to_path_buf()
-    } else {
-        workspace.join(written)
-    };
-    let canonical = host.canonicalize().map_err(|e| {
-        error(format!(
-            "cannot be used: `{}` {}; create the directory or fix the path",
-            host.display(),
-            if e.kind() == std::io::ErrorKind::NotFound {
-                "does not exist".to_string()
-            } else {
-                e.to_string()
-            }
-        ))
-    })?;
-    if !canonical.is_dir() {
-        return Err(error(format!(
-            "is not a directory (`{}`); grant the directory that holds it",
-            canonical.display()
-        )));
-    }
-    let guest_path = match canonical.strip_prefix(workspace) {
-        Ok(inside) if inside.as_os_str().is_empty() => ".".to_string(),
-        Ok(inside) => inside.to_string_lossy().into_owned(),
-        Err(_) if written.is_absolute() => canonical.to_string_lossy().into_owned(),
-        Err(_) => {
-            return Err(error(format!(
-                "points outside the workspace `{}`; grant a directory inside it, or write an absolute path to grant \
-                 one outside on purpose",
-                workspace.display()
-            )));
-        }
-    };
-    Ok(Grant {
-        host_path: canonical,
-        guest_path,
-        access: spec.access,
-    })
+    Ok(Some(Source {
+        kind,
+        path,
+        text,
+        file,
+    }))
 }
 
 fn apply_limits(

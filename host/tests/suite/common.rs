@@ -25,13 +25,22 @@ pub fn shared_cache() -> PathBuf {
 /// A temporary workspace with helpers to fill it and run toolhost in it.
 pub struct Workspace {
     dir: tempfile::TempDir,
+    /// The user config directory the runs see (`TOOLHOST_CONFIG_DIR`),
+    /// outside the workspace, so no test reads the developer's own.
+    user_config: tempfile::TempDir,
 }
 
 impl Workspace {
     pub fn new() -> Self {
         Workspace {
             dir: tempfile::tempdir().expect("create temp workspace"),
+            user_config: tempfile::tempdir().expect("create temp user config dir"),
         }
+    }
+
+    /// The user config directory of this workspace's runs.
+    pub fn user_config(&self) -> &Path {
+        self.user_config.path()
     }
 
     pub fn path(&self) -> &Path {
@@ -70,6 +79,7 @@ impl Workspace {
         let mut cmd = Command::cargo_bin("toolhost").expect("the toolhost binary is built");
         cmd.current_dir(self.path())
             .env("TOOLHOST_CACHE_DIR", shared_cache())
+            .env("TOOLHOST_CONFIG_DIR", self.user_config.path())
             .env_remove("XDG_CACHE_HOME");
         cmd
     }

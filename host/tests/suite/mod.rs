@@ -9,3 +9,4 @@ mod providers;
 mod run;
 mod sessions;
 mod standard_tools;
+mod trust;

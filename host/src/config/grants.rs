@@ -1,0 +1,239 @@
+//! Grants as written (a flag, a line of a config file, the default) and
+//! their resolution into checked [`Grant`]s.
+//!
+//! Where a grant was written decides what it may do: only the user's own
+//! grants (flags, the user config file) may reach outside the workspace
+//! without the workspace being trusted, and only they lift the protection of
+//! a protected path they name. A workspace's `toolhost.toml` may have come
+//! with the repository.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::ConfigError;
+use super::file::GrantList;
+use crate::sandbox::{Access, Grant};
+
+/// Where a grant was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantOrigin {
+    /// `--allow-read` / `--allow-write` on the command line.
+    CommandLine { flag: &'static str, value: String },
+    /// The user's own config file (`~/.config/toolhost/config.toml`).
+    UserConfig {
+        file: PathBuf,
+        line: usize,
+        section: String,
+    },
+    /// The workspace's config file (`toolhost.toml`, or `--config FILE`).
+    WorkspaceConfig {
+        file: PathBuf,
+        line: usize,
+        section: String,
+    },
+    /// The built-in default: every tool may read the workspace.
+    Default,
+}
+
+impl fmt::Display for GrantOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GrantOrigin::CommandLine { flag, value } => write!(f, "{flag} {value}"),
+            GrantOrigin::UserConfig {
+                file,
+                line,
+                section,
+            }
+            | GrantOrigin::WorkspaceConfig {
+                file,
+                line,
+                section,
+            } => write!(f, "{}:{line} {section}", file.display()),
+            GrantOrigin::Default => f.write_str("the default (every tool may read the workspace)"),
+        }
+    }
+}
+
+impl GrantOrigin {
+    /// Whether the user wrote this grant themselves, so it may reach outside
+    /// the workspace and lift the protection of a path it names.
+    pub(super) fn is_users_own(&self) -> bool {
+        matches!(
+            self,
+            GrantOrigin::CommandLine { .. } | GrantOrigin::UserConfig { .. }
+        )
+    }
+}
+
+/// A grant as written, with where it came from.
+#[derive(Debug, Clone)]
+pub(super) struct GrantSpec {
+    pub(super) path: String,
+    pub(super) origin: GrantOrigin,
+    pub(super) access: Access,
+    /// The tool a `TOOL=PATH` flag or `[tools.TOOL]` section names.
+    pub(super) tool: Option<String>,
+}
+
+/// Which config file a section comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FileKind {
+    User,
+    Workspace,
+}
+
+/// The grants of one list of a config file (`[defaults] read = [...]`).
+pub(super) fn from_file(
+    kind: FileKind,
+    file: &Path,
+    text: &str,
+    list: &GrantList,
+    section: String,
+    access: Access,
+    tool: Option<&str>,
+) -> Vec<GrantSpec> {
+    list.iter()
+        .flatten()
+        .map(|path| {
+            let line = text[..path.span().start.min(text.len())]
+                .matches('\n')
+                .count()
+                + 1;
+            let (file, section) = (file.to_path_buf(), section.clone());
+            GrantSpec {
+                path: path.get_ref().clone(),
+                origin: match kind {
+                    FileKind::User => GrantOrigin::UserConfig {
+                        file,
+                        line,
+                        section,
+                    },
+                    FileKind::Workspace => GrantOrigin::WorkspaceConfig {
+                        file,
+                        line,
+                        section,
+                    },
+                },
+                access,
+                tool: tool.map(str::to_string),
+            }
+        })
+        .collect()
+}
+
+/// Splits `[TOOL=]PATH` flags into global grants and per-tool grants.
+pub(super) fn from_flags(
+    flags: &[String],
+    flag: &'static str,
+    access: Access,
+) -> (Vec<GrantSpec>, BTreeMap<String, Vec<GrantSpec>>) {
+    let mut global = Vec::new();
+    let mut per_tool: BTreeMap<String, Vec<GrantSpec>> = BTreeMap::new();
+    for value in flags {
+        let origin = GrantOrigin::CommandLine {
+            flag,
+            value: value.clone(),
+        };
+        match value.split_once('=') {
+            Some((tool, path)) if is_tool_name(tool) => {
+                per_tool
+                    .entry(tool.to_string())
+                    .or_default()
+                    .push(GrantSpec {
+                        path: path.to_string(),
+                        origin,
+                        access,
+                        tool: Some(tool.to_string()),
+                    });
+            }
+            _ => global.push(GrantSpec {
+                path: value.clone(),
+                origin,
+                access,
+                tool: None,
+            }),
+        }
+    }
+    (global, per_tool)
+}
+
+fn is_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Turns a written grant into a checked [`Grant`]. `trusted`: whether the
+/// workspace is trusted, so its own config may grant outside it.
+pub(super) fn resolve(
+    spec: &GrantSpec,
+    workspace: &Path,
+    trusted: bool,
+) -> Result<Grant, ConfigError> {
+    let error = |problem: String| ConfigError::Grant {
+        grant: spec.path.clone(),
+        origin: spec.origin.clone(),
+        problem,
+    };
+    let written = Path::new(&spec.path);
+    let host = if written.is_absolute() {
+        written.to_path_buf()
+    } else {
+        workspace.join(written)
+    };
+    let canonical = host.canonicalize().map_err(|e| {
+        error(format!(
+            "cannot be used: `{}` {}; create the directory or fix the path",
+            host.display(),
+            if e.kind() == std::io::ErrorKind::NotFound {
+                "does not exist".to_string()
+            } else {
+                e.to_string()
+            }
+        ))
+    })?;
+    if !canonical.is_dir() {
+        return Err(error(format!(
+            "is not a directory (`{}`); grant the directory that holds it",
+            canonical.display()
+        )));
+    }
+    let guest_path = match canonical.strip_prefix(workspace) {
+        Ok(inside) if inside.as_os_str().is_empty() => ".".to_string(),
+        Ok(inside) => inside.to_string_lossy().into_owned(),
+        Err(_) if written.is_absolute() && (spec.origin.is_users_own() || trusted) => {
+            canonical.to_string_lossy().into_owned()
+        }
+        Err(_) if written.is_absolute() => {
+            let flag = format!(
+                "--allow-{} {}{}",
+                spec.access.verb(),
+                spec.tool
+                    .as_deref()
+                    .map(|t| format!("{t}="))
+                    .unwrap_or_default(),
+                spec.path
+            );
+            return Err(ConfigError::UntrustedGrant {
+                grant: spec.path.clone(),
+                origin: Box::new(spec.origin.clone()),
+                flag,
+                workspace: workspace.to_path_buf(),
+            });
+        }
+        Err(_) => {
+            return Err(error(format!(
+                "points outside the workspace `{}`; grant a directory inside it, or write an absolute path to grant \
+                 one outside on purpose",
+                workspace.display()
+            )));
+        }
+    };
+    Ok(Grant {
+        host_path: canonical,
+        guest_path,
+        access: spec.access,
+    })
+}
