@@ -18,13 +18,13 @@ mod stop;
 
 use std::future::Future;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use events::{AgentEvent, EventSink, ExecutionRecord};
+pub use events::{AgentEvent, EventSink};
 pub use ledger::{CallRef, Message, ToolResultEntry, tool_calls};
 pub use long_output::{DEFAULT_RESULT_BUDGET, ResultBudget};
-pub use loop_detect::{Fingerprint, LoopDetector, Verdict, canonical};
 pub use prompt::default_system_prompt;
 pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED};
 pub use stop::{StopReason, StopRecord};
@@ -55,21 +55,28 @@ impl ToolResult {
     }
 }
 
-/// How a sandboxed call went, beyond its text: the session file records it,
-/// the model never sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How a sandboxed call went, beyond its text: `tool_execution_end` events
+/// and the session file carry it, the model never sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Execution {
     /// `ok` or the fault's kind (`out_of_fuel`, `timeout`, `denied`, ...).
-    pub outcome: &'static str,
+    pub outcome: String,
     pub fuel_used: u64,
     pub peak_memory: u64,
     /// The plugin's stdout and stderr (lossy UTF-8), each cut to
     /// [`Execution::CAPTURE_KEPT`] bytes.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stdout: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stderr: String,
     /// Bytes of stdout/stderr not kept (over the sandbox's capture limit or
     /// [`Execution::CAPTURE_KEPT`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub captured_dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Execution {
@@ -86,7 +93,7 @@ impl Execution {
         let stdout = keep(&report.captured.stdout);
         let stderr = keep(&report.captured.stderr);
         Execution {
-            outcome: report.outcome.kind(),
+            outcome: report.outcome.kind().to_owned(),
             fuel_used: report.stats.fuel_used,
             peak_memory: report.stats.peak_memory,
             stdout,
@@ -102,12 +109,10 @@ impl Execution {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
-    /// The stream could not be read or understood.
+    /// The request failed (connection, HTTP status, retries exhausted) or
+    /// its stream could not be read or understood.
     #[error(transparent)]
     Provider(#[from] ProviderError),
-    /// The request failed (connection, HTTP status, retries exhausted).
-    #[error("{0}")]
-    Request(String),
 }
 
 /// A model the loop can ask for the next assistant message.
@@ -276,7 +281,10 @@ mod tests {
 
         let unknown = ToolRunner::call(&sandbox, "rm", &json!({}), &cancel, None).await;
         assert!(unknown.is_error);
-        assert_eq!(unknown.execution.map(|e| e.outcome), Some("unknown_tool"));
+        assert_eq!(
+            unknown.execution.map(|e| e.outcome).as_deref(),
+            Some("unknown_tool")
+        );
         assert!(
             unknown
                 .text

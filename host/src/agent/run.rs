@@ -349,7 +349,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 text: result.text.clone(),
                 output_bytes,
                 saved_to,
-                execution: result.execution.take().map(Into::into),
+                execution: result.execution.take(),
             });
         }
         Some(result)
@@ -414,7 +414,7 @@ mod tests {
 
     use super::*;
     use crate::agent::{ModelError, ToolSpecForModel};
-    use crate::provider::{AssistantMessage, Block};
+    use crate::provider::{AssistantMessage, Block, ProviderError};
 
     /// What the scripted model does on one request.
     #[derive(Debug, Clone)]
@@ -423,7 +423,19 @@ mod tests {
         /// Cancels the token and returns `None`, as a client cancelled
         /// mid-stream does.
         CancelMidStream,
+        /// An HTTP 500 whose body is this text, as the client reports it
+        /// once its retries are spent.
         Error(String),
+    }
+
+    fn server_error(body: &str) -> ProviderError {
+        ProviderError::Status {
+            provider: "openai",
+            url: "http://model.test/v1/chat/completions".into(),
+            status: 500,
+            retry_after: None,
+            body: body.into(),
+        }
     }
 
     /// Replies from a queue (a plain "done" once it is empty) and records
@@ -478,7 +490,7 @@ mod tests {
                     cancel.cancel();
                     Ok(None)
                 }
-                Reply::Error(text) => Err(ModelError::Request(text)),
+                Reply::Error(body) => Err(ModelError::Provider(server_error(&body))),
             }
         }
     }
@@ -910,7 +922,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_model_error_stops_with_its_text() {
-        let model = ScriptedModel::new([Reply::Error("HTTP 500 from the server".into())]);
+        let model = ScriptedModel::new([Reply::Error("the server is down".into())]);
         let (_, stop) = run_with(
             &model,
             &FakeTools::default(),
@@ -919,7 +931,10 @@ mod tests {
         )
         .await;
         assert_eq!(stop.reason, StopReason::Error);
-        assert_eq!(stop.evidence, "HTTP 500 from the server");
+        assert_eq!(
+            stop.evidence,
+            "`openai` at http://model.test/v1/chat/completions answered HTTP 500: the server is down"
+        );
         assert_eq!(stop.turns, 0);
     }
 

@@ -179,11 +179,6 @@ impl HttpClient {
         self
     }
 
-    /// The options this client was built with.
-    pub fn options(&self) -> &HttpOptions {
-        &self.options
-    }
-
     /// `base_url` joined with `path`.
     pub fn url(&self, path: &str) -> String {
         format!(
@@ -191,20 +186,6 @@ impl HttpClient {
             self.options.base_url.trim_end_matches('/'),
             path.trim_start_matches('/')
         )
-    }
-
-    /// POSTs `body` to `path` and returns the body stream of the first
-    /// successful response, retrying failures before it as the module says.
-    /// `Ok(None)` when `cancel` fired. Failures of the returned stream are
-    /// not retried (use [`HttpClient::post_and_read`] for that).
-    pub async fn post_json(
-        &self,
-        path: &str,
-        body: &Value,
-        cancel: &CancellationToken,
-    ) -> Result<Option<ByteStream>, ProviderError> {
-        self.post_and_read(path, body, cancel, |stream| async move { Ok(stream) })
-            .await
     }
 
     /// POSTs `body` to `path` and runs `read` on the response stream; a
@@ -504,11 +485,6 @@ impl ByteStream {
             received: 0,
             done: false,
         }
-    }
-
-    /// Body bytes received so far.
-    pub fn received(&self) -> u64 {
-        self.received
     }
 }
 
