@@ -141,6 +141,11 @@ impl HttpClient {
         &self.options.base_url
     }
 
+    /// The wire API's name (`openai`, `anthropic`).
+    pub fn provider(&self) -> &'static str {
+        self.provider
+    }
+
     /// The model requests name.
     pub fn model(&self) -> &str {
         &self.model

@@ -3,9 +3,11 @@
 //!
 //! One module per wire API: [`openai`] (Chat Completions and the servers that
 //! copy it: Ollama, vLLM, llama.cpp, Mistral, DeepSeek, Azure) and
-//! [`anthropic`] (Messages). Each has an assembler fed one event at a time and
-//! an `assemble` function that reads a whole byte stream, which is what an
-//! HTTP client yields. `sse` only frames bytes into events.
+//! [`anthropic`] (Messages). Each implements [`client::WireApi`] with its
+//! request body, its assembler (fed one event at a time) and its finish
+//! table; [`client`] holds the one client over them and
+//! [`client::assemble`], which reads a whole byte stream, as an HTTP client
+//! yields it. `sse` only frames bytes into events.
 //!
 //! This module knows nothing about wasm, tools' sandboxing or the agent loop;
 //! [`http`] is its only HTTP code (POST, retries, timeouts). The shapes here
@@ -13,6 +15,7 @@
 //! a server is absorbed here and never leaks upward.
 
 pub mod anthropic;
+pub mod client;
 mod conversation;
 pub mod http;
 pub mod openai;
@@ -37,12 +40,12 @@ impl Model {
     /// The wire API (`openai`, `anthropic`, `scripted`), the model name and
     /// the base URL, for transcripts.
     pub fn describe(&self) -> (&'static str, Option<&str>, Option<&str>) {
-        let (provider, http) = match self {
-            Model::OpenAi(client) => ("openai", &client.http),
-            Model::Anthropic(client) => ("anthropic", &client.http),
+        let http = match self {
+            Model::OpenAi(client) => client.http(),
+            Model::Anthropic(client) => client.http(),
             Model::Scripted(_) => return ("scripted", None, None),
         };
-        (provider, Some(http.model()), Some(http.base_url()))
+        (http.provider(), Some(http.model()), Some(http.base_url()))
     }
 
     /// The next assistant message for `history`; `Ok(None)` when `cancel`
@@ -152,7 +155,39 @@ pub struct Usage {
     pub raw: Value,
 }
 
+/// A tool call of an assistant message, borrowed from its [`Block`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CallRef<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    /// `None` when the argument text is not complete JSON.
+    pub arguments: Option<&'a Value>,
+    /// The argument text exactly as streamed.
+    pub arguments_raw: &'a str,
+}
+
 impl AssistantMessage {
+    /// The tool calls, in order.
+    pub fn tool_calls(&self) -> Vec<CallRef<'_>> {
+        self.blocks
+            .iter()
+            .filter_map(|block| match block {
+                Block::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                    arguments_raw,
+                } => Some(CallRef {
+                    id,
+                    name,
+                    arguments: arguments.as_ref(),
+                    arguments_raw,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// All text blocks joined, in order.
     pub fn text(&self) -> String {
         self.blocks
@@ -172,26 +207,18 @@ impl AssistantMessage {
         let mut out = Map::new();
         out.insert("text".into(), Value::String(self.text()));
         let calls = self
-            .blocks
-            .iter()
-            .filter_map(|block| match block {
-                Block::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                    arguments_raw,
-                } => {
-                    let mut call = json!({
-                        "id": id,
-                        "name": name,
-                        "arguments": arguments,
-                    });
-                    if arguments.is_none() {
-                        call["arguments_raw"] = Value::String(arguments_raw.clone());
-                    }
-                    Some(call)
+            .tool_calls()
+            .into_iter()
+            .map(|call| {
+                let mut value = json!({
+                    "id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                });
+                if call.arguments.is_none() {
+                    value["arguments_raw"] = Value::String(call.arguments_raw.into());
                 }
-                _ => None,
+                value
             })
             .collect();
         out.insert("tool_calls".into(), Value::Array(calls));
@@ -385,14 +412,20 @@ fn parse_arguments(raw: &str) -> Option<Value> {
     serde_json::from_str(raw).ok()
 }
 
-/// A server that says it stopped normally while sending tool calls still
-/// wants them run.
-fn settle_finish(finish: Finish, blocks: &[Block]) -> Finish {
-    let has_calls = blocks.iter().any(|b| matches!(b, Block::ToolCall { .. }));
-    if finish == Finish::Stop && has_calls {
-        Finish::ToolUse
-    } else {
-        finish
+impl AssistantMessage {
+    /// An assembled reply. A server that says it stopped normally while
+    /// sending tool calls still wants them run: that is a tool use.
+    fn settled(blocks: Vec<Block>, finish: Finish, usage: Option<Usage>) -> Self {
+        let has_calls = blocks.iter().any(|b| matches!(b, Block::ToolCall { .. }));
+        let finish = match finish {
+            Finish::Stop if has_calls => Finish::ToolUse,
+            other => other,
+        };
+        AssistantMessage {
+            blocks,
+            finish,
+            usage,
+        }
     }
 }
 
