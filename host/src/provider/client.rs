@@ -154,7 +154,14 @@ impl<W> Clone for HttpModel<W> {
 impl<W: WireApi> HttpModel<W> {
     /// A client for `model`, sending the key (if any) the way `W` wants it.
     pub fn new(options: HttpOptions, model: impl Into<String>) -> Result<Self, ProviderError> {
-        let mut http = HttpClient::new(W::PROVIDER, W::KEY_ENV, W::AUTH, model, options)?;
+        let mut http = HttpClient::new(
+            W::PROVIDER,
+            W::KEY_ENV,
+            W::DEFAULT_BASE_URL,
+            W::AUTH,
+            model,
+            options,
+        )?;
         for (name, value) in W::HEADERS {
             http = http.with_header(name, value);
         }

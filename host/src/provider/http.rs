@@ -129,6 +129,8 @@ pub struct HttpClient {
     options: HttpOptions,
     provider: &'static str,
     key_env: &'static str,
+    /// Whether the base URL is the vendor's own API.
+    vendor: bool,
     auth: Auth,
     model: String,
     headers: Vec<(&'static str, &'static str)>,
@@ -151,15 +153,18 @@ impl HttpClient {
         &self.model
     }
 
-    /// A client for `provider`. `key_env` and `model` are only named in
-    /// errors (401/403 and 404), so the user knows what to fix.
+    /// A client for `provider`. `key_env`, `default_base_url` (the vendor's
+    /// own API root) and `model` only shape errors (401/403 and 404), so the
+    /// user knows what to fix.
     pub fn new(
         provider: &'static str,
         key_env: &'static str,
+        default_base_url: &'static str,
         auth: Auth,
         model: impl Into<String>,
         options: HttpOptions,
     ) -> Result<Self, ProviderError> {
+        let vendor = same_root(&options.base_url, default_base_url);
         let client = reqwest::Client::builder()
             .connect_timeout(options.request_timeout)
             .build()
@@ -171,6 +176,7 @@ impl HttpClient {
             options,
             provider,
             key_env,
+            vendor,
             auth,
             model: model.into(),
             headers: Vec::new(),
@@ -318,13 +324,7 @@ impl HttpClient {
         let url = url.to_owned();
         let code = status.as_u16();
         Err(match code {
-            401 | 403 => ProviderError::Unauthorized {
-                provider,
-                url,
-                status: code,
-                key_env: self.key_env,
-                body,
-            },
+            401 | 403 => self.unauthorized(url, code, body),
             404 => ProviderError::NotFound {
                 provider,
                 url,
@@ -339,6 +339,19 @@ impl HttpClient {
                 body,
             },
         })
+    }
+
+    /// The error for a refused key (401/403).
+    fn unauthorized(&self, url: String, status: u16, body: String) -> ProviderError {
+        ProviderError::Unauthorized {
+            provider: self.provider,
+            url,
+            status,
+            key_env: self.key_env,
+            vendor: self.vendor,
+            key_sent: self.options.api_key.is_some(),
+            body,
+        }
     }
 
     /// Turns a failure of the byte stream (which the SSE layer wraps as
@@ -392,6 +405,11 @@ impl ProviderError {
             _ => None,
         }
     }
+}
+
+/// Whether two API roots are the same, ignoring a trailing `/`.
+fn same_root(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
 /// Exponential backoff for retry number `retry` (1-based), capped at
@@ -587,6 +605,32 @@ mod tests {
         };
         assert!(broken(0).is_retryable());
         assert!(!broken(1).is_retryable());
+    }
+
+    #[test]
+    fn a_refused_key_at_the_vendors_url_says_which_variable_to_set() {
+        let refused = |base_url: &str| {
+            let client = HttpClient::new(
+                "openai",
+                "OPENAI_API_KEY",
+                "https://api.openai.com/v1",
+                Auth::Bearer,
+                "gpt-4o",
+                HttpOptions::new(base_url),
+            )
+            .expect("client");
+            client.unauthorized("u".into(), 401, "bad key".into())
+        };
+        let advice = "`openai` at u answered HTTP 401: bad or missing API key: set the \
+                      environment variable OPENAI_API_KEY (`export OPENAI_API_KEY=...`) \
+                      (server said: bad key)";
+        assert_eq!(refused("https://api.openai.com/v1").to_string(), advice);
+        assert_eq!(refused("https://api.openai.com/v1/").to_string(), advice);
+        assert!(
+            refused("http://localhost:11434/v1")
+                .to_string()
+                .contains("the server wants an API key and none was sent"),
+        );
     }
 
     #[test]

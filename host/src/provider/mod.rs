@@ -315,10 +315,13 @@ pub enum ProviderError {
         /// The start of the server's error body.
         body: String,
     },
-    /// 401 or 403. Not retried: the key is wrong or missing.
+    /// 401 or 403. Not retried: the key is wrong or missing. Keys come only
+    /// from the environment, so the advice names the variable: at the
+    /// vendor's own URL, to set it; at another server, that the server
+    /// refused the key it was sent (or wants one).
     #[error(
-        "`{provider}` at {url} answered HTTP {status}: bad or missing API key: set {key_env} \
-         or `api_key` in toolhost.toml (server said: {body})"
+        "`{provider}` at {url} answered HTTP {status}: {advice} (server said: {body})",
+        advice = key_advice(.key_env, *.vendor, *.key_sent)
     )]
     Unauthorized {
         provider: &'static str,
@@ -326,6 +329,10 @@ pub enum ProviderError {
         status: u16,
         /// The environment variable that holds this provider's key.
         key_env: &'static str,
+        /// Whether `url` is the vendor's own API (the default base URL).
+        vendor: bool,
+        /// Whether the request carried a key.
+        key_sent: bool,
         body: String,
     },
     /// 404. Not retried: the model name or the base URL is wrong.
@@ -381,6 +388,24 @@ pub enum ProviderError {
         path: std::path::PathBuf,
         detail: String,
     },
+}
+
+/// What to do about a refused key (see [`ProviderError::Unauthorized`]).
+fn key_advice(key_env: &str, vendor: bool, key_sent: bool) -> String {
+    match (vendor, key_sent) {
+        (true, _) => format!(
+            "bad or missing API key: set the environment variable {key_env} \
+             (`export {key_env}=...`)"
+        ),
+        (false, true) => format!(
+            "the server rejected the API key taken from {key_env}: set {key_env} to a key \
+             this server accepts"
+        ),
+        (false, false) => format!(
+            "the server wants an API key and none was sent: set {key_env} to a key this \
+             server accepts"
+        ),
+    }
 }
 
 /// How much of a bad data line an error quotes.
