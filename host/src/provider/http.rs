@@ -389,8 +389,8 @@ impl ProviderError {
             ProviderError::Status { status, .. } => *status == 429 || *status >= 500,
             ProviderError::IdleTimeout { received, .. }
             | ProviderError::StreamBroken { received, .. } => *received == 0,
-            // Only reaches here when it did not come from our own stream
-            // (those are reclassified above); its doc promises a retry.
+            // A failing byte source other than our own response bodies
+            // (those are reclassified above): a reset, like `Connect`.
             ProviderError::Transport { .. } => true,
             // Malformed data or streams, 401/403/404, exhausted retries, a
             // bad client or script: the same request would fail again.
@@ -605,6 +605,24 @@ mod tests {
         };
         assert!(broken(0).is_retryable());
         assert!(!broken(1).is_retryable());
+        let transport = ProviderError::Transport {
+            provider: "openai",
+            source: Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionReset)),
+        };
+        assert!(
+            transport.is_retryable(),
+            "a reset is retried, as its doc says"
+        );
+        let refused = ProviderError::Unauthorized {
+            provider: "openai",
+            url: "u".into(),
+            status: 401,
+            key_env: "OPENAI_API_KEY",
+            vendor: true,
+            key_sent: true,
+            body: String::new(),
+        };
+        assert!(!refused.is_retryable());
     }
 
     #[test]

@@ -280,9 +280,11 @@ pub enum ProviderError {
         provider: &'static str,
         detail: String,
     },
-    /// The byte stream under the SSE framing failed. The HTTP layer reports
-    /// broken and stalled bodies as `StreamBroken` / `IdleTimeout` instead;
-    /// this is for other byte sources. Not retried.
+    /// The byte stream under the SSE framing failed. Retried: a byte source
+    /// failing mid-read is a reset, which DESIGN.md section 5 retries. The
+    /// HTTP layer never reports its own response bodies this way: those
+    /// become `StreamBroken` / `IdleTimeout`, which know how many bytes had
+    /// arrived and are retried only before the first one.
     #[error("reading the `{provider}` stream failed: {source}")]
     Transport {
         provider: &'static str,

@@ -689,6 +689,62 @@ async fn a_server_that_never_answers_times_out_and_is_retried() {
     assert!(text.contains("did not answer within 300ms"), "{text}");
 }
 
+/// A reader that fails with `Transport` (a reset of a byte source other
+/// than the response body itself) is retried, as the variant's doc says.
+#[tokio::test]
+async fn a_transport_failure_while_reading_is_retried() {
+    use toolhost::provider::http::{Auth, HttpClient};
+
+    let mock = Mock::start(vec![
+        sse("openai-chat-text-usage-done"),
+        sse("openai-chat-text-usage-done"),
+    ]);
+    let (options, notices) = recording(mock.openai_url());
+    let client = HttpClient::new(
+        "openai",
+        "OPENAI_API_KEY",
+        "https://api.openai.com/v1",
+        Auth::Bearer,
+        "m",
+        options,
+    )
+    .expect("client");
+    let reads = std::sync::atomic::AtomicU32::new(0);
+    let reply = client
+        .post_and_read(
+            "chat/completions",
+            &json!({}),
+            &CancellationToken::new(),
+            |_| {
+                let read = reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move {
+                    match read {
+                        0 => Err(ProviderError::Transport {
+                            provider: "openai",
+                            source: Box::new(std::io::Error::from(
+                                std::io::ErrorKind::ConnectionReset,
+                            )),
+                        }),
+                        _ => Ok(read),
+                    }
+                }
+            },
+        )
+        .await
+        .expect("the second read succeeds");
+    assert_eq!(reply, Some(1));
+    assert_eq!(mock.requests().len(), 2);
+    let notices = notices.lock().expect("notices").clone();
+    assert_eq!(notices.len(), 1);
+    assert!(
+        notices[0]
+            .reason
+            .contains("reading the `openai` stream failed"),
+        "{}",
+        notices[0].reason
+    );
+}
+
 // ---- broken and stalled streams ---------------------------------------------
 
 /// Decision: a stream that breaks after some of its body arrived is an error,
