@@ -153,9 +153,10 @@ impl HttpClient {
         &self.model
     }
 
-    /// A client for `provider`. `key_env`, `default_base_url` (the vendor's
-    /// own API root) and `model` only shape errors (401/403 and 404), so the
-    /// user knows what to fix.
+    /// A client for `provider`; [`ProviderError::MissingKey`] when
+    /// `options` has no key for the vendor's own API (`default_base_url`).
+    /// `key_env` and `model` are only named in errors (401/403 and 404), so
+    /// the user knows what to fix.
     pub fn new(
         provider: &'static str,
         key_env: &'static str,
@@ -165,6 +166,13 @@ impl HttpClient {
         options: HttpOptions,
     ) -> Result<Self, ProviderError> {
         let vendor = same_root(&options.base_url, default_base_url);
+        if vendor && options.api_key.is_none() {
+            return Err(ProviderError::MissingKey {
+                provider,
+                base_url: options.base_url,
+                key_env,
+            });
+        }
         let client = reqwest::Client::builder()
             .connect_timeout(options.request_timeout)
             .build()
@@ -393,7 +401,8 @@ impl ProviderError {
             // (those are reclassified above): a reset, like `Connect`.
             ProviderError::Transport { .. } => true,
             // Malformed data or streams, 401/403/404, exhausted retries, a
-            // bad client or script: the same request would fail again.
+            // bad client, a missing key or script: the same request would
+            // fail again.
             _ => false,
         }
     }
@@ -627,28 +636,54 @@ mod tests {
 
     #[test]
     fn a_refused_key_at_the_vendors_url_says_which_variable_to_set() {
-        let refused = |base_url: &str| {
-            let client = HttpClient::new(
-                "openai",
-                "OPENAI_API_KEY",
-                "https://api.openai.com/v1",
-                Auth::Bearer,
-                "gpt-4o",
-                HttpOptions::new(base_url),
-            )
-            .expect("client");
+        let refused = |base_url: &str, key: Option<&str>| {
+            let client = openai_client(base_url, key).expect("client");
             client.unauthorized("u".into(), 401, "bad key".into())
         };
         let advice = "`openai` at u answered HTTP 401: bad or missing API key: set the \
                       environment variable OPENAI_API_KEY (`export OPENAI_API_KEY=...`) \
                       (server said: bad key)";
-        assert_eq!(refused("https://api.openai.com/v1").to_string(), advice);
-        assert_eq!(refused("https://api.openai.com/v1/").to_string(), advice);
+        assert_eq!(
+            refused("https://api.openai.com/v1", Some("k")).to_string(),
+            advice
+        );
+        assert_eq!(
+            refused("https://api.openai.com/v1/", Some("k")).to_string(),
+            advice
+        );
         assert!(
-            refused("http://localhost:11434/v1")
+            refused("http://localhost:11434/v1", None)
                 .to_string()
                 .contains("the server wants an API key and none was sent"),
         );
+    }
+
+    fn openai_client(base_url: &str, key: Option<&str>) -> Result<HttpClient, ProviderError> {
+        let mut options = HttpOptions::new(base_url);
+        options.api_key = key.map(Into::into);
+        HttpClient::new(
+            "openai",
+            "OPENAI_API_KEY",
+            "https://api.openai.com/v1",
+            Auth::Bearer,
+            "gpt-4o",
+            options,
+        )
+    }
+
+    #[test]
+    fn only_the_vendors_own_url_needs_a_key_to_build_a_client() {
+        let err = openai_client("https://api.openai.com/v1/", None).expect_err("no key");
+        assert!(
+            matches!(
+                &err,
+                ProviderError::MissingKey { key_env: "OPENAI_API_KEY", base_url, .. }
+                    if base_url == "https://api.openai.com/v1/"
+            ),
+            "{err:?}"
+        );
+        assert!(openai_client("https://api.openai.com/v1", Some("k")).is_ok());
+        assert!(openai_client("http://localhost:11434/v1", None).is_ok());
     }
 
     #[test]

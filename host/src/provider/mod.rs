@@ -337,6 +337,20 @@ pub enum ProviderError {
         key_sent: bool,
         body: String,
     },
+    /// No key for the vendor's own API (the default base URL): found when
+    /// the client is built, so a run stops before any request instead of
+    /// sending one that must fail. A server at another base URL (Ollama,
+    /// vLLM, llama.cpp) may need no key and is never refused this way.
+    #[error(
+        "no API key for `{provider}` at {base_url}: set the environment variable {key_env} \
+         (`export {key_env}=...`); a server at --base-url may need none"
+    )]
+    MissingKey {
+        provider: &'static str,
+        base_url: String,
+        /// The environment variable that holds this provider's key.
+        key_env: &'static str,
+    },
     /// 404. Not retried: the model name or the base URL is wrong.
     #[error(
         "`{provider}` answered HTTP 404: model `{model}` or URL `{url}` not found: \

@@ -136,6 +136,45 @@ fn a_missing_model_or_prompt_is_a_usage_error() {
     assert!(err.contains("script `nope.json`: cannot read it"), "{err}");
 }
 
+/// Against the vendor's own API a missing key stops the run before any
+/// request (it used to be sent anyway and retried five times).
+#[test]
+fn a_missing_key_for_the_vendors_api_stops_the_run_at_once() {
+    let ws = Workspace::new();
+    for (provider, model, key_env, url) in [
+        (
+            "openai",
+            "gpt-4o",
+            "OPENAI_API_KEY",
+            "https://api.openai.com/v1",
+        ),
+        (
+            "anthropic",
+            "claude-sonnet-4-5",
+            "ANTHROPIC_API_KEY",
+            "https://api.anthropic.com",
+        ),
+    ] {
+        let started = Instant::now();
+        let err = stderr_of_failure(
+            ws.toolhost()
+                .env_remove(key_env)
+                .env_remove("OPENAI_BASE_URL")
+                .args(["run", "--provider", provider, "--model", model, "hello"]),
+            1,
+        );
+        let took = started.elapsed();
+        assert_eq!(
+            err,
+            format!(
+                "error: no API key for `{provider}` at {url}: set the environment variable \
+                 {key_env} (`export {key_env}=...`); a server at --base-url may need none\n"
+            )
+        );
+        assert!(took < Duration::from_secs(3), "{provider}: took {took:?}");
+    }
+}
+
 #[test]
 fn the_prompt_can_come_from_stdin_and_json_output_is_one_object() {
     let ws = Workspace::new();
