@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::{self, ConfigInputs};
+use crate::config::{self, ConfigInputs, ProviderKind};
 use crate::provider::Model;
 use crate::sandbox::{CallOptions, Sandbox};
 use crate::transcript::show::Summary;
@@ -141,13 +141,6 @@ struct RunArgs {
     /// head and tail; the whole text is saved in .toolhost/outputs.
     #[arg(long, default_value_t = crate::agent::DEFAULT_RESULT_BUDGET / 1024, value_name = "KIB")]
     result_budget: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum ProviderKind {
-    Openai,
-    Anthropic,
-    Scripted,
 }
 
 /// How `toolhost run` prints.
@@ -381,18 +374,7 @@ fn resolve_model(
     use crate::provider::scripted::ScriptedModel;
     use crate::provider::{anthropic, openai};
 
-    let from_config = match section.provider.as_deref() {
-        None => None,
-        Some("openai") => Some(ProviderKind::Openai),
-        Some("anthropic") => Some(ProviderKind::Anthropic),
-        Some("scripted") => Some(ProviderKind::Scripted),
-        Some(other) => {
-            return Err(UsageError(format!(
-                "toolhost.toml [model] provider = \"{other}\" is not one of openai, anthropic, scripted"
-            ))
-            .into());
-        }
-    };
+    let from_config = section.provider;
     // A resumed session's model, unless flags, config or --script pick one.
     // A scripted session is not picked up: its script is not recorded.
     let from_session = resumed

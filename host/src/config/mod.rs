@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::sandbox::{Grant, Limits, Policy, SandboxOptions, ToolPolicy, simplify_grants};
-pub use file::ModelSection;
 use file::{ConfigFile, LimitsSection};
+pub use file::{ModelSection, ProviderKind};
 
 /// The plugins directory used when no `--plugins` is given, relative to the
 /// workspace.
