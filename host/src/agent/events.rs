@@ -26,6 +26,14 @@ pub enum AgentEvent {
     TurnStart {
         turn: u32,
     },
+    /// The model request of the current turn failed and is sent again
+    /// after `wait_ms` (`attempt` counts retries from 1; `reason` is the
+    /// failure's message). The model never sees retries.
+    ModelRetry {
+        attempt: u32,
+        wait_ms: u64,
+        reason: String,
+    },
     /// A piece of the assistant's reply text, as it streams in. The
     /// `message` event that follows holds the whole reply.
     MessageDelta {

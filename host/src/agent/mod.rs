@@ -30,6 +30,7 @@ pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EX
 pub use stop::{StopReason, StopRecord};
 
 pub use crate::provider::ToolSpecForModel;
+use crate::provider::http::RetryObserver;
 use crate::provider::{AssistantMessage, ProviderError};
 use crate::provider::{Model, TextSink};
 use crate::sandbox::{CallOptions, ProgressSink, Sandbox};
@@ -119,7 +120,8 @@ pub enum ModelError {
 pub trait ModelClient: Sync {
     /// Sends the whole ledger and returns the assembled reply. `Ok(None)`
     /// means `cancel` fired mid-stream: the half message is dropped, never
-    /// returned. `on_text` sees the reply's text as it streams in.
+    /// returned. `on_text` sees the reply's text as it streams in and
+    /// `on_retry` each retry of the request (retrying is the client's job).
     fn next(
         &self,
         system: &str,
@@ -127,6 +129,7 @@ pub trait ModelClient: Sync {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
         on_text: Option<TextSink>,
+        on_retry: Option<RetryObserver>,
     ) -> impl Future<Output = Result<Option<AssistantMessage>, ModelError>> + Send;
 }
 
@@ -155,8 +158,9 @@ impl<M: ModelClient> ModelClient for &M {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
         on_text: Option<TextSink>,
+        on_retry: Option<RetryObserver>,
     ) -> impl Future<Output = Result<Option<AssistantMessage>, ModelError>> + Send {
-        (**self).next(system, history, tools, cancel, on_text)
+        (**self).next(system, history, tools, cancel, on_text, on_retry)
     }
 }
 
@@ -184,8 +188,9 @@ impl ModelClient for Model {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
         on_text: Option<TextSink>,
+        on_retry: Option<RetryObserver>,
     ) -> Result<Option<AssistantMessage>, ModelError> {
-        Model::next(self, system, history, tools, cancel, on_text)
+        Model::next(self, system, history, tools, cancel, on_text, on_retry)
             .await
             .map_err(ModelError::Provider)
     }

@@ -20,6 +20,7 @@ use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
 use super::stop::{StopReason, StopRecord};
 use super::{ModelClient, ToolResult, ToolRunner};
 use crate::provider::Finish;
+use crate::provider::http::{RetryNotice, RetryObserver};
 
 /// The result of every call of a reply that asked for tools after the last
 /// allowed turn.
@@ -148,9 +149,26 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 });
                 forward
             });
+            let on_retry = self.events.clone().map(|sink| {
+                let forward: RetryObserver = std::sync::Arc::new(move |notice: &RetryNotice| {
+                    sink(&AgentEvent::ModelRetry {
+                        attempt: notice.attempt,
+                        wait_ms: u64::try_from(notice.wait.as_millis()).unwrap_or(u64::MAX),
+                        reason: notice.reason.clone(),
+                    });
+                });
+                forward
+            });
             let reply = self
                 .model
-                .next(&self.config.system_prompt, ledger, &specs, cancel, on_text)
+                .next(
+                    &self.config.system_prompt,
+                    ledger,
+                    &specs,
+                    cancel,
+                    on_text,
+                    on_retry,
+                )
                 .await;
             let assistant = match reply {
                 Ok(Some(assistant)) => assistant,
@@ -470,6 +488,7 @@ mod tests {
             _tools: &[ToolSpecForModel],
             cancel: &CancellationToken,
             _on_text: Option<crate::provider::TextSink>,
+            _on_retry: Option<RetryObserver>,
         ) -> Result<Option<AssistantMessage>, ModelError> {
             if cancel.is_cancelled() {
                 self.requests_after_cancel.fetch_add(1, Ordering::SeqCst);

@@ -17,7 +17,7 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{Auth, HttpClient, HttpOptions};
+use super::http::{Auth, HttpClient, HttpOptions, RetryObserver};
 use super::{AssistantMessage, Finish, Message, ProviderError, TextSink, ToolSpecForModel, sse};
 
 /// What one wire API adds to [`HttpModel`].
@@ -193,11 +193,12 @@ impl<W: WireApi> HttpModel<W> {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
-        self.next_streaming(system, history, tools, cancel, None)
+        self.next_streaming(system, history, tools, cancel, None, None)
             .await
     }
 
-    /// [`Self::next`], telling `on_text` the reply's text as it streams in.
+    /// [`Self::next`], telling `on_text` the reply's text as it streams in
+    /// and `on_retry` each retry of the request.
     pub async fn next_streaming(
         &self,
         system: &str,
@@ -205,6 +206,7 @@ impl<W: WireApi> HttpModel<W> {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
         on_text: Option<TextSink>,
+        on_retry: Option<RetryObserver>,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
         let body = W::request_body(&Request {
             model: self.http.model(),
@@ -214,7 +216,7 @@ impl<W: WireApi> HttpModel<W> {
             max_tokens: self.max_tokens,
         });
         self.http
-            .post_and_read(W::PATH, &body, cancel, |stream| {
+            .post_and_read(W::PATH, &body, cancel, on_retry.as_ref(), |stream| {
                 assemble::<W, _, _, _>(stream, on_text.clone())
             })
             .await

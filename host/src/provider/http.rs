@@ -11,8 +11,8 @@
 //! should decide. Every wait ends at once when the cancellation token fires.
 //!
 //! It knows nothing of either API's JSON: the callers build the body and
-//! assemble the stream. It never prints; retries are reported through
-//! [`HttpOptions::on_retry`].
+//! assemble the stream. It never prints; each retry is told to the
+//! [`RetryObserver`] of the request it belongs to.
 
 use std::fmt;
 use std::future::Future;
@@ -47,7 +47,8 @@ pub const ERROR_BODY_CHARS: usize = 300;
 /// How much of an error body is read at all.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
 
-/// Called before each retry wait, so a front end can show or log it.
+/// Told about each retry of one request before its wait, so whoever made
+/// the request can report it (the agent loop turns it into an event).
 pub type RetryObserver = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
 
 /// One retry about to happen.
@@ -80,8 +81,6 @@ pub struct HttpOptions {
     /// Wait before the first retry when the server gives no `Retry-After`.
     /// Default [`DEFAULT_INITIAL_BACKOFF`].
     pub initial_backoff: Duration,
-    /// Told about every retry before its wait. Default none.
-    pub on_retry: Option<RetryObserver>,
 }
 
 impl HttpOptions {
@@ -94,7 +93,6 @@ impl HttpOptions {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_retries: DEFAULT_MAX_RETRIES,
             initial_backoff: DEFAULT_INITIAL_BACKOFF,
-            on_retry: None,
         }
     }
 }
@@ -108,7 +106,6 @@ impl fmt::Debug for HttpOptions {
             .field("idle_timeout", &self.idle_timeout)
             .field("max_retries", &self.max_retries)
             .field("initial_backoff", &self.initial_backoff)
-            .field("on_retry", &self.on_retry.as_ref().map(|_| "<callback>"))
             .finish()
     }
 }
@@ -209,13 +206,15 @@ impl HttpClient {
 
     /// POSTs `body` to `path` and runs `read` on the response stream; a
     /// stream that breaks or stalls before its first byte is retried like a
-    /// connect error, later ones are returned. `Ok(None)` when `cancel`
+    /// connect error, later ones are returned. `on_retry` is told about each
+    /// retry before its wait. `Ok(None)` when `cancel`
     /// fired at any point: whatever `read` had built is dropped.
     pub async fn post_and_read<T, F, Fut>(
         &self,
         path: &str,
         body: &Value,
         cancel: &CancellationToken,
+        on_retry: Option<&RetryObserver>,
         mut read: F,
     ) -> Result<Option<T>, ProviderError>
     where
@@ -249,7 +248,7 @@ impl HttpClient {
                 Some(after) => after.min(MAX_RETRY_AFTER),
                 None => backoff(self.options.initial_backoff, retries),
             };
-            if let Some(observer) = &self.options.on_retry {
+            if let Some(observer) = on_retry {
                 observer(&RetryNotice {
                     attempt: retries,
                     wait,

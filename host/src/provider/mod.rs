@@ -49,7 +49,8 @@ impl Model {
     }
 
     /// The next assistant message for `history`; `Ok(None)` when `cancel`
-    /// fired before it was complete.
+    /// fired before it was complete. `on_text` hears the reply's text as it
+    /// streams in, `on_retry` each retry of the request.
     pub async fn next(
         &self,
         system: &str,
@@ -57,16 +58,17 @@ impl Model {
         tools: &[ToolSpecForModel],
         cancel: &tokio_util::sync::CancellationToken,
         on_text: Option<TextSink>,
+        on_retry: Option<http::RetryObserver>,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
         match self {
             Model::OpenAi(client) => {
                 client
-                    .next_streaming(system, history, tools, cancel, on_text)
+                    .next_streaming(system, history, tools, cancel, on_text, on_retry)
                     .await
             }
             Model::Anthropic(client) => {
                 client
-                    .next_streaming(system, history, tools, cancel, on_text)
+                    .next_streaming(system, history, tools, cancel, on_text, on_retry)
                     .await
             }
             Model::Scripted(_) if cancel.is_cancelled() => Ok(None),

@@ -17,7 +17,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolhost::provider::anthropic::AnthropicClient;
-use toolhost::provider::http::{HttpOptions, RetryNotice};
+use toolhost::provider::http::{HttpOptions, RetryNotice, RetryObserver};
 use toolhost::provider::openai::OpenAiClient;
 use toolhost::provider::{
     AssistantMessage, Block, Finish, Message, ProviderError, ToolResultEntry, ToolSpecForModel,
@@ -242,15 +242,14 @@ fn options(base_url: String) -> HttpOptions {
     options
 }
 
-/// Options whose retries are recorded.
-fn recording(base_url: String) -> (HttpOptions, Arc<Mutex<Vec<RetryNotice>>>) {
+/// A retry observer that records what it is told.
+fn recorder() -> (RetryObserver, Arc<Mutex<Vec<RetryNotice>>>) {
     let notices = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&notices);
-    let mut options = options(base_url);
-    options.on_retry = Some(Arc::new(move |notice: &RetryNotice| {
+    let observer: RetryObserver = Arc::new(move |notice: &RetryNotice| {
         sink.lock().expect("notices lock").push(notice.clone());
-    }));
-    (options, notices)
+    });
+    (observer, notices)
 }
 
 fn openai(mock: &Mock) -> OpenAiClient {
@@ -566,10 +565,17 @@ async fn a_429_waits_for_retry_after_then_succeeds() {
         },
         sse("openai-chat-text-usage-done"),
     ]);
-    let (options, notices) = recording(mock.openai_url());
-    let client = OpenAiClient::new(options, "gpt-test").expect("client");
+    let (on_retry, notices) = recorder();
+    let client = OpenAiClient::new(options(mock.openai_url()), "gpt-test").expect("client");
     let reply = client
-        .next("", &user("hi"), &[], &CancellationToken::new())
+        .next_streaming(
+            "",
+            &user("hi"),
+            &[],
+            &CancellationToken::new(),
+            None,
+            Some(on_retry),
+        )
         .await;
     assert_eq!(fixture_json(reply), expected("openai-chat-text-usage-done"));
     let requests = mock.requests();
@@ -605,14 +611,19 @@ async fn three_500s_are_retried_then_the_reply_arrives() {
             status(503, "overloaded"),
             sse(ok),
         ]);
-        let (options, notices) = recording(url_of(&mock));
-        let cancel = CancellationToken::new();
+        let (on_retry, notices) = recorder();
+        let (options, cancel) = (options(url_of(&mock)), CancellationToken::new());
+        let on_retry = Some(on_retry);
         let reply = if anthropic_api {
             let client = AnthropicClient::new(options, "m").expect("client");
-            client.next("", &user("hi"), &[], &cancel).await
+            client
+                .next_streaming("", &user("hi"), &[], &cancel, None, on_retry)
+                .await
         } else {
             let client = OpenAiClient::new(options, "m").expect("client");
-            client.next("", &user("hi"), &[], &cancel).await
+            client
+                .next_streaming("", &user("hi"), &[], &cancel, None, on_retry)
+                .await
         };
         assert_eq!(fixture_json(reply), expected(ok));
         assert_eq!(mock.requests().len(), 4);
@@ -657,11 +668,19 @@ async fn a_refused_connection_is_retried_then_reported() {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.local_addr().expect("addr")
     };
-    let (mut options, notices) = recording(format!("http://{addr}/v1"));
+    let (on_retry, notices) = recorder();
+    let mut options = options(format!("http://{addr}/v1"));
     options.max_retries = 2;
     let client = OpenAiClient::new(options, "m").expect("client");
     let err = client
-        .next("", &user("hi"), &[], &CancellationToken::new())
+        .next_streaming(
+            "",
+            &user("hi"),
+            &[],
+            &CancellationToken::new(),
+            None,
+            Some(on_retry),
+        )
         .await
         .expect_err("nobody listens");
     assert_eq!(notices.lock().expect("notices").len(), 2);
@@ -699,7 +718,8 @@ async fn a_transport_failure_while_reading_is_retried() {
         sse("openai-chat-text-usage-done"),
         sse("openai-chat-text-usage-done"),
     ]);
-    let (options, notices) = recording(mock.openai_url());
+    let (on_retry, notices) = recorder();
+    let options = options(mock.openai_url());
     let client = HttpClient::new(
         "openai",
         "OPENAI_API_KEY",
@@ -715,6 +735,7 @@ async fn a_transport_failure_while_reading_is_retried() {
             "chat/completions",
             &json!({}),
             &CancellationToken::new(),
+            Some(&on_retry),
             |_| {
                 let read = reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 async move {

@@ -677,6 +677,88 @@ fn reply_text_streams_as_it_arrives_and_is_printed_once() {
     assert_eq!(deltas.concat(), text);
 }
 
+/// A retried model request is an event like any other: stream-json shows it
+/// between the turn's start and its reply, and the session file records it
+/// from that event in its `retry` record (format 1).
+#[test]
+fn a_retry_is_a_stream_json_event_in_order_and_a_session_record() {
+    let ws = Workspace::new();
+    let busy = "HTTP/1.1 503 Service Unavailable\r\nretry-after: 0\r\ncontent-length: 4\r\n\
+                connection: close\r\n\r\nbusy";
+    let mock = MockModel::start(vec![
+        busy.to_string(),
+        fixture_stream("openai-chat-text-usage-done"),
+    ]);
+    let out = stdout_of(
+        ws.toolhost()
+            .env_remove("OPENAI_API_KEY")
+            .args(["run", "--provider", "openai", "--model", "m", "--base-url"])
+            .arg(format!("{}/v1", mock.url))
+            .args(["--output-format", "stream-json", "hi"]),
+    );
+    let events: Vec<Value> = out
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json line"))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["type"].as_str().expect("type"))
+        .filter(|kind| *kind != "message_delta")
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "agent_start",
+            "message",
+            "turn_start",
+            "model_retry",
+            "message",
+            "turn_end",
+            "agent_end"
+        ]
+    );
+    let retry = events
+        .iter()
+        .find(|e| e["type"] == "model_retry")
+        .expect("a retry event");
+    let url = format!("{}/v1/chat/completions", mock.url);
+    assert_eq!(
+        *retry,
+        json!({
+            "type": "model_retry",
+            "attempt": 1,
+            "wait_ms": 0,
+            "reason": format!("`openai` at {url} answered HTTP 503: busy"),
+        })
+    );
+
+    let dir = ws.path().join(".toolhost/sessions");
+    let file = std::fs::read_dir(&dir)
+        .expect("sessions dir")
+        .next()
+        .expect("one session")
+        .expect("entry")
+        .path();
+    let records: Vec<Value> = std::fs::read_to_string(file)
+        .expect("session file")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json record"))
+        .collect();
+    let retry = records
+        .iter()
+        .find(|r| r["type"] == "retry")
+        .expect("a retry record");
+    assert!(retry["at"].is_string(), "{retry}");
+    assert_eq!(
+        (&retry["attempt"], &retry["wait_ms"], &retry["reason"]),
+        (
+            &json!(1),
+            &json!(0),
+            &json!(format!("`openai` at {url} answered HTTP 503: busy"))
+        )
+    );
+}
+
 #[test]
 fn a_spinner_shows_on_a_terminal_while_the_model_thinks() {
     let ws = Workspace::new();

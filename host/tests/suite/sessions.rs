@@ -29,8 +29,8 @@ fn records(path: &Path) -> Vec<Value> {
 }
 
 /// `toolhost run --provider openai` against `mock` with `args` (the prompt
-/// last); asserts exit 0.
-fn run_openai(ws: &Workspace, mock: &MockModel, args: &[&str]) {
+/// last); asserts exit 0 and returns stderr.
+fn run_openai(ws: &Workspace, mock: &MockModel, args: &[&str]) -> String {
     let output = ws
         .toolhost()
         .env_remove("OPENAI_API_KEY")
@@ -51,6 +51,7 @@ fn run_openai(ws: &Workspace, mock: &MockModel, args: &[&str]) {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    String::from_utf8(output.stderr).expect("utf-8 stderr")
 }
 
 fn session_files(ws: &Workspace) -> Vec<PathBuf> {
@@ -537,7 +538,15 @@ fn retries_and_model_timings_are_recorded() {
         busy.to_string(),
         fixture_stream("openai-chat-text-usage-done"),
     ]);
-    run_openai(&ws, &mock, &["--model", "m", "hello"]);
+    let stderr = run_openai(&ws, &mock, &["--model", "m", "hello"]);
+    assert!(
+        stderr.starts_with(&format!(
+            "retrying the model request in 0.0 s (retry 1): `openai` at {}/v1/chat/completions \
+             answered HTTP 503: busy\n",
+            mock.url
+        )),
+        "{stderr}"
+    );
     let lines = records(&session_files(&ws)[0]);
     let retry = lines
         .iter()
