@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::common::{Workspace, stderr_of_failure, stdout_of};
+use super::common::mock_model::{MockModel, Reply, expected, sse};
+use super::common::{Workspace, copy_dir, stderr_of_failure, stdout_of};
 
 /// Writes `turns` as a script into the workspace and returns its path.
 fn script(ws: &Workspace, turns: Value) -> String {
@@ -388,105 +389,12 @@ fn the_offline_demo_runs_recovers_from_a_denied_edit_and_completes() {
     );
 }
 
-pub(super) fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("read demo dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            std::fs::create_dir_all(&target).expect("mkdir");
-            copy_dir(&entry.path(), &target);
-        } else if entry.file_name() != "review.md" {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
-}
-
-/// A one-thread HTTP/1.1 server on 127.0.0.1 that answers each request with
-/// the next canned SSE body (or whole response, when it starts with
-/// `HTTP/1.1 `) and records the request bodies.
-pub(super) struct MockModel {
-    pub(super) url: String,
-    requests: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
-}
-
-impl MockModel {
-    pub(super) fn start(bodies: Vec<String>) -> MockModel {
-        MockModel::start_slow(bodies, Duration::ZERO)
-    }
-
-    /// Like [`MockModel::start`], waiting `delay` before each answer.
-    fn start_slow(bodies: Vec<String>, delay: Duration) -> MockModel {
-        use std::io::{BufRead, BufReader, Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind mock");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
-        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let seen = std::sync::Arc::clone(&requests);
-        std::thread::spawn(move || {
-            for body in bodies {
-                let Ok((stream, _)) = listener.accept() else {
-                    return;
-                };
-                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let mut request_line = String::new();
-                reader.read_line(&mut request_line).expect("request line");
-                let mut length = 0;
-                loop {
-                    let mut line = String::new();
-                    reader.read_line(&mut line).expect("header");
-                    if line.trim().is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().expect("length");
-                    }
-                }
-                let mut request = vec![0; length];
-                reader.read_exact(&mut request).expect("body");
-                let path = request_line
-                    .split_whitespace()
-                    .nth(1)
-                    .unwrap_or_default()
-                    .to_string();
-                seen.lock()
-                    .expect("lock")
-                    .push((path, serde_json::from_slice(&request).expect("json body")));
-                std::thread::sleep(delay);
-                let mut stream = stream;
-                // A body that is a whole HTTP response is sent as is (for
-                // error statuses).
-                if body.starts_with("HTTP/1.1 ") {
-                    stream.write_all(body.as_bytes()).expect("write response");
-                    continue;
-                }
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    body.len()
-                );
-                stream.write_all(head.as_bytes()).expect("write head");
-                stream.write_all(body.as_bytes()).expect("write body");
-            }
-        });
-        MockModel { url, requests }
-    }
-
-    pub(super) fn requests(&self) -> Vec<(String, Value)> {
-        self.requests.lock().expect("lock").clone()
-    }
-}
-
-pub(super) fn fixture_stream(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/providers")
-        .join(format!("{name}.sse"));
-    std::fs::read_to_string(path).expect("fixture stream")
-}
-
 #[test]
 fn an_openai_compatible_server_drives_a_run_and_sees_the_tool_results() {
     let ws = Workspace::new();
     let mock = MockModel::start(vec![
-        fixture_stream("openai-chat-tool-single-fragmented"),
-        fixture_stream("openai-chat-text-usage-done"),
+        sse("openai-chat-tool-single-fragmented"),
+        sse("openai-chat-text-usage-done"),
     ]);
     let output = ws
         .toolhost()
@@ -511,20 +419,13 @@ fn an_openai_compatible_server_drives_a_run_and_sees_the_tool_results() {
     assert_eq!(doc["turns"], 2);
     assert_eq!(
         doc["final_text"],
-        serde_json::from_str::<Value>(
-            &std::fs::read_to_string(
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("tests/fixtures/providers/openai-chat-text-usage-done.expected.json")
-            )
-            .expect("expected"),
-        )
-        .expect("json")["text"]
+        expected("openai-chat-text-usage-done")["text"]
     );
 
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!(requests[0].0, "/v1/chat/completions");
-    let second = &requests[1].1;
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    let second = &requests[1].body;
     let messages = second["messages"].as_array().expect("messages");
     let n = messages.len();
     // The assistant's tool call is replayed, then answered by its id; the
@@ -558,7 +459,7 @@ fn an_openai_compatible_server_drives_a_run_and_sees_the_tool_results() {
 #[test]
 fn an_anthropic_server_drives_a_run() {
     let ws = Workspace::new();
-    let mock = MockModel::start(vec![fixture_stream("anthropic-messages-text-ping")]);
+    let mock = MockModel::start(vec![sse("anthropic-messages-text-ping")]);
     let output = ws
         .toolhost()
         .env_remove("ANTHROPIC_API_KEY")
@@ -582,17 +483,17 @@ fn an_anthropic_server_drives_a_run() {
     );
     assert!(!output.stdout.is_empty());
     let requests = mock.requests();
-    assert_eq!(requests[0].0, "/v1/messages");
-    assert_eq!(requests[0].1["model"], "claude-sonnet-4-5");
-    assert_eq!(requests[0].1["stream"], true);
+    assert_eq!(requests[0].path, "/v1/messages");
+    assert_eq!(requests[0].body["model"], "claude-sonnet-4-5");
+    assert_eq!(requests[0].body["stream"], true);
 }
 
 #[test]
 fn the_model_can_be_configured_in_toolhost_toml() {
     let ws = Workspace::new();
     let mock = MockModel::start(vec![
-        fixture_stream("ollama-chat-parallel-tools-whole-args"),
-        fixture_stream("openai-chat-text-usage-done"),
+        sse("ollama-chat-parallel-tools-whole-args"),
+        sse("openai-chat-text-usage-done"),
     ]);
     ws.write(
         "toolhost.toml",
@@ -613,23 +514,18 @@ fn the_model_can_be_configured_in_toolhost_toml() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(mock.requests()[0].1["model"], "qwen2.5-coder");
+    assert_eq!(mock.requests()[0].body["model"], "qwen2.5-coder");
 }
 
 #[test]
 fn reply_text_streams_as_it_arrives_and_is_printed_once() {
-    let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/providers/openai-chat-text-usage-done.expected.json"),
-        )
-        .expect("expected"),
-    )
-    .expect("json");
-    let text = expected["text"].as_str().expect("text").to_string();
+    let text = expected("openai-chat-text-usage-done")["text"]
+        .as_str()
+        .expect("text")
+        .to_string();
     let ws = Workspace::new();
 
-    let mock = MockModel::start(vec![fixture_stream("openai-chat-text-usage-done")]);
+    let mock = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
     let base_url = format!("{}/v1", mock.url);
     let run = [
         "run",
@@ -648,7 +544,7 @@ fn reply_text_streams_as_it_arrives_and_is_printed_once() {
     );
     assert_eq!(out, format!("{text}\n"));
 
-    let mock = MockModel::start(vec![fixture_stream("openai-chat-text-usage-done")]);
+    let mock = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
     let base_url = format!("{}/v1", mock.url);
     let run = [
         "run",
@@ -683,12 +579,12 @@ fn reply_text_streams_as_it_arrives_and_is_printed_once() {
 #[test]
 fn a_retry_is_a_stream_json_event_in_order_and_a_session_record() {
     let ws = Workspace::new();
-    let busy = "HTTP/1.1 503 Service Unavailable\r\nretry-after: 0\r\ncontent-length: 4\r\n\
-                connection: close\r\n\r\nbusy";
-    let mock = MockModel::start(vec![
-        busy.to_string(),
-        fixture_stream("openai-chat-text-usage-done"),
-    ]);
+    let busy = Reply::Status {
+        status: 503,
+        headers: vec![("retry-after", "0".into())],
+        body: "busy".into(),
+    };
+    let mock = MockModel::start(vec![busy, sse("openai-chat-text-usage-done")]);
     let out = stdout_of(
         ws.toolhost()
             .env_remove("OPENAI_API_KEY")
@@ -762,10 +658,9 @@ fn a_retry_is_a_stream_json_event_in_order_and_a_session_record() {
 #[test]
 fn a_spinner_shows_on_a_terminal_while_the_model_thinks() {
     let ws = Workspace::new();
-    let mock = MockModel::start_slow(
-        vec![fixture_stream("openai-chat-text-usage-done")],
-        Duration::from_millis(800),
-    );
+    let mock = MockModel::start(vec![
+        sse("openai-chat-text-usage-done").after(Duration::from_millis(800)),
+    ]);
     let toolhost = assert_cmd::cargo::cargo_bin("toolhost");
     let command = format!(
         "{} run --provider openai --model gpt-4o --base-url {}/v1 hi",
