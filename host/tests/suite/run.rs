@@ -195,9 +195,15 @@ fn the_prompt_can_come_from_stdin_and_json_output_is_one_object() {
 fn stream_json_prints_one_event_per_line() {
     let ws = Workspace::new();
     ws.write("a.txt", "alpha\n");
+    ws.write("b.txt", "beta\n");
+    // A lone call, then two read-only calls that run together, then text.
     let script = script(
         &ws,
-        json!([{"tool_calls": [read_call("c1", "a.txt")]}, {"text": "done"}]),
+        json!([
+            {"tool_calls": [read_call("c1", "a.txt")]},
+            {"tool_calls": [read_call("c2", "a.txt"), read_call("c3", "b.txt")]},
+            {"text": "done"}
+        ]),
     );
     let out = stdout_of(ws.toolhost().args([
         "run",
@@ -207,29 +213,105 @@ fn stream_json_prints_one_event_per_line() {
         &script,
         "go",
     ]));
-    let types: Vec<String> = out
+    let events: Vec<Value> = out
         .lines()
-        .map(|line| {
-            serde_json::from_str::<Value>(line).expect("each line is JSON")["type"]
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect();
+
+    // The order, tool executions aside (concurrent calls may interleave).
+    let outline: Vec<String> = events
+        .iter()
+        .filter(|e| {
+            !e["type"]
                 .as_str()
                 .expect("type")
-                .to_string()
+                .starts_with("tool_execution_")
+        })
+        .map(|e| match e["type"].as_str().expect("type") {
+            "message" => format!("message:{}", e["message"]["role"].as_str().expect("role")),
+            "turn_start" | "turn_end" => {
+                format!("{}:{}", e["type"].as_str().expect("type"), e["turn"])
+            }
+            other => other.to_string(),
         })
         .collect();
-    assert_eq!(types.first().map(String::as_str), Some("agent_start"));
-    assert_eq!(types.last().map(String::as_str), Some("agent_end"));
-    for expected in [
-        "turn_start",
-        "message",
-        "tool_execution_start",
-        "tool_execution_end",
-        "turn_end",
-    ] {
-        assert!(
-            types.iter().any(|t| t == expected),
-            "{expected} missing from {types:?}"
-        );
+    assert_eq!(
+        outline,
+        [
+            "agent_start",
+            "message:user",
+            "turn_start:1",
+            "message:assistant",
+            "message:tool_results",
+            "turn_end:1",
+            "turn_start:2",
+            "message:assistant",
+            "message:tool_results",
+            "turn_end:2",
+            "turn_start:3",
+            "message:assistant",
+            "turn_end:3",
+            "agent_end",
+        ]
+    );
+
+    // Each call of a reply starts once and ends once, by `call_id`, between
+    // the reply and its results, which answer the calls in order.
+    let mut calls: Vec<String> = Vec::new();
+    let mut started: Vec<String> = Vec::new();
+    let mut ended: Vec<String> = Vec::new();
+    let mut executed = 0;
+    for event in &events {
+        let call_id = || event["call_id"].as_str().expect("call_id").to_string();
+        match event["type"].as_str().expect("type") {
+            "message" if event["message"]["role"] == "assistant" => {
+                calls = event["message"]["blocks"]
+                    .as_array()
+                    .expect("blocks")
+                    .iter()
+                    .filter(|b| b["type"] == "tool_call")
+                    .map(|b| b["id"].as_str().expect("id").to_string())
+                    .collect();
+                started.clear();
+                ended.clear();
+            }
+            "tool_execution_start" => {
+                let id = call_id();
+                assert!(calls.contains(&id), "{id} is not a call of the last reply");
+                assert!(!started.contains(&id), "{id} started twice");
+                assert_eq!(event["tool"], "read_file");
+                started.push(id);
+            }
+            "tool_execution_end" => {
+                let id = call_id();
+                assert!(started.contains(&id), "{id} ended before it started");
+                assert!(!ended.contains(&id), "{id} ended twice");
+                assert_eq!(event["is_error"], false, "{event}");
+                ended.push(id);
+                executed += 1;
+            }
+            "message" if event["message"]["role"] == "tool_results" => {
+                let answered: Vec<&str> = event["message"]["results"]
+                    .as_array()
+                    .expect("results")
+                    .iter()
+                    .map(|r| r["call_id"].as_str().expect("call_id"))
+                    .collect();
+                assert_eq!(answered, calls, "results answer the calls in order");
+                started.sort();
+                ended.sort();
+                let mut expected = calls.clone();
+                expected.sort();
+                assert_eq!((&started, &ended), (&expected, &expected));
+            }
+            _ => {}
+        }
     }
+    assert_eq!(executed, 3);
+    assert_eq!(
+        events.last().expect("agent_end")["stop"]["reason"],
+        "completed"
+    );
 }
 
 #[test]
@@ -481,7 +563,16 @@ fn an_anthropic_server_drives_a_run() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(!output.stdout.is_empty());
+    let text = expected("anthropic-messages-text-ping")["text"]
+        .as_str()
+        .expect("text")
+        .to_string();
+    let newline = if text.ends_with('\n') { "" } else { "\n" };
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        format!("{text}{newline}"),
+        "the reply's text, once"
+    );
     let requests = mock.requests();
     assert_eq!(requests[0].path, "/v1/messages");
     assert_eq!(requests[0].body["model"], "claude-sonnet-4-5");
