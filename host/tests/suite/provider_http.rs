@@ -14,6 +14,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolhost::provider::anthropic::AnthropicClient;
+use toolhost::provider::client::{HttpModel, WireApi};
 use toolhost::provider::http::{HttpOptions, RetryNotice, RetryObserver};
 use toolhost::provider::openai::OpenAiClient;
 use toolhost::provider::{
@@ -39,6 +40,23 @@ fn recorder() -> (RetryObserver, Arc<Mutex<Vec<RetryNotice>>>) {
         sink.lock().expect("notices lock").push(notice.clone());
     });
     (observer, notices)
+}
+
+/// `client`'s reply to "hi" (no system prompt, no tools) and the retries it
+/// reported on the way.
+async fn ask_recording<W: WireApi>(
+    client: &HttpModel<W>,
+) -> (
+    Result<Option<AssistantMessage>, ProviderError>,
+    Vec<RetryNotice>,
+) {
+    let (on_retry, notices) = recorder();
+    let cancel = CancellationToken::new();
+    let reply = client
+        .next_streaming("", &user("hi"), &[], &cancel, None, Some(on_retry))
+        .await;
+    let notices = notices.lock().expect("notices").clone();
+    (reply, notices)
 }
 
 fn openai(mock: &MockModel) -> OpenAiClient {
@@ -354,18 +372,7 @@ async fn a_429_waits_for_retry_after_then_succeeds() {
         },
         sse("openai-chat-text-usage-done"),
     ]);
-    let (on_retry, notices) = recorder();
-    let client = OpenAiClient::new(options(mock.openai_url()), "gpt-test").expect("client");
-    let reply = client
-        .next_streaming(
-            "",
-            &user("hi"),
-            &[],
-            &CancellationToken::new(),
-            None,
-            Some(on_retry),
-        )
-        .await;
+    let (reply, notices) = ask_recording(&openai(&mock)).await;
     assert_eq!(fixture_json(reply), expected("openai-chat-text-usage-done"));
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
@@ -374,7 +381,6 @@ async fn a_429_waits_for_retry_after_then_succeeds() {
         waited >= Duration::from_millis(950) && waited < Duration::from_secs(3),
         "{waited:?}"
     );
-    let notices = notices.lock().expect("notices").clone();
     assert_eq!(notices.len(), 1);
     assert_eq!(notices[0].attempt, 1);
     assert_eq!(notices[0].wait, Duration::from_secs(1));
@@ -400,28 +406,17 @@ async fn three_500s_are_retried_then_the_reply_arrives() {
             status(503, "overloaded"),
             sse(ok),
         ]);
-        let (on_retry, notices) = recorder();
-        let (options, cancel) = (options(url_of(&mock)), CancellationToken::new());
-        let on_retry = Some(on_retry);
-        let reply = if anthropic_api {
+        let options = options(url_of(&mock));
+        let (reply, notices) = if anthropic_api {
             let client = AnthropicClient::new(options, "m").expect("client");
-            client
-                .next_streaming("", &user("hi"), &[], &cancel, None, on_retry)
-                .await
+            ask_recording(&client).await
         } else {
             let client = OpenAiClient::new(options, "m").expect("client");
-            client
-                .next_streaming("", &user("hi"), &[], &cancel, None, on_retry)
-                .await
+            ask_recording(&client).await
         };
         assert_eq!(fixture_json(reply), expected(ok));
         assert_eq!(mock.requests().len(), 4);
-        let attempts: Vec<u32> = notices
-            .lock()
-            .expect("notices")
-            .iter()
-            .map(|n| n.attempt)
-            .collect();
+        let attempts: Vec<u32> = notices.iter().map(|n| n.attempt).collect();
         assert_eq!(attempts, [1, 2, 3]);
     }
 }
@@ -457,22 +452,12 @@ async fn a_refused_connection_is_retried_then_reported() {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.local_addr().expect("addr")
     };
-    let (on_retry, notices) = recorder();
     let mut options = options(format!("http://{addr}/v1"));
     options.max_retries = 2;
     let client = OpenAiClient::new(options, "m").expect("client");
-    let err = client
-        .next_streaming(
-            "",
-            &user("hi"),
-            &[],
-            &CancellationToken::new(),
-            None,
-            Some(on_retry),
-        )
-        .await
-        .expect_err("nobody listens");
-    assert_eq!(notices.lock().expect("notices").len(), 2);
+    let (reply, notices) = ask_recording(&client).await;
+    let err = reply.expect_err("nobody listens");
+    assert_eq!(notices.len(), 2);
     let text = err.to_string();
     assert!(
         text.contains("failed 3 times") && text.contains("cannot reach"),
