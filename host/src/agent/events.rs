@@ -10,37 +10,6 @@ use super::Execution;
 use super::ledger::Message;
 use super::stop::StopRecord;
 
-/// [`Execution`] as events carry it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct ExecutionRecord {
-    pub outcome: String,
-    pub fuel_used: u64,
-    pub peak_memory: u64,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub stdout: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub stderr: String,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub captured_dropped: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-impl From<Execution> for ExecutionRecord {
-    fn from(execution: Execution) -> Self {
-        ExecutionRecord {
-            outcome: execution.outcome.to_owned(),
-            fuel_used: execution.fuel_used,
-            peak_memory: execution.peak_memory,
-            stdout: execution.stdout,
-            stderr: execution.stderr,
-            captured_dropped: execution.captured_dropped,
-        }
-    }
-}
-
 /// Receives every event, from whichever task emits it (read-only tools run
 /// concurrently), so it must be cheap and must not block.
 pub type EventSink = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
@@ -56,6 +25,14 @@ pub enum AgentEvent {
     /// A model request is about to be made (`turn` counts from 1).
     TurnStart {
         turn: u32,
+    },
+    /// The model request of the current turn failed and is sent again
+    /// after `wait_ms` (`attempt` counts retries from 1; `reason` is the
+    /// failure's message). The model never sees retries.
+    ModelRetry {
+        attempt: u32,
+        wait_ms: u64,
+        reason: String,
     },
     /// A piece of the assistant's reply text, as it streams in. The
     /// `message` event that follows holds the whole reply.
@@ -92,7 +69,7 @@ pub enum AgentEvent {
         saved_to: Option<String>,
         /// What the sandbox measured (absent for runners that measure nothing).
         #[serde(skip_serializing_if = "Option::is_none")]
-        execution: Option<ExecutionRecord>,
+        execution: Option<Execution>,
     },
     /// The turn begun by the last `turn_start` is over.
     TurnEnd {

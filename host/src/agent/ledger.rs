@@ -5,45 +5,18 @@
 //! off by cancellation is never stored). It knows nothing of wire APIs:
 //! the providers translate it.
 
-use serde_json::Value;
-
-use crate::provider::{AssistantMessage, Block};
-pub use crate::provider::{Message, ToolResultEntry};
-
-/// A tool call of an assistant message, borrowed from its [`Block`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CallRef<'a> {
-    pub id: &'a str,
-    pub name: &'a str,
-    /// `None` when the argument text is not complete JSON.
-    pub arguments: Option<&'a Value>,
-}
+use crate::provider::AssistantMessage;
+pub use crate::provider::{CallRef, Message, ToolResultEntry};
 
 /// The tool calls of `message`, in order.
 pub fn tool_calls(message: &AssistantMessage) -> Vec<CallRef<'_>> {
-    message
-        .blocks
-        .iter()
-        .filter_map(|block| match block {
-            Block::ToolCall {
-                id,
-                name,
-                arguments,
-                ..
-            } => Some(CallRef {
-                id,
-                name,
-                arguments: arguments.as_ref(),
-            }),
-            _ => None,
-        })
-        .collect()
+    message.tool_calls()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::Finish;
+    use crate::provider::{Block, Finish};
     use serde_json::json;
 
     #[test]

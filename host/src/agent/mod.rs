@@ -18,18 +18,19 @@ mod stop;
 
 use std::future::Future;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use events::{AgentEvent, EventSink, ExecutionRecord};
+pub use events::{AgentEvent, EventSink};
 pub use ledger::{CallRef, Message, ToolResultEntry, tool_calls};
 pub use long_output::{DEFAULT_RESULT_BUDGET, ResultBudget};
-pub use loop_detect::{Fingerprint, LoopDetector, Verdict, canonical};
 pub use prompt::default_system_prompt;
 pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED};
 pub use stop::{StopReason, StopRecord};
 
 pub use crate::provider::ToolSpecForModel;
+use crate::provider::http::RetryObserver;
 use crate::provider::{AssistantMessage, ProviderError};
 use crate::provider::{Model, TextSink};
 use crate::sandbox::{CallOptions, ProgressSink, Sandbox};
@@ -55,21 +56,28 @@ impl ToolResult {
     }
 }
 
-/// How a sandboxed call went, beyond its text: the session file records it,
-/// the model never sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How a sandboxed call went, beyond its text: `tool_execution_end` events
+/// and the session file carry it, the model never sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Execution {
     /// `ok` or the fault's kind (`out_of_fuel`, `timeout`, `denied`, ...).
-    pub outcome: &'static str,
+    pub outcome: String,
     pub fuel_used: u64,
     pub peak_memory: u64,
     /// The plugin's stdout and stderr (lossy UTF-8), each cut to
     /// [`Execution::CAPTURE_KEPT`] bytes.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stdout: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stderr: String,
     /// Bytes of stdout/stderr not kept (over the sandbox's capture limit or
     /// [`Execution::CAPTURE_KEPT`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub captured_dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Execution {
@@ -86,7 +94,7 @@ impl Execution {
         let stdout = keep(&report.captured.stdout);
         let stderr = keep(&report.captured.stderr);
         Execution {
-            outcome: report.outcome.kind(),
+            outcome: report.outcome.kind().to_owned(),
             fuel_used: report.stats.fuel_used,
             peak_memory: report.stats.peak_memory,
             stdout,
@@ -102,19 +110,18 @@ impl Execution {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
-    /// The stream could not be read or understood.
+    /// The request failed (connection, HTTP status, retries exhausted) or
+    /// its stream could not be read or understood.
     #[error(transparent)]
     Provider(#[from] ProviderError),
-    /// The request failed (connection, HTTP status, retries exhausted).
-    #[error("{0}")]
-    Request(String),
 }
 
 /// A model the loop can ask for the next assistant message.
 pub trait ModelClient: Sync {
     /// Sends the whole ledger and returns the assembled reply. `Ok(None)`
     /// means `cancel` fired mid-stream: the half message is dropped, never
-    /// returned. `on_text` sees the reply's text as it streams in.
+    /// returned. `on_text` sees the reply's text as it streams in and
+    /// `on_retry` each retry of the request (retrying is the client's job).
     fn next(
         &self,
         system: &str,
@@ -122,6 +129,7 @@ pub trait ModelClient: Sync {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
         on_text: Option<TextSink>,
+        on_retry: Option<RetryObserver>,
     ) -> impl Future<Output = Result<Option<AssistantMessage>, ModelError>> + Send;
 }
 
@@ -150,8 +158,9 @@ impl<M: ModelClient> ModelClient for &M {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
         on_text: Option<TextSink>,
+        on_retry: Option<RetryObserver>,
     ) -> impl Future<Output = Result<Option<AssistantMessage>, ModelError>> + Send {
-        (**self).next(system, history, tools, cancel, on_text)
+        (**self).next(system, history, tools, cancel, on_text, on_retry)
     }
 }
 
@@ -179,8 +188,9 @@ impl ModelClient for Model {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
         on_text: Option<TextSink>,
+        on_retry: Option<RetryObserver>,
     ) -> Result<Option<AssistantMessage>, ModelError> {
-        Model::next(self, system, history, tools, cancel, on_text)
+        Model::next(self, system, history, tools, cancel, on_text, on_retry)
             .await
             .map_err(ModelError::Provider)
     }
@@ -277,7 +287,10 @@ mod tests {
 
         let unknown = ToolRunner::call(&sandbox, "rm", &json!({}), &cancel, None).await;
         assert!(unknown.is_error);
-        assert_eq!(unknown.execution.map(|e| e.outcome), Some("unknown_tool"));
+        assert_eq!(
+            unknown.execution.map(|e| e.outcome).as_deref(),
+            Some("unknown_tool")
+        );
         assert!(
             unknown
                 .text

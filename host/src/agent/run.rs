@@ -20,6 +20,7 @@ use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
 use super::stop::{StopReason, StopRecord};
 use super::{ModelClient, ToolResult, ToolRunner};
 use crate::provider::Finish;
+use crate::provider::http::{RetryNotice, RetryObserver};
 
 /// The result of every call of a reply that asked for tools after the last
 /// allowed turn.
@@ -148,9 +149,26 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 });
                 forward
             });
+            let on_retry = self.events.clone().map(|sink| {
+                let forward: RetryObserver = std::sync::Arc::new(move |notice: &RetryNotice| {
+                    sink(&AgentEvent::ModelRetry {
+                        attempt: notice.attempt,
+                        wait_ms: u64::try_from(notice.wait.as_millis()).unwrap_or(u64::MAX),
+                        reason: notice.reason.clone(),
+                    });
+                });
+                forward
+            });
             let reply = self
                 .model
-                .next(&self.config.system_prompt, ledger, &specs, cancel, on_text)
+                .next(
+                    &self.config.system_prompt,
+                    ledger,
+                    &specs,
+                    cancel,
+                    on_text,
+                    on_retry,
+                )
                 .await;
             let assistant = match reply {
                 Ok(Some(assistant)) => assistant,
@@ -349,7 +367,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 text: result.text.clone(),
                 output_bytes,
                 saved_to,
-                execution: result.execution.take().map(Into::into),
+                execution: result.execution.take(),
             });
         }
         Some(result)
@@ -414,7 +432,9 @@ mod tests {
 
     use super::*;
     use crate::agent::{ModelError, ToolSpecForModel};
-    use crate::provider::{AssistantMessage, Block};
+    use crate::provider::anthropic::Anthropic;
+    use crate::provider::openai::OpenAi;
+    use crate::provider::{AssistantMessage, Block, ProviderError};
 
     /// What the scripted model does on one request.
     #[derive(Debug, Clone)]
@@ -423,15 +443,37 @@ mod tests {
         /// Cancels the token and returns `None`, as a client cancelled
         /// mid-stream does.
         CancelMidStream,
+        /// An HTTP 500 whose body is this text, as the client reports it
+        /// once its retries are spent.
         Error(String),
     }
 
+    fn server_error(body: &str) -> ProviderError {
+        ProviderError::Status {
+            provider: "openai",
+            url: "http://model.test/v1/chat/completions".into(),
+            status: 500,
+            retry_after: None,
+            body: body.into(),
+        }
+    }
+
+    /// What the scripted model answered one request with.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Answer {
+        Message,
+        Cancelled,
+        Failed,
+    }
+
     /// Replies from a queue (a plain "done" once it is empty) and records
-    /// every history it was sent and whether `cancel` had fired by then.
+    /// every history it was sent, what it answered, and whether `cancel` had
+    /// fired by then.
     #[derive(Default)]
     struct ScriptedModel {
         replies: Mutex<VecDeque<Reply>>,
         histories: Mutex<Vec<Vec<Message>>>,
+        answers: Mutex<Vec<Answer>>,
         requests_after_cancel: AtomicUsize,
         /// Cancel the token right after returning the n-th reply (0-based).
         cancel_after_reply: Option<usize>,
@@ -458,6 +500,7 @@ mod tests {
             _tools: &[ToolSpecForModel],
             cancel: &CancellationToken,
             _on_text: Option<crate::provider::TextSink>,
+            _on_retry: Option<RetryObserver>,
         ) -> Result<Option<AssistantMessage>, ModelError> {
             if cancel.is_cancelled() {
                 self.requests_after_cancel.fetch_add(1, Ordering::SeqCst);
@@ -472,14 +515,20 @@ mod tests {
             if self.cancel_after_reply == Some(index) {
                 cancel.cancel();
             }
-            match reply.unwrap_or_else(|| Reply::Message(text("done", Finish::Stop))) {
-                Reply::Message(message) => Ok(Some(message)),
-                Reply::CancelMidStream => {
-                    cancel.cancel();
-                    Ok(None)
-                }
-                Reply::Error(text) => Err(ModelError::Request(text)),
-            }
+            let (answer, result) =
+                match reply.unwrap_or_else(|| Reply::Message(text("done", Finish::Stop))) {
+                    Reply::Message(message) => (Answer::Message, Ok(Some(message))),
+                    Reply::CancelMidStream => {
+                        cancel.cancel();
+                        (Answer::Cancelled, Ok(None))
+                    }
+                    Reply::Error(body) => (
+                        Answer::Failed,
+                        Err(ModelError::Provider(server_error(&body))),
+                    ),
+                };
+            self.answers.lock().expect("lock").push(answer);
+            result
         }
     }
 
@@ -910,7 +959,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_model_error_stops_with_its_text() {
-        let model = ScriptedModel::new([Reply::Error("HTTP 500 from the server".into())]);
+        let model = ScriptedModel::new([Reply::Error("the server is down".into())]);
         let (_, stop) = run_with(
             &model,
             &FakeTools::default(),
@@ -919,7 +968,10 @@ mod tests {
         )
         .await;
         assert_eq!(stop.reason, StopReason::Error);
-        assert_eq!(stop.evidence, "HTTP 500 from the server");
+        assert_eq!(
+            stop.evidence,
+            "`openai` at http://model.test/v1/chat/completions answered HTTP 500: the server is down"
+        );
         assert_eq!(stop.turns, 0);
     }
 
@@ -1053,8 +1105,9 @@ mod tests {
         assert_eq!(tools.max_running.load(Ordering::SeqCst), 1);
     }
 
-    /// One random reply: up to three calls to tools `t0`..`t3`, some with
-    /// unparseable arguments, and a random finish.
+    /// One random reply: maybe reasoning (signed or not), maybe text (empty
+    /// or not), up to three calls to tools `t0`..`t3`, some with unparseable
+    /// arguments, and a random finish.
     fn reply_strategy() -> impl Strategy<Value = Reply> {
         let finish = prop_oneof![
             Just(Finish::Stop),
@@ -1062,17 +1115,24 @@ mod tests {
             Just(Finish::Length),
             Just(Finish::Error)
         ];
+        let reasoning = prop::option::of(prop::option::of(Just("sig".to_string())));
+        let text = prop::option::of(prop_oneof![Just(String::new()), Just("t".to_string())]);
         let call = (0..4usize, 0..3u8, any::<bool>());
+        let message = (reasoning, text, prop::collection::vec(call, 0..=3), finish);
         prop_oneof![
-            8 => (prop::collection::vec(call, 0..=3), finish).prop_map(|(calls, finish)| {
-                let blocks = calls
-                    .into_iter()
-                    .map(|(tool, arg, parseable)| {
-                        // Ids are filled in by `number_ids`.
-                        let arguments = parseable.then(|| json!({ "x": arg }));
-                        super::tests::call("", &format!("t{tool}"), arguments)
-                    })
-                    .collect();
+            8 => message.prop_map(|(reasoning, text, calls, finish)| {
+                let mut blocks = Vec::new();
+                if let Some(signature) = reasoning {
+                    blocks.push(Block::Reasoning { text: "hm".into(), signature });
+                }
+                if let Some(text) = text {
+                    blocks.push(Block::Text { text });
+                }
+                blocks.extend(calls.into_iter().map(|(tool, arg, parseable)| {
+                    // Ids are filled in by `number_ids`.
+                    let arguments = parseable.then(|| json!({ "x": arg }));
+                    super::tests::call("", &format!("t{tool}"), arguments)
+                }));
                 Reply::Message(AssistantMessage { blocks, finish, usage: None })
             }),
             1 => Just(Reply::CancelMidStream),
@@ -1117,15 +1177,181 @@ mod tests {
             }
             let config = LoopConfig { max_turns, warn_after: 2, stop_after: 3, ..LoopConfig::default() };
             let cancel = CancellationToken::new();
-            let (_, stop) = rt().block_on(run_with(&model, &tools, config, &cancel));
+            let (mut ledger, stop) = rt().block_on(run_with(&model, &tools, config, &cancel));
             prop_assert!(stop.turns <= max_turns);
-            // Every request but a failed or cancelled one added a message
-            // (a reply that ended in an error is stored, then stops the run).
-            let unanswered = u32::from((stop.reason == StopReason::Error
-                    && !stop.evidence.starts_with("the model's reply ended with an error"))
-                || (stop.reason == StopReason::Aborted
-                    && stop.evidence == "cancelled while the model was replying"));
-            prop_assert_eq!(u32::try_from(model.requests()).expect("small"), stop.turns + unanswered);
+            // Every request but a failed or cancelled one added a message (a
+            // reply that ended in an error is stored, then stops the run),
+            // and a failed or cancelled one is the last and decides the stop.
+            let answers = model.answers.lock().expect("lock").clone();
+            let replied = answers.iter().filter(|a| **a == Answer::Message).count();
+            prop_assert_eq!(u32::try_from(replied).expect("small"), stop.turns);
+            match answers.iter().position(|a| *a != Answer::Message) {
+                None => {}
+                Some(at) => {
+                    prop_assert_eq!(at + 1, answers.len(), "{:?}", answers);
+                    let reason = match answers[at] {
+                        Answer::Failed => StopReason::Error,
+                        _ => StopReason::Aborted,
+                    };
+                    prop_assert_eq!(stop.reason, reason);
+                }
+            }
+            // Every request the loop made, and the next one a resumed
+            // session would make, is valid input for either wire API.
+            ledger.push(Message::User { text: "next".into() });
+            let histories = model.histories.lock().expect("lock").clone();
+            for history in histories.iter().chain([&ledger]) {
+                wire::check_openai(&wire::body::<OpenAi>(history));
+                wire::check_anthropic(&wire::body::<Anthropic>(history));
+            }
+        }
+    }
+
+    /// The structural rules each wire API puts on a request (DESIGN.md
+    /// section 4: the ledger is valid input for either), checked on the
+    /// bodies the providers build.
+    mod wire {
+        use std::collections::HashSet;
+
+        use serde_json::Value;
+
+        use crate::agent::Message;
+        use crate::provider::client::{Request, WireApi};
+
+        /// `W`'s request for `history`, with a system prompt and no tools.
+        pub(super) fn body<W: WireApi>(history: &[Message]) -> Value {
+            W::request_body(&Request {
+                model: "m",
+                system: "be brief",
+                history,
+                tools: &[],
+                max_tokens: None,
+            })
+        }
+
+        fn str_of<'a>(value: &'a Value, key: &str) -> &'a str {
+            value[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("`{key}` is a string in {value}"))
+        }
+
+        /// Chat Completions: the system message first; an assistant's
+        /// content is text, or null when it calls tools; every call is
+        /// answered, right after it, by exactly one `tool` message with its
+        /// id, and a `tool` message answers only such a call; ids are unique.
+        pub(super) fn check_openai(body: &Value) {
+            let messages = body["messages"].as_array().expect("messages");
+            assert_eq!(messages.first().map(|m| &m["role"]), Some(&"system".into()));
+            let mut ids = HashSet::new();
+            // The calls of the last assistant not answered yet.
+            let mut open: Vec<&str> = Vec::new();
+            for (i, message) in messages.iter().enumerate() {
+                let role = str_of(message, "role");
+                assert!(
+                    role == "tool" || open.is_empty(),
+                    "calls {open:?} unanswered before message {i}: {body}"
+                );
+                match role {
+                    "system" => assert_eq!(i, 0, "{body}"),
+                    "user" => assert!(!str_of(message, "content").is_empty(), "{body}"),
+                    "assistant" => {
+                        let calls = message["tool_calls"].as_array();
+                        match &message["content"] {
+                            Value::String(_) => {}
+                            Value::Null => assert!(calls.is_some(), "null content: {body}"),
+                            other => panic!("assistant content {other}: {body}"),
+                        }
+                        for call in calls.into_iter().flatten() {
+                            let id = str_of(call, "id");
+                            assert!(!id.is_empty() && ids.insert(id.to_owned()), "id {id}");
+                            assert_eq!(call["type"], "function");
+                            assert!(!str_of(&call["function"], "name").is_empty());
+                            str_of(&call["function"], "arguments");
+                            open.push(id);
+                        }
+                        assert!(calls.is_none_or(|c| !c.is_empty()), "{body}");
+                    }
+                    "tool" => {
+                        let id = str_of(message, "tool_call_id");
+                        let at = open.iter().position(|open| *open == id);
+                        let at = at.unwrap_or_else(|| {
+                            panic!("tool message {i} answers no open call: {body}")
+                        });
+                        open.remove(at);
+                        str_of(message, "content");
+                    }
+                    other => panic!("role {other}: {body}"),
+                }
+            }
+            assert!(open.is_empty(), "calls {open:?} unanswered: {body}");
+        }
+
+        /// Messages: roles alternate from a user turn to a last user turn;
+        /// no empty content or text block; thinking blocks are signed;
+        /// `tool_use` input is an object; the message after an assistant
+        /// with calls is a user turn opening with one `tool_result` per call
+        /// (no other), and a `tool_result` appears nowhere else; ids are
+        /// unique.
+        pub(super) fn check_anthropic(body: &Value) {
+            assert!(body["system"].is_string(), "{body}");
+            let messages = body["messages"].as_array().expect("messages");
+            assert_eq!(messages.last().map(|m| &m["role"]), Some(&"user".into()));
+            let mut ids = HashSet::new();
+            let mut calls: Vec<&str> = Vec::new();
+            for (i, message) in messages.iter().enumerate() {
+                let role = str_of(message, "role");
+                let want = if i % 2 == 0 { "user" } else { "assistant" };
+                assert_eq!(role, want, "message {i}: {body}");
+                let blocks: Vec<&Value> = match &message["content"] {
+                    Value::String(text) => {
+                        assert!(!text.is_empty(), "{body}");
+                        Vec::new()
+                    }
+                    Value::Array(blocks) => blocks.iter().collect(),
+                    other => panic!("content {other}: {body}"),
+                };
+                assert!(
+                    message["content"].is_string() || !blocks.is_empty(),
+                    "{body}"
+                );
+                // The calls this message must answer, from the one before.
+                let answering = std::mem::take(&mut calls);
+                let results: Vec<&str> = blocks
+                    .iter()
+                    .take_while(|b| b["type"] == "tool_result")
+                    .map(|b| str_of(b, "tool_use_id"))
+                    .collect();
+                let mut wanted = answering.clone();
+                let mut got = results.clone();
+                wanted.sort_unstable();
+                got.sort_unstable();
+                assert_eq!(
+                    got, wanted,
+                    "message {i} answers the calls before it: {body}"
+                );
+                for block in blocks.iter().skip(results.len()) {
+                    match str_of(block, "type") {
+                        "text" => assert!(!str_of(block, "text").is_empty(), "{body}"),
+                        "thinking" if role == "assistant" => {
+                            str_of(block, "thinking");
+                            assert!(!str_of(block, "signature").is_empty(), "{body}");
+                        }
+                        "tool_use" if role == "assistant" => {
+                            let id = str_of(block, "id");
+                            assert!(ids.insert(id.to_owned()), "id {id} twice: {body}");
+                            assert!(!str_of(block, "name").is_empty());
+                            assert!(block["input"].is_object(), "{body}");
+                            calls.push(id);
+                        }
+                        other => panic!("a `{other}` block in a {role} message: {body}"),
+                    }
+                }
+                for result in blocks.iter().take(results.len()) {
+                    str_of(result, "content");
+                    assert!(result["is_error"].is_boolean(), "{body}");
+                }
+            }
+            assert!(calls.is_empty(), "calls {calls:?} unanswered: {body}");
         }
     }
 }

@@ -7,17 +7,17 @@ mod session;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use exit::Ended;
 
-use crate::config::{self, ConfigInputs};
+use crate::config::{self, ConfigInputs, ProviderKind};
 use crate::provider::Model;
 use crate::sandbox::{CallOptions, Sandbox};
 use crate::transcript::show::Summary;
-use crate::transcript::{SessionFile, SessionStore, SessionWriter};
+use crate::transcript::{SessionFile, SessionStore};
 use crate::workspace::{self, Layout};
 
 /// Run LLM agent tools as sandboxed WebAssembly components.
@@ -149,13 +149,6 @@ struct RunArgs {
     /// head and tail; the whole text is saved in .toolhost/outputs.
     #[arg(long, default_value_t = crate::agent::DEFAULT_RESULT_BUDGET / 1024, value_name = "KIB")]
     result_budget: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum ProviderKind {
-    Openai,
-    Anthropic,
-    Scripted,
 }
 
 /// How `toolhost run` prints.
@@ -344,15 +337,10 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     if let Some(file) = &resumed {
         render::warnings(&session::resume_warnings(file, &workspace));
     }
-    // Retries happen inside the model client, which exists before the
-    // session file does.
-    let late_writer: Arc<OnceLock<Arc<SessionWriter>>> = Arc::default();
-    let on_retry = session::retry_observer(&late_writer);
     let model = resolve_model(
         args,
         &resolved.model,
         resumed.as_ref().map(SessionFile::last_start),
-        on_retry,
     )?;
     let prompt = read_prompt(args.prompt.as_deref())?;
 
@@ -382,9 +370,7 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     let writer = if args.no_session {
         None
     } else {
-        let writer = Arc::new(session::open(&store, resumed.as_ref(), start)?);
-        let _ = late_writer.set(Arc::clone(&writer));
-        Some(writer)
+        Some(Arc::new(session::open(&store, resumed.as_ref(), start)?))
     };
     let mut ledger = match &resumed {
         Some(file) => session::resumed_ledger(file, writer.as_deref()),
@@ -412,24 +398,12 @@ fn resolve_model(
     args: &RunArgs,
     section: &config::ModelSection,
     resumed: Option<&crate::transcript::SessionStart>,
-    on_retry: crate::provider::http::RetryObserver,
 ) -> anyhow::Result<Model> {
     use crate::provider::http::HttpOptions;
     use crate::provider::scripted::ScriptedModel;
     use crate::provider::{anthropic, openai};
 
-    let from_config = match section.provider.as_deref() {
-        None => None,
-        Some("openai") => Some(ProviderKind::Openai),
-        Some("anthropic") => Some(ProviderKind::Anthropic),
-        Some("scripted") => Some(ProviderKind::Scripted),
-        Some(other) => {
-            return Err(UsageError(format!(
-                "toolhost.toml [model] provider = \"{other}\" is not one of openai, anthropic, scripted"
-            ))
-            .into());
-        }
-    };
+    let from_config = section.provider;
     // A resumed session's model, unless flags, config or --script pick one.
     // A scripted session is not picked up: its script is not recorded.
     let from_session = resumed
@@ -484,14 +458,12 @@ fn resolve_model(
                     .unwrap_or_else(|| openai::DEFAULT_BASE_URL.into()),
             );
             http.api_key = env(openai::API_KEY_ENV);
-            http.on_retry = Some(on_retry.clone());
             Model::OpenAi(openai::OpenAiClient::new(http, name()?)?)
         }
         Some(ProviderKind::Anthropic) => {
             let mut http =
                 HttpOptions::new(base_url.unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.into()));
             http.api_key = env(anthropic::API_KEY_ENV);
-            http.on_retry = Some(on_retry.clone());
             Model::Anthropic(anthropic::AnthropicClient::new(http, name()?)?)
         }
         None => {

@@ -15,19 +15,6 @@ use crate::sandbox::{CallReport, Grant, Limits, Sandbox, Tool, ToolOutcome};
 use crate::transcript::show::{self, Summary};
 use crate::transcript::{SessionFile, SessionWriter, TranscriptError};
 
-/// Tells the user (on stderr) that a model request failed and will be
-/// retried; the model never sees retries.
-pub(super) fn retry_notice() -> crate::provider::http::RetryObserver {
-    Arc::new(|notice: &crate::provider::http::RetryNotice| {
-        eprintln!(
-            "retrying the model request in {:.1} s (retry {}): {}",
-            notice.wait.as_secs_f64(),
-            notice.attempt,
-            notice.reason
-        );
-    })
-}
-
 /// Prints a `toolhost run` as its events arrive, in the chosen format.
 pub(super) struct RunRenderer {
     format: OutputFormat,
@@ -143,6 +130,22 @@ impl RunRenderer {
 fn render_event(format: OutputFormat, state: &mut TextState, event: &AgentEvent) {
     if state.interactive {
         update_spinner(state, event);
+    }
+    // stream-json shows a retry as its event; the others tell the user on
+    // stderr (stdout is the reply or the one JSON object).
+    if let (
+        AgentEvent::ModelRetry {
+            attempt,
+            wait_ms,
+            reason,
+        },
+        OutputFormat::Text | OutputFormat::Json,
+    ) = (event, format)
+    {
+        eprintln!(
+            "retrying the model request in {:.1} s (retry {attempt}): {reason}",
+            *wait_ms as f64 / 1000.0
+        );
     }
     let TextState {
         calls, streamed, ..

@@ -3,12 +3,11 @@
 //! records each event before the screen shows it.
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use super::render;
 use crate::agent::{EventSink, LoopConfig, Message};
 use crate::provider::Model;
-use crate::provider::http::RetryObserver;
 use crate::sandbox::Sandbox;
 use crate::transcript::record::{GrantInfo, LimitsInfo, ToolInfo};
 use crate::transcript::{FORMAT_VERSION, SessionFile, SessionStart, SessionStore, SessionWriter};
@@ -106,18 +105,6 @@ pub(super) fn resumed_ledger(file: &SessionFile, writer: Option<&SessionWriter>)
         ledger.push(results);
     }
     ledger
-}
-
-/// Tells the user about a retried model request and records it once the
-/// session file is open.
-pub(super) fn retry_observer(writer: &Arc<OnceLock<Arc<SessionWriter>>>) -> RetryObserver {
-    let (writer, notify) = (Arc::clone(writer), render::retry_notice());
-    Arc::new(move |notice| {
-        notify(notice);
-        if let Some(writer) = writer.get() {
-            writer.retry(notice);
-        }
-    })
 }
 
 /// Records each event, then passes it to `show`: on disk first, so a

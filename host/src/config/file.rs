@@ -41,12 +41,26 @@ pub(crate) struct SandboxSection {
 #[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSection {
-    /// `openai`, `anthropic` or `scripted`.
-    pub provider: Option<String>,
+    /// `openai`, `anthropic` or `scripted`; anything else is an error of
+    /// the file, at its line.
+    pub provider: Option<ProviderKind>,
     /// The model's name, e.g. `gpt-4o` or `claude-sonnet-4-5`.
     pub name: Option<String>,
     /// The API root, e.g. `http://localhost:11434/v1` for Ollama.
     pub base_url: Option<String>,
+}
+
+/// The model's wire API, as `--provider` and `[model] provider` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    // Plain comments: clap would show doc comments as the values' help.
+    // Chat Completions, and the servers that copy it.
+    Openai,
+    // Messages.
+    Anthropic,
+    // Replays `--script`, offline.
+    Scripted,
 }
 
 /// Directory grants. `None` (key absent) differs from `Some([])`: the
@@ -112,6 +126,18 @@ mod tests {
             Some(vec!["out".to_string()])
         );
         assert_eq!(file.tools["write_file"].limits.output_kib, Some(4));
+    }
+
+    #[test]
+    fn the_provider_is_one_of_three_names() {
+        let file: ConfigFile =
+            toml::from_str("[model]\nprovider = \"anthropic\"\n").expect("valid");
+        assert_eq!(file.model.provider, Some(ProviderKind::Anthropic));
+        let err = toml::from_str::<ConfigFile>("[model]\nprovider = \"OpenAI\"\n")
+            .expect_err("not a provider");
+        let text = err.to_string();
+        assert!(text.contains("line 2"), "{text}");
+        assert!(text.contains("unknown variant `OpenAI`"), "{text}");
     }
 
     #[test]

@@ -29,8 +29,8 @@ use crate::sandbox::{
     simplify_grants,
 };
 use crate::workspace::{self, Layout};
-pub use file::ModelSection;
 use file::{ConfigFile, LimitsSection};
+pub use file::{ModelSection, ProviderKind};
 pub use grants::GrantOrigin;
 use grants::{FileKind, GrantSpec};
 pub use user::TrustList;
@@ -364,7 +364,7 @@ fn merged_model(
             });
         }
         if section.provider.is_some() {
-            model.provider = section.provider.clone();
+            model.provider = section.provider;
         }
         if section.name.is_some() {
             model.name = section.name.clone();

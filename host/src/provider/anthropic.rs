@@ -15,58 +15,24 @@
 //! length; `refusal` or an `error` event → error; any other reason → stop. A
 //! stream that ends without a `message_delta` stop reason was cut off → error.
 //!
-//! [`request_body`] turns the ledger into a request and [`AnthropicClient`]
-//! sends it through [`super::http`].
+//! [`Anthropic`] is the wire API: the request body
+//! ([`Anthropic::request_body`]), the assembler ([`AnthropicAssembler`]) and
+//! the finish table ([`Anthropic::finish`]); [`AnthropicClient`] is the
+//! shared client speaking it.
 
 use std::collections::HashMap;
 
-use futures_util::{Stream, StreamExt};
 use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::http::{Auth, HttpClient, HttpOptions};
+use super::client::{Assembler, HttpModel, Request, WireApi, finish_of, set_tools};
+use super::http::Auth;
 use super::{
-    AssistantMessage, Block, Finish, Message, ProviderError, TextSink, ToolSpecForModel, Usage,
-    parse_arguments, parse_data, settle_finish, sse,
+    AssistantMessage, Block, Finish, Message, ProviderError, Usage, parse_arguments, parse_data,
 };
 
-/// The name errors use for this wire API.
-const PROVIDER: &str = "anthropic";
-
-/// Reads a whole Messages event stream (the body of a streaming response) and
-/// assembles the reply.
-pub async fn assemble<S, B, E>(body: S) -> Result<AssistantMessage, ProviderError>
-where
-    S: Stream<Item = Result<B, E>>,
-    B: AsRef<[u8]>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    assemble_with(body, None).await
-}
-
-/// [`assemble`], telling `on_text` each piece of reply text as it arrives.
-pub async fn assemble_with<S, B, E>(
-    body: S,
-    on_text: Option<TextSink>,
-) -> Result<AssistantMessage, ProviderError>
-where
-    S: Stream<Item = Result<B, E>>,
-    B: AsRef<[u8]>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    let mut assembler = AnthropicAssembler::new();
-    let events = sse::events(PROVIDER, body);
-    let mut events = std::pin::pin!(events);
-    while let Some(event) = events.next().await {
-        let event = event?;
-        assembler.push(&event.event, &event.data)?;
-        let delta = assembler.take_text_delta();
-        if let (Some(sink), false) = (&on_text, delta.is_empty()) {
-            sink(&delta);
-        }
-    }
-    Ok(assembler.finish())
-}
+/// The Messages API, as a [`WireApi`].
+#[derive(Debug, Clone, Copy)]
+pub struct Anthropic;
 
 /// Accumulates a Messages stream one event at a time.
 #[derive(Debug, Default)]
@@ -103,25 +69,14 @@ enum Part {
     },
 }
 
-impl AnthropicAssembler {
-    /// An empty assembler, for one response.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The reply text received since the last call, for live display.
-    pub fn take_text_delta(&mut self) -> String {
-        std::mem::take(&mut self.text_delta)
-    }
-
+impl Assembler for AnthropicAssembler {
     /// Takes one SSE event. The kind is the data's `type`, falling back to
-    /// the `event:` name; both are the same on the real API. Data that is not
-    /// JSON is an error naming the provider.
-    pub fn push(&mut self, event: &str, data: &str) -> Result<(), ProviderError> {
+    /// the `event:` name; both are the same on the real API.
+    fn push(&mut self, event: &str, data: &str) -> Result<(), ProviderError> {
         if data.trim().is_empty() {
             return Ok(());
         }
-        let value = parse_data(PROVIDER, data)?;
+        let value = parse_data(Anthropic::PROVIDER, data)?;
         let kind = value.get("type").and_then(Value::as_str).unwrap_or(event);
         // After an error the stream is over, whatever still arrives.
         if self.errored {
@@ -154,6 +109,56 @@ impl AnthropicAssembler {
         Ok(())
     }
 
+    fn take_text_delta(&mut self) -> String {
+        std::mem::take(&mut self.text_delta)
+    }
+
+    /// The assembled message.
+    fn finish(self) -> AssistantMessage {
+        // `message_stop` is no proof of a whole reply: without a stop
+        // reason the stream was cut.
+        let finish = finish_of::<Anthropic>(self.errored, self.stop_reason.as_deref(), false);
+        let cut = matches!(finish, Finish::Length | Finish::Error);
+        let usage = self.usage();
+        let blocks: Vec<Block> = self
+            .parts
+            .into_iter()
+            .filter_map(|part| match part {
+                Part::Text(text) => (!text.is_empty()).then_some(Block::Text { text }),
+                Part::Thinking { text, signature } => (!text.is_empty() || !signature.is_empty())
+                    .then(|| Block::Reasoning {
+                        text,
+                        signature: (!signature.is_empty()).then_some(signature),
+                    }),
+                Part::Call {
+                    id,
+                    name,
+                    start_input,
+                    raw,
+                    stopped,
+                } => {
+                    let arguments = if !raw.trim().is_empty() {
+                        parse_arguments(&raw)
+                    } else if stopped || !cut {
+                        Some(start_input)
+                    } else {
+                        // Cut before the first byte of input arrived.
+                        None
+                    };
+                    Some(Block::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                        arguments_raw: raw,
+                    })
+                }
+            })
+            .collect();
+        AssistantMessage::settled(blocks, finish, usage)
+    }
+}
+
+impl AnthropicAssembler {
     fn block_start(&mut self, value: &Value) {
         let Some(index) = value.get("index").and_then(Value::as_u64) else {
             return;
@@ -226,63 +231,6 @@ impl AnthropicAssembler {
         self.parts.get_mut(position)
     }
 
-    /// The assembled message.
-    pub fn finish(self) -> AssistantMessage {
-        let finish = if self.errored {
-            Finish::Error
-        } else {
-            match self.stop_reason.as_deref() {
-                Some("end_turn" | "stop_sequence" | "pause_turn") => Finish::Stop,
-                Some("tool_use") => Finish::ToolUse,
-                Some("max_tokens" | "model_context_window_exceeded") => Finish::Length,
-                Some("refusal") => Finish::Error,
-                Some(_) => Finish::Stop,
-                None => Finish::Error,
-            }
-        };
-        let cut = matches!(finish, Finish::Length | Finish::Error);
-        let usage = self.usage();
-        let blocks: Vec<Block> = self
-            .parts
-            .into_iter()
-            .filter_map(|part| match part {
-                Part::Text(text) => (!text.is_empty()).then_some(Block::Text { text }),
-                Part::Thinking { text, signature } => (!text.is_empty() || !signature.is_empty())
-                    .then(|| Block::Reasoning {
-                        text,
-                        signature: (!signature.is_empty()).then_some(signature),
-                    }),
-                Part::Call {
-                    id,
-                    name,
-                    start_input,
-                    raw,
-                    stopped,
-                } => {
-                    let arguments = if !raw.trim().is_empty() {
-                        parse_arguments(&raw)
-                    } else if stopped || !cut {
-                        Some(start_input)
-                    } else {
-                        // Cut before the first byte of input arrived.
-                        None
-                    };
-                    Some(Block::ToolCall {
-                        id,
-                        name,
-                        arguments,
-                        arguments_raw: raw,
-                    })
-                }
-            })
-            .collect();
-        AssistantMessage {
-            finish: settle_finish(finish, &blocks),
-            blocks,
-            usage,
-        }
-    }
-
     /// `output_tokens` comes from the last `message_delta` (the running total
     /// at the end); `input_tokens` from there too when it is repeated, else
     /// from `message_start`.
@@ -321,74 +269,88 @@ pub const API_VERSION: &str = "2023-06-01";
 /// `max_tokens` when none is given (the Messages API requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 
-/// The Messages request for the whole ledger, streamed.
-///
-/// Assistant blocks keep their order; thinking blocks go back with their
-/// `signature` (the API checks it), and a thinking block without one (from
-/// another provider) is left out because the API would reject it. A tool call
-/// whose arguments were cut off goes back with `input: {}`, since `input` must
-/// be an object. Each tool-results entry becomes one user message of
-/// `tool_result` blocks; consecutive user turns are merged into one message
-/// and an assistant message with no content is skipped, both of which the API
-/// would otherwise reject.
-pub fn request_body(
-    model: &str,
-    system: &str,
-    history: &[Message],
-    tools: &[ToolSpecForModel],
-    max_tokens: Option<u32>,
-) -> Value {
-    let mut messages: Vec<Value> = Vec::new();
-    for message in history {
-        match message {
-            Message::User { text } => {
-                push_user(&mut messages, vec![json!({"type": "text", "text": text})]);
-            }
-            Message::Assistant(reply) => {
-                let content = assistant_content(reply);
-                if !content.is_empty() {
-                    messages.push(json!({"role": "assistant", "content": content}));
+impl WireApi for Anthropic {
+    const PROVIDER: &'static str = "anthropic";
+    const PATH: &'static str = "v1/messages";
+    const AUTH: Auth = Auth::XApiKey;
+    const HEADERS: &'static [(&'static str, &'static str)] = &[("anthropic-version", API_VERSION)];
+    const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
+    const KEY_ENV: &'static str = API_KEY_ENV;
+
+    type Assembler = AnthropicAssembler;
+
+    /// The Messages request for the whole ledger, streamed.
+    ///
+    /// Assistant blocks keep their order; thinking blocks go back with
+    /// their `signature` (the API checks it), and a thinking block without
+    /// one (from another provider) is left out because the API would reject
+    /// it. A tool call whose arguments were cut off goes back with
+    /// `input: {}`, since `input` must be an object. Each tool-results entry
+    /// becomes one user message of `tool_result` blocks; consecutive user
+    /// turns are merged into one message and an assistant message with no
+    /// content is skipped, both of which the API would otherwise reject.
+    fn request_body(request: &Request<'_>) -> Value {
+        let mut messages: Vec<Value> = Vec::new();
+        for message in request.history {
+            match message {
+                Message::User { text } => {
+                    push_user(&mut messages, vec![json!({"type": "text", "text": text})]);
+                }
+                Message::Assistant(reply) => {
+                    let content = assistant_content(reply);
+                    if !content.is_empty() {
+                        messages.push(json!({"role": "assistant", "content": content}));
+                    }
+                }
+                Message::ToolResults { results } => {
+                    let blocks = results
+                        .iter()
+                        .map(|result| {
+                            json!({
+                                "type": "tool_result",
+                                "tool_use_id": result.call_id,
+                                "content": result.text,
+                                "is_error": result.is_error,
+                            })
+                        })
+                        .collect();
+                    push_user(&mut messages, blocks);
                 }
             }
-            Message::ToolResults { results } => {
-                let blocks = results
-                    .iter()
-                    .map(|result| {
-                        json!({
-                            "type": "tool_result",
-                            "tool_use_id": result.call_id,
-                            "content": result.text,
-                            "is_error": result.is_error,
-                        })
-                    })
-                    .collect();
-                push_user(&mut messages, blocks);
-            }
+        }
+        let mut body = json!({
+            "model": request.model,
+            "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            "stream": true,
+            "messages": messages,
+        });
+        if !request.system.is_empty() {
+            body["system"] = request.system.into();
+        }
+        set_tools(&mut body, request.tools, |tool| {
+            json!({
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": tool.input_schema,
+            })
+        });
+        body
+    }
+
+    fn finish(reason: &str) -> Finish {
+        match reason {
+            "end_turn" | "stop_sequence" | "pause_turn" => Finish::Stop,
+            "tool_use" => Finish::ToolUse,
+            "max_tokens" | "model_context_window_exceeded" => Finish::Length,
+            "refusal" => Finish::Error,
+            _ => Finish::Stop,
         }
     }
-    let mut body = json!({
-        "model": model,
-        "max_tokens": max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        "stream": true,
-        "messages": messages,
-    });
-    if !system.is_empty() {
-        body["system"] = system.into();
-    }
-    if !tools.is_empty() {
-        body["tools"] = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": tool.input_schema,
-                })
-            })
-            .collect();
-    }
-    body
 }
+
+/// A Messages client; the key, if any, goes in `x-api-key`, and
+/// `max_tokens` defaults to [`DEFAULT_MAX_TOKENS`].
+pub type AnthropicClient = HttpModel<Anthropic>;
 
 /// Appends a user turn, merged into the previous message when that is a
 /// user turn too. A lone text block is sent as a plain string.
@@ -437,96 +399,24 @@ fn assistant_content(reply: &AssistantMessage) -> Vec<Value> {
         .collect()
 }
 
-/// A Messages client: one streamed request per assistant turn.
-#[derive(Debug, Clone)]
-pub struct AnthropicClient {
-    pub(super) http: HttpClient,
-    model: String,
-    max_tokens: Option<u32>,
-}
-
-impl AnthropicClient {
-    /// A client for `model`; the key, if any, goes in `x-api-key`.
-    pub fn new(http: HttpOptions, model: impl Into<String>) -> Result<Self, ProviderError> {
-        let model = model.into();
-        let http = HttpClient::new(PROVIDER, API_KEY_ENV, Auth::XApiKey, model.clone(), http)?
-            .with_header("anthropic-version", API_VERSION);
-        Ok(Self {
-            http,
-            model,
-            max_tokens: None,
-        })
-    }
-
-    /// Caps the reply length; default [`DEFAULT_MAX_TOKENS`].
-    pub fn with_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
-        self.max_tokens = max_tokens;
-        self
-    }
-
-    /// Sends the ledger to `{base_url}/v1/messages` and assembles the
-    /// streamed reply. `Ok(None)` when `cancel` fired: a half message is never
-    /// returned.
-    pub async fn next(
-        &self,
-        system: &str,
-        history: &[Message],
-        tools: &[ToolSpecForModel],
-        cancel: &CancellationToken,
-    ) -> Result<Option<AssistantMessage>, ProviderError> {
-        self.next_streaming(system, history, tools, cancel, None)
-            .await
-    }
-
-    /// [`Self::next`], telling `on_text` the reply's text as it streams in.
-    pub async fn next_streaming(
-        &self,
-        system: &str,
-        history: &[Message],
-        tools: &[ToolSpecForModel],
-        cancel: &CancellationToken,
-        on_text: Option<TextSink>,
-    ) -> Result<Option<AssistantMessage>, ProviderError> {
-        let body = request_body(&self.model, system, history, tools, self.max_tokens);
-        self.http
-            .post_and_read("v1/messages", &body, cancel, |stream| {
-                assemble_with(stream, on_text.clone())
-            })
-            .await
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::provider::client::test_support::{
+        self, assembled_body, assistant, body, reasoning, text, user,
+    };
 
     #[test]
     fn request_body_merges_user_turns_and_drops_what_the_api_rejects() {
-        let history = vec![
-            Message::User { text: "a".into() },
-            Message::Assistant(AssistantMessage {
-                blocks: vec![Block::Text {
-                    text: String::new(),
-                }],
-                finish: Finish::Error,
-                usage: None,
-            }),
-            Message::User { text: "b".into() },
-            Message::Assistant(AssistantMessage {
-                blocks: vec![
-                    Block::Reasoning {
-                        text: "unsigned".into(),
-                        signature: None,
-                    },
-                    Block::Text { text: "ok".into() },
-                ],
-                finish: Finish::Stop,
-                usage: None,
-            }),
+        let history = [
+            user("a"),
+            assistant(vec![text("")], Finish::Error),
+            user("b"),
+            assistant(vec![reasoning("unsigned", None), text("ok")], Finish::Stop),
         ];
-        let body = request_body("m", "", &history, &[], Some(5));
+        let body = body::<Anthropic>(&history, Some(5));
         assert_eq!(
             body,
             json!({
@@ -545,14 +435,7 @@ mod tests {
     }
 
     fn assembled(events: &[Value]) -> AssistantMessage {
-        let mut assembler = AnthropicAssembler::new();
-        for event in events {
-            let kind = event["type"].as_str().expect("type");
-            assembler
-                .push(kind, &event.to_string())
-                .expect("valid event");
-        }
-        assembler.finish()
+        test_support::assembled::<Anthropic>(events)
     }
 
     fn start() -> Value {
@@ -632,13 +515,13 @@ mod tests {
 
     #[test]
     fn the_event_name_is_used_when_data_has_no_type_and_bad_data_names_the_provider() {
-        let mut assembler = AnthropicAssembler::new();
+        let mut assembler = AnthropicAssembler::default();
         assembler
             .push("error", r#"{"error": {"type": "api_error"}}"#)
             .expect("json");
         assert_eq!(assembler.finish().finish, Finish::Error);
 
-        let err = AnthropicAssembler::new()
+        let err = AnthropicAssembler::default()
             .push("message_start", "event: oops")
             .expect_err("not json");
         let text = err.to_string();
@@ -679,14 +562,7 @@ mod tests {
             "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n",
             "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":4}}\n\n",
         );
-        let mut assembler = AnthropicAssembler::new();
-        for event in sse::events_from_slice(PROVIDER, body.as_bytes())
-            .await
-            .expect("frames")
-        {
-            assembler.push(&event.event, &event.data).expect("event");
-        }
-        let message = assembler.finish();
+        let message = assembled_body::<Anthropic>(body).await;
         assert_eq!(
             (message.text().as_str(), message.finish),
             ("ok", Finish::Stop)

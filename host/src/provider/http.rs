@@ -11,8 +11,8 @@
 //! should decide. Every wait ends at once when the cancellation token fires.
 //!
 //! It knows nothing of either API's JSON: the callers build the body and
-//! assemble the stream. It never prints; retries are reported through
-//! [`HttpOptions::on_retry`].
+//! assemble the stream. It never prints; each retry is told to the
+//! [`RetryObserver`] of the request it belongs to.
 
 use std::fmt;
 use std::future::Future;
@@ -47,7 +47,8 @@ pub const ERROR_BODY_CHARS: usize = 300;
 /// How much of an error body is read at all.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
 
-/// Called before each retry wait, so a front end can show or log it.
+/// Told about each retry of one request before its wait, so whoever made
+/// the request can report it (the agent loop turns it into an event).
 pub type RetryObserver = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
 
 /// One retry about to happen.
@@ -80,8 +81,6 @@ pub struct HttpOptions {
     /// Wait before the first retry when the server gives no `Retry-After`.
     /// Default [`DEFAULT_INITIAL_BACKOFF`].
     pub initial_backoff: Duration,
-    /// Told about every retry before its wait. Default none.
-    pub on_retry: Option<RetryObserver>,
 }
 
 impl HttpOptions {
@@ -94,7 +93,6 @@ impl HttpOptions {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_retries: DEFAULT_MAX_RETRIES,
             initial_backoff: DEFAULT_INITIAL_BACKOFF,
-            on_retry: None,
         }
     }
 }
@@ -108,7 +106,6 @@ impl fmt::Debug for HttpOptions {
             .field("idle_timeout", &self.idle_timeout)
             .field("max_retries", &self.max_retries)
             .field("initial_backoff", &self.initial_backoff)
-            .field("on_retry", &self.on_retry.as_ref().map(|_| "<callback>"))
             .finish()
     }
 }
@@ -129,6 +126,8 @@ pub struct HttpClient {
     options: HttpOptions,
     provider: &'static str,
     key_env: &'static str,
+    /// Whether the base URL is the vendor's own API.
+    vendor: bool,
     auth: Auth,
     model: String,
     headers: Vec<(&'static str, &'static str)>,
@@ -141,20 +140,36 @@ impl HttpClient {
         &self.options.base_url
     }
 
+    /// The wire API's name (`openai`, `anthropic`).
+    pub fn provider(&self) -> &'static str {
+        self.provider
+    }
+
     /// The model requests name.
     pub fn model(&self) -> &str {
         &self.model
     }
 
-    /// A client for `provider`. `key_env` and `model` are only named in
-    /// errors (401/403 and 404), so the user knows what to fix.
+    /// A client for `provider`; [`ProviderError::MissingKey`] when
+    /// `options` has no key for the vendor's own API (`default_base_url`).
+    /// `key_env` and `model` are only named in errors (401/403 and 404), so
+    /// the user knows what to fix.
     pub fn new(
         provider: &'static str,
         key_env: &'static str,
+        default_base_url: &'static str,
         auth: Auth,
         model: impl Into<String>,
         options: HttpOptions,
     ) -> Result<Self, ProviderError> {
+        let vendor = same_root(&options.base_url, default_base_url);
+        if vendor && options.api_key.is_none() {
+            return Err(ProviderError::MissingKey {
+                provider,
+                base_url: options.base_url,
+                key_env,
+            });
+        }
         let client = reqwest::Client::builder()
             .connect_timeout(options.request_timeout)
             .build()
@@ -166,6 +181,7 @@ impl HttpClient {
             options,
             provider,
             key_env,
+            vendor,
             auth,
             model: model.into(),
             headers: Vec::new(),
@@ -179,11 +195,6 @@ impl HttpClient {
         self
     }
 
-    /// The options this client was built with.
-    pub fn options(&self) -> &HttpOptions {
-        &self.options
-    }
-
     /// `base_url` joined with `path`.
     pub fn url(&self, path: &str) -> String {
         format!(
@@ -193,29 +204,17 @@ impl HttpClient {
         )
     }
 
-    /// POSTs `body` to `path` and returns the body stream of the first
-    /// successful response, retrying failures before it as the module says.
-    /// `Ok(None)` when `cancel` fired. Failures of the returned stream are
-    /// not retried (use [`HttpClient::post_and_read`] for that).
-    pub async fn post_json(
-        &self,
-        path: &str,
-        body: &Value,
-        cancel: &CancellationToken,
-    ) -> Result<Option<ByteStream>, ProviderError> {
-        self.post_and_read(path, body, cancel, |stream| async move { Ok(stream) })
-            .await
-    }
-
     /// POSTs `body` to `path` and runs `read` on the response stream; a
     /// stream that breaks or stalls before its first byte is retried like a
-    /// connect error, later ones are returned. `Ok(None)` when `cancel`
+    /// connect error, later ones are returned. `on_retry` is told about each
+    /// retry before its wait. `Ok(None)` when `cancel`
     /// fired at any point: whatever `read` had built is dropped.
     pub async fn post_and_read<T, F, Fut>(
         &self,
         path: &str,
         body: &Value,
         cancel: &CancellationToken,
+        on_retry: Option<&RetryObserver>,
         mut read: F,
     ) -> Result<Option<T>, ProviderError>
     where
@@ -249,7 +248,7 @@ impl HttpClient {
                 Some(after) => after.min(MAX_RETRY_AFTER),
                 None => backoff(self.options.initial_backoff, retries),
             };
-            if let Some(observer) = &self.options.on_retry {
+            if let Some(observer) = on_retry {
                 observer(&RetryNotice {
                     attempt: retries,
                     wait,
@@ -332,13 +331,7 @@ impl HttpClient {
         let url = url.to_owned();
         let code = status.as_u16();
         Err(match code {
-            401 | 403 => ProviderError::Unauthorized {
-                provider,
-                url,
-                status: code,
-                key_env: self.key_env,
-                body,
-            },
+            401 | 403 => self.unauthorized(url, code, body),
             404 => ProviderError::NotFound {
                 provider,
                 url,
@@ -353,6 +346,19 @@ impl HttpClient {
                 body,
             },
         })
+    }
+
+    /// The error for a refused key (401/403).
+    fn unauthorized(&self, url: String, status: u16, body: String) -> ProviderError {
+        ProviderError::Unauthorized {
+            provider: self.provider,
+            url,
+            status,
+            key_env: self.key_env,
+            vendor: self.vendor,
+            key_sent: self.options.api_key.is_some(),
+            body,
+        }
     }
 
     /// Turns a failure of the byte stream (which the SSE layer wraps as
@@ -390,11 +396,12 @@ impl ProviderError {
             ProviderError::Status { status, .. } => *status == 429 || *status >= 500,
             ProviderError::IdleTimeout { received, .. }
             | ProviderError::StreamBroken { received, .. } => *received == 0,
-            // Only reaches here when it did not come from our own stream
-            // (those are reclassified above); its doc promises a retry.
+            // A failing byte source other than our own response bodies
+            // (those are reclassified above): a reset, like `Connect`.
             ProviderError::Transport { .. } => true,
             // Malformed data or streams, 401/403/404, exhausted retries, a
-            // bad client or script: the same request would fail again.
+            // bad client, a missing key or script: the same request would
+            // fail again.
             _ => false,
         }
     }
@@ -406,6 +413,11 @@ impl ProviderError {
             _ => None,
         }
     }
+}
+
+/// Whether two API roots are the same, ignoring a trailing `/`.
+fn same_root(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
 /// Exponential backoff for retry number `retry` (1-based), capped at
@@ -505,11 +517,6 @@ impl ByteStream {
             done: false,
         }
     }
-
-    /// Body bytes received so far.
-    pub fn received(&self) -> u64 {
-        self.received
-    }
 }
 
 impl fmt::Debug for ByteStream {
@@ -606,6 +613,76 @@ mod tests {
         };
         assert!(broken(0).is_retryable());
         assert!(!broken(1).is_retryable());
+        let transport = ProviderError::Transport {
+            provider: "openai",
+            source: Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionReset)),
+        };
+        assert!(
+            transport.is_retryable(),
+            "a reset is retried, as its doc says"
+        );
+        let refused = ProviderError::Unauthorized {
+            provider: "openai",
+            url: "u".into(),
+            status: 401,
+            key_env: "OPENAI_API_KEY",
+            vendor: true,
+            key_sent: true,
+            body: String::new(),
+        };
+        assert!(!refused.is_retryable());
+    }
+
+    #[test]
+    fn a_refused_key_at_the_vendors_url_says_which_variable_to_set() {
+        let refused = |base_url: &str, key: Option<&str>| {
+            let client = openai_client(base_url, key).expect("client");
+            client.unauthorized("u".into(), 401, "bad key".into())
+        };
+        let advice = "`openai` at u answered HTTP 401: bad or missing API key: set the \
+                      environment variable OPENAI_API_KEY (`export OPENAI_API_KEY=...`) \
+                      (server said: bad key)";
+        assert_eq!(
+            refused("https://api.openai.com/v1", Some("k")).to_string(),
+            advice
+        );
+        assert_eq!(
+            refused("https://api.openai.com/v1/", Some("k")).to_string(),
+            advice
+        );
+        assert!(
+            refused("http://localhost:11434/v1", None)
+                .to_string()
+                .contains("the server wants an API key and none was sent"),
+        );
+    }
+
+    fn openai_client(base_url: &str, key: Option<&str>) -> Result<HttpClient, ProviderError> {
+        let mut options = HttpOptions::new(base_url);
+        options.api_key = key.map(Into::into);
+        HttpClient::new(
+            "openai",
+            "OPENAI_API_KEY",
+            "https://api.openai.com/v1",
+            Auth::Bearer,
+            "gpt-4o",
+            options,
+        )
+    }
+
+    #[test]
+    fn only_the_vendors_own_url_needs_a_key_to_build_a_client() {
+        let err = openai_client("https://api.openai.com/v1/", None).expect_err("no key");
+        assert!(
+            matches!(
+                &err,
+                ProviderError::MissingKey { key_env: "OPENAI_API_KEY", base_url, .. }
+                    if base_url == "https://api.openai.com/v1/"
+            ),
+            "{err:?}"
+        );
+        assert!(openai_client("https://api.openai.com/v1", Some("k")).is_ok());
+        assert!(openai_client("http://localhost:11434/v1", None).is_ok());
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //!
 //! One module per wire API: [`openai`] (Chat Completions and the servers that
 //! copy it: Ollama, vLLM, llama.cpp, Mistral, DeepSeek, Azure) and
-//! [`anthropic`] (Messages). Each has an assembler fed one event at a time and
-//! an `assemble` function that reads a whole byte stream, which is what an
-//! HTTP client yields. `sse` only frames bytes into events.
+//! [`anthropic`] (Messages). Each implements [`client::WireApi`] with its
+//! request body, its assembler (fed one event at a time) and its finish
+//! table; [`client`] holds the one client over them and
+//! [`client::assemble`], which reads a whole byte stream, as an HTTP client
+//! yields it. `sse` only frames bytes into events.
 //!
 //! This module knows nothing about wasm, tools' sandboxing or the agent loop;
 //! [`http`] is its only HTTP code (POST, retries, timeouts). The shapes here
@@ -13,6 +15,7 @@
 //! a server is absorbed here and never leaks upward.
 
 pub mod anthropic;
+pub mod client;
 mod conversation;
 pub mod http;
 pub mod openai;
@@ -37,16 +40,17 @@ impl Model {
     /// The wire API (`openai`, `anthropic`, `scripted`), the model name and
     /// the base URL, for transcripts.
     pub fn describe(&self) -> (&'static str, Option<&str>, Option<&str>) {
-        let (provider, http) = match self {
-            Model::OpenAi(client) => ("openai", &client.http),
-            Model::Anthropic(client) => ("anthropic", &client.http),
+        let http = match self {
+            Model::OpenAi(client) => client.http(),
+            Model::Anthropic(client) => client.http(),
             Model::Scripted(_) => return ("scripted", None, None),
         };
-        (provider, Some(http.model()), Some(http.base_url()))
+        (http.provider(), Some(http.model()), Some(http.base_url()))
     }
 
     /// The next assistant message for `history`; `Ok(None)` when `cancel`
-    /// fired before it was complete.
+    /// fired before it was complete. `on_text` hears the reply's text as it
+    /// streams in, `on_retry` each retry of the request.
     pub async fn next(
         &self,
         system: &str,
@@ -54,16 +58,17 @@ impl Model {
         tools: &[ToolSpecForModel],
         cancel: &tokio_util::sync::CancellationToken,
         on_text: Option<TextSink>,
+        on_retry: Option<http::RetryObserver>,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
         match self {
             Model::OpenAi(client) => {
                 client
-                    .next_streaming(system, history, tools, cancel, on_text)
+                    .next_streaming(system, history, tools, cancel, on_text, on_retry)
                     .await
             }
             Model::Anthropic(client) => {
                 client
-                    .next_streaming(system, history, tools, cancel, on_text)
+                    .next_streaming(system, history, tools, cancel, on_text, on_retry)
                     .await
             }
             Model::Scripted(_) if cancel.is_cancelled() => Ok(None),
@@ -152,7 +157,39 @@ pub struct Usage {
     pub raw: Value,
 }
 
+/// A tool call of an assistant message, borrowed from its [`Block`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CallRef<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    /// `None` when the argument text is not complete JSON.
+    pub arguments: Option<&'a Value>,
+    /// The argument text exactly as streamed.
+    pub arguments_raw: &'a str,
+}
+
 impl AssistantMessage {
+    /// The tool calls, in order.
+    pub fn tool_calls(&self) -> Vec<CallRef<'_>> {
+        self.blocks
+            .iter()
+            .filter_map(|block| match block {
+                Block::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                    arguments_raw,
+                } => Some(CallRef {
+                    id,
+                    name,
+                    arguments: arguments.as_ref(),
+                    arguments_raw,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// All text blocks joined, in order.
     pub fn text(&self) -> String {
         self.blocks
@@ -172,26 +209,18 @@ impl AssistantMessage {
         let mut out = Map::new();
         out.insert("text".into(), Value::String(self.text()));
         let calls = self
-            .blocks
-            .iter()
-            .filter_map(|block| match block {
-                Block::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                    arguments_raw,
-                } => {
-                    let mut call = json!({
-                        "id": id,
-                        "name": name,
-                        "arguments": arguments,
-                    });
-                    if arguments.is_none() {
-                        call["arguments_raw"] = Value::String(arguments_raw.clone());
-                    }
-                    Some(call)
+            .tool_calls()
+            .into_iter()
+            .map(|call| {
+                let mut value = json!({
+                    "id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                });
+                if call.arguments.is_none() {
+                    value["arguments_raw"] = Value::String(call.arguments_raw.into());
                 }
-                _ => None,
+                value
             })
             .collect();
         out.insert("tool_calls".into(), Value::Array(calls));
@@ -253,9 +282,11 @@ pub enum ProviderError {
         provider: &'static str,
         detail: String,
     },
-    /// The byte stream under the SSE framing failed. The HTTP layer reports
-    /// broken and stalled bodies as `StreamBroken` / `IdleTimeout` instead;
-    /// this is for other byte sources. Not retried.
+    /// The byte stream under the SSE framing failed. Retried: a byte source
+    /// failing mid-read is a reset, which DESIGN.md section 5 retries. The
+    /// HTTP layer never reports its own response bodies this way: those
+    /// become `StreamBroken` / `IdleTimeout`, which know how many bytes had
+    /// arrived and are retried only before the first one.
     #[error("reading the `{provider}` stream failed: {source}")]
     Transport {
         provider: &'static str,
@@ -288,10 +319,13 @@ pub enum ProviderError {
         /// The start of the server's error body.
         body: String,
     },
-    /// 401 or 403. Not retried: the key is wrong or missing.
+    /// 401 or 403. Not retried: the key is wrong or missing. Keys come only
+    /// from the environment, so the advice names the variable: at the
+    /// vendor's own URL, to set it; at another server, that the server
+    /// refused the key it was sent (or wants one).
     #[error(
-        "`{provider}` at {url} answered HTTP {status}: bad or missing API key: set {key_env} \
-         or `api_key` in toolhost.toml (server said: {body})"
+        "`{provider}` at {url} answered HTTP {status}: {advice} (server said: {body})",
+        advice = key_advice(.key_env, *.vendor, *.key_sent)
     )]
     Unauthorized {
         provider: &'static str,
@@ -299,7 +333,25 @@ pub enum ProviderError {
         status: u16,
         /// The environment variable that holds this provider's key.
         key_env: &'static str,
+        /// Whether `url` is the vendor's own API (the default base URL).
+        vendor: bool,
+        /// Whether the request carried a key.
+        key_sent: bool,
         body: String,
+    },
+    /// No key for the vendor's own API (the default base URL): found when
+    /// the client is built, so a run stops before any request instead of
+    /// sending one that must fail. A server at another base URL (Ollama,
+    /// vLLM, llama.cpp) may need no key and is never refused this way.
+    #[error(
+        "no API key for `{provider}` at {base_url}: set the environment variable {key_env} \
+         (`export {key_env}=...`); a server at --base-url may need none"
+    )]
+    MissingKey {
+        provider: &'static str,
+        base_url: String,
+        /// The environment variable that holds this provider's key.
+        key_env: &'static str,
     },
     /// 404. Not retried: the model name or the base URL is wrong.
     #[error(
@@ -356,6 +408,24 @@ pub enum ProviderError {
     },
 }
 
+/// What to do about a refused key (see [`ProviderError::Unauthorized`]).
+fn key_advice(key_env: &str, vendor: bool, key_sent: bool) -> String {
+    match (vendor, key_sent) {
+        (true, _) => format!(
+            "bad or missing API key: set the environment variable {key_env} \
+             (`export {key_env}=...`)"
+        ),
+        (false, true) => format!(
+            "the server rejected the API key taken from {key_env}: set {key_env} to a key \
+             this server accepts"
+        ),
+        (false, false) => format!(
+            "the server wants an API key and none was sent: set {key_env} to a key this \
+             server accepts"
+        ),
+    }
+}
+
 /// How much of a bad data line an error quotes.
 pub const EXCERPT_CHARS: usize = 80;
 
@@ -385,14 +455,20 @@ fn parse_arguments(raw: &str) -> Option<Value> {
     serde_json::from_str(raw).ok()
 }
 
-/// A server that says it stopped normally while sending tool calls still
-/// wants them run.
-fn settle_finish(finish: Finish, blocks: &[Block]) -> Finish {
-    let has_calls = blocks.iter().any(|b| matches!(b, Block::ToolCall { .. }));
-    if finish == Finish::Stop && has_calls {
-        Finish::ToolUse
-    } else {
-        finish
+impl AssistantMessage {
+    /// An assembled reply. A server that says it stopped normally while
+    /// sending tool calls still wants them run: that is a tool use.
+    fn settled(blocks: Vec<Block>, finish: Finish, usage: Option<Usage>) -> Self {
+        let has_calls = blocks.iter().any(|b| matches!(b, Block::ToolCall { .. }));
+        let finish = match finish {
+            Finish::Stop if has_calls => Finish::ToolUse,
+            other => other,
+        };
+        AssistantMessage {
+            blocks,
+            finish,
+            usage,
+        }
     }
 }
 

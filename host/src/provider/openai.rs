@@ -9,60 +9,26 @@
 //! (DeepSeek, vLLM) or `reasoning` (Ollama, newer vLLM), no `[DONE]`, and
 //! `finish_reason: stop` with tool calls.
 //!
-//! [`request_body`] turns the ledger into a request and [`OpenAiClient`]
-//! sends it through [`super::http`].
+//! [`OpenAi`] is the wire API: the request body ([`OpenAi::request_body`]),
+//! the assembler ([`OpenAiAssembler`]) and the finish table
+//! ([`OpenAi::finish`]); [`OpenAiClient`] is the shared client speaking it.
 //!
 //! Finish mapping: `stop` → stop; `tool_calls`/`function_call` → tool_use;
 //! `length` → length; `content_filter` or an `error` object → error; any other
 //! reason → stop. A stream that ends with neither a finish reason nor
 //! `[DONE]` was cut off → error.
 
-use futures_util::{Stream, StreamExt};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::http::{Auth, HttpClient, HttpOptions};
+use super::client::{Assembler, HttpModel, Request, WireApi, finish_of, set_tools};
+use super::http::Auth;
 use super::{
-    AssistantMessage, Block, Finish, Message, ProviderError, TextSink, ToolSpecForModel, Usage,
-    parse_arguments, parse_data, settle_finish, sse,
+    AssistantMessage, Block, Finish, Message, ProviderError, Usage, parse_arguments, parse_data,
 };
 
-/// The name errors use for this wire API.
-const PROVIDER: &str = "openai";
-
-/// Reads a whole Chat Completions event stream (the body of a streaming
-/// response) and assembles the reply.
-pub async fn assemble<S, B, E>(body: S) -> Result<AssistantMessage, ProviderError>
-where
-    S: Stream<Item = Result<B, E>>,
-    B: AsRef<[u8]>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    assemble_with(body, None).await
-}
-
-/// [`assemble`], telling `on_text` each piece of reply text as it arrives.
-pub async fn assemble_with<S, B, E>(
-    body: S,
-    on_text: Option<TextSink>,
-) -> Result<AssistantMessage, ProviderError>
-where
-    S: Stream<Item = Result<B, E>>,
-    B: AsRef<[u8]>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    let mut assembler = OpenAiAssembler::new();
-    let events = sse::events(PROVIDER, body);
-    let mut events = std::pin::pin!(events);
-    while let Some(event) = events.next().await {
-        assembler.push(&event?.data)?;
-        let delta = assembler.take_text_delta();
-        if let (Some(sink), false) = (&on_text, delta.is_empty()) {
-            sink(&delta);
-        }
-    }
-    Ok(assembler.finish())
-}
+/// Chat Completions, as a [`WireApi`].
+#[derive(Debug, Clone, Copy)]
+pub struct OpenAi;
 
 /// Accumulates a Chat Completions stream one event at a time.
 #[derive(Debug, Default)]
@@ -91,21 +57,10 @@ enum Part {
     },
 }
 
-impl OpenAiAssembler {
-    /// An empty assembler, for one response.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The reply text received since the last call, for live display.
-    pub fn take_text_delta(&mut self) -> String {
-        std::mem::take(&mut self.text_delta)
-    }
-
-    /// Takes the data of one SSE event. `[DONE]` and blank data are accepted
-    /// and otherwise ignored; data that is not JSON is an error naming the
-    /// provider.
-    pub fn push(&mut self, data: &str) -> Result<(), ProviderError> {
+impl Assembler for OpenAiAssembler {
+    /// Takes the data of one SSE event (Chat Completions names none).
+    /// `[DONE]` and blank data are accepted and otherwise ignored.
+    fn push(&mut self, _event: &str, data: &str) -> Result<(), ProviderError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
@@ -114,7 +69,7 @@ impl OpenAiAssembler {
             self.done = true;
             return Ok(());
         }
-        let chunk = parse_data(PROVIDER, data)?;
+        let chunk = parse_data(OpenAi::PROVIDER, data)?;
         // OpenAI reports failures after the headers as `{"error": {...}}`.
         if chunk.get("error").is_some_and(|e| !e.is_null()) {
             self.errored = true;
@@ -141,6 +96,67 @@ impl OpenAiAssembler {
         Ok(())
     }
 
+    fn take_text_delta(&mut self) -> String {
+        std::mem::take(&mut self.text_delta)
+    }
+
+    /// The assembled message. Call ids missing from the stream (some local
+    /// servers send none) are made up so every result can name its call.
+    fn finish(self) -> AssistantMessage {
+        let finish = finish_of::<OpenAi>(self.errored, self.finish_reason.as_deref(), self.done);
+        let cut = matches!(finish, Finish::Length | Finish::Error);
+        let last_call = self.calls.last().map(|(_, position)| *position);
+        let mut blocks = Vec::with_capacity(self.parts.len());
+        let mut ordinal = 0;
+        for (position, part) in self.parts.into_iter().enumerate() {
+            blocks.push(match part {
+                Part::Text(text) => Block::Text { text },
+                Part::Reasoning(text) => Block::Reasoning {
+                    text,
+                    signature: None,
+                },
+                Part::Call {
+                    mut id,
+                    name,
+                    arguments: raw,
+                } => {
+                    if id.is_empty() {
+                        id = format!("toolhost-call-{ordinal}");
+                    }
+                    ordinal += 1;
+                    // No text at all: a call without parameters, unless the
+                    // reply was cut right after the call opened.
+                    let arguments = if raw.trim().is_empty() {
+                        (!(cut && last_call == Some(position)))
+                            .then(|| Value::Object(Default::default()))
+                    } else {
+                        parse_arguments(&raw)
+                    };
+                    Block::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                        arguments_raw: raw,
+                    }
+                }
+            });
+        }
+        let usage = self.usage.map(|raw| Usage {
+            input_tokens: raw
+                .get("prompt_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            output_tokens: raw
+                .get("completion_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            raw,
+        });
+        AssistantMessage::settled(blocks, finish, usage)
+    }
+}
+
+impl OpenAiAssembler {
     fn delta(&mut self, delta: &Value) {
         let reasoning = ["reasoning_content", "reasoning"]
             .iter()
@@ -250,77 +266,6 @@ impl OpenAiAssembler {
         let opens_another = id.is_some() && has_name && !id_at(*position).is_empty();
         (!opens_another).then_some(*position)
     }
-
-    /// The assembled message. Call ids missing from the stream (some local
-    /// servers send none) are made up so every result can name its call.
-    pub fn finish(self) -> AssistantMessage {
-        let finish = if self.errored {
-            Finish::Error
-        } else {
-            match self.finish_reason.as_deref() {
-                Some("stop" | "end_turn" | "stop_sequence") => Finish::Stop,
-                Some("tool_calls" | "function_call" | "tool_use") => Finish::ToolUse,
-                Some("length" | "max_tokens") => Finish::Length,
-                Some("content_filter") => Finish::Error,
-                Some(_) => Finish::Stop,
-                None if self.done => Finish::Stop,
-                None => Finish::Error,
-            }
-        };
-        let cut = matches!(finish, Finish::Length | Finish::Error);
-        let last_call = self.calls.last().map(|(_, position)| *position);
-        let mut blocks = Vec::with_capacity(self.parts.len());
-        let mut ordinal = 0;
-        for (position, part) in self.parts.into_iter().enumerate() {
-            blocks.push(match part {
-                Part::Text(text) => Block::Text { text },
-                Part::Reasoning(text) => Block::Reasoning {
-                    text,
-                    signature: None,
-                },
-                Part::Call {
-                    mut id,
-                    name,
-                    arguments: raw,
-                } => {
-                    if id.is_empty() {
-                        id = format!("toolhost-call-{ordinal}");
-                    }
-                    ordinal += 1;
-                    // No text at all: a call without parameters, unless the
-                    // reply was cut right after the call opened.
-                    let arguments = if raw.trim().is_empty() {
-                        (!(cut && last_call == Some(position)))
-                            .then(|| Value::Object(Default::default()))
-                    } else {
-                        parse_arguments(&raw)
-                    };
-                    Block::ToolCall {
-                        id,
-                        name,
-                        arguments,
-                        arguments_raw: raw,
-                    }
-                }
-            });
-        }
-        let usage = self.usage.map(|raw| Usage {
-            input_tokens: raw
-                .get("prompt_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            output_tokens: raw
-                .get("completion_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            raw,
-        });
-        AssistantMessage {
-            finish: settle_finish(finish, &blocks),
-            blocks,
-            usage,
-        }
-    }
 }
 
 /// The default API root (`OPENAI_BASE_URL` overrides it at the CLI).
@@ -328,93 +273,99 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// The environment variable holding the key, named in 401/403 errors.
 pub const API_KEY_ENV: &str = "OPENAI_API_KEY";
 
-/// The Chat Completions request for the whole ledger, streamed with usage.
-///
-/// Reasoning blocks are not sent back: Chat Completions has no field for
-/// them and DeepSeek rejects `reasoning_content` in input. Tool results go
-/// as one `role: tool` message per result, text as is (the API has no error
-/// flag). Argument text is replayed exactly as the model streamed it.
-pub fn request_body(
-    model: &str,
-    system: &str,
-    history: &[Message],
-    tools: &[ToolSpecForModel],
-    max_tokens: Option<u32>,
-) -> Value {
-    let mut messages = Vec::new();
-    if !system.is_empty() {
-        messages.push(json!({"role": "system", "content": system}));
-    }
-    for message in history {
-        match message {
-            Message::User { text } => messages.push(json!({"role": "user", "content": text})),
-            Message::Assistant(reply) => messages.push(assistant_message(reply)),
-            Message::ToolResults { results } => {
-                messages.extend(results.iter().map(|result| {
-                    json!({
-                        "role": "tool",
-                        "tool_call_id": result.call_id,
-                        "content": result.text,
-                    })
-                }));
+impl WireApi for OpenAi {
+    const PROVIDER: &'static str = "openai";
+    const PATH: &'static str = "chat/completions";
+    const AUTH: Auth = Auth::Bearer;
+    const HEADERS: &'static [(&'static str, &'static str)] = &[];
+    const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
+    const KEY_ENV: &'static str = API_KEY_ENV;
+
+    type Assembler = OpenAiAssembler;
+
+    /// The Chat Completions request for the whole ledger, streamed with
+    /// usage.
+    ///
+    /// Reasoning blocks are not sent back: Chat Completions has no field for
+    /// them and DeepSeek rejects `reasoning_content` in input. Tool results
+    /// go as one `role: tool` message per result, text as is (the API has no
+    /// error flag). Argument text is replayed exactly as the model streamed
+    /// it.
+    fn request_body(request: &Request<'_>) -> Value {
+        let mut messages = Vec::new();
+        if !request.system.is_empty() {
+            messages.push(json!({"role": "system", "content": request.system}));
+        }
+        for message in request.history {
+            match message {
+                Message::User { text } => messages.push(json!({"role": "user", "content": text})),
+                Message::Assistant(reply) => messages.push(assistant_message(reply)),
+                Message::ToolResults { results } => {
+                    messages.extend(results.iter().map(|result| {
+                        json!({
+                            "role": "tool",
+                            "tool_call_id": result.call_id,
+                            "content": result.text,
+                        })
+                    }));
+                }
             }
         }
-    }
-    let mut body = json!({
-        "model": model,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-        "messages": messages,
-    });
-    if !tools.is_empty() {
-        body["tools"] = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.input_schema,
-                    },
-                })
+        let mut body = json!({
+            "model": request.model,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "messages": messages,
+        });
+        set_tools(&mut body, request.tools, |tool| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.input_schema,
+                },
             })
-            .collect();
+        });
+        if let Some(max_tokens) = request.max_tokens {
+            body["max_tokens"] = max_tokens.into();
+        }
+        body
     }
-    if let Some(max_tokens) = max_tokens {
-        body["max_tokens"] = max_tokens.into();
+
+    fn finish(reason: &str) -> Finish {
+        match reason {
+            "stop" | "end_turn" | "stop_sequence" => Finish::Stop,
+            "tool_calls" | "function_call" | "tool_use" => Finish::ToolUse,
+            "length" | "max_tokens" => Finish::Length,
+            "content_filter" => Finish::Error,
+            _ => Finish::Stop,
+        }
     }
-    body
 }
+
+/// A Chat Completions client; the key, if any, goes in `Authorization:
+/// Bearer`, and `max_tokens` defaults to the server's limit.
+pub type OpenAiClient = HttpModel<OpenAi>;
 
 /// One assistant message: `content` is its text, or null when it only calls
 /// tools.
 fn assistant_message(reply: &AssistantMessage) -> Value {
     let text = reply.text();
     let calls: Vec<Value> = reply
-        .blocks
-        .iter()
-        .filter_map(|block| match block {
-            Block::ToolCall {
-                id,
-                name,
-                arguments,
-                arguments_raw,
-            } => {
-                let arguments = if !arguments_raw.is_empty() {
-                    arguments_raw.clone()
-                } else {
-                    arguments
-                        .as_ref()
-                        .map_or_else(|| "{}".to_owned(), Value::to_string)
-                };
-                Some(json!({
-                    "id": id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": arguments},
-                }))
-            }
-            _ => None,
+        .tool_calls()
+        .into_iter()
+        .map(|call| {
+            let arguments = match (call.arguments_raw, call.arguments) {
+                ("", Some(arguments)) => arguments.to_string(),
+                ("", None) => "{}".to_owned(),
+                (raw, _) => raw.to_owned(),
+            };
+            json!({
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": arguments},
+            })
         })
         .collect();
     let mut message = json!({"role": "assistant"});
@@ -429,80 +380,22 @@ fn assistant_message(reply: &AssistantMessage) -> Value {
     message
 }
 
-/// A Chat Completions client: one streamed request per assistant turn.
-#[derive(Debug, Clone)]
-pub struct OpenAiClient {
-    pub(super) http: HttpClient,
-    model: String,
-    max_tokens: Option<u32>,
-}
-
-impl OpenAiClient {
-    /// A client for `model`; the key, if any, goes in `Authorization: Bearer`.
-    pub fn new(http: HttpOptions, model: impl Into<String>) -> Result<Self, ProviderError> {
-        let model = model.into();
-        let http = HttpClient::new(PROVIDER, API_KEY_ENV, Auth::Bearer, model.clone(), http)?;
-        Ok(Self {
-            http,
-            model,
-            max_tokens: None,
-        })
-    }
-
-    /// Caps the reply length (`max_tokens`); default: the server's limit.
-    pub fn with_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
-        self.max_tokens = max_tokens;
-        self
-    }
-
-    /// Sends the ledger to `{base_url}/chat/completions` and assembles the
-    /// streamed reply. `Ok(None)` when `cancel` fired: a half message is never
-    /// returned.
-    pub async fn next(
-        &self,
-        system: &str,
-        history: &[Message],
-        tools: &[ToolSpecForModel],
-        cancel: &CancellationToken,
-    ) -> Result<Option<AssistantMessage>, ProviderError> {
-        self.next_streaming(system, history, tools, cancel, None)
-            .await
-    }
-
-    /// [`Self::next`], telling `on_text` the reply's text as it streams in.
-    pub async fn next_streaming(
-        &self,
-        system: &str,
-        history: &[Message],
-        tools: &[ToolSpecForModel],
-        cancel: &CancellationToken,
-        on_text: Option<TextSink>,
-    ) -> Result<Option<AssistantMessage>, ProviderError> {
-        let body = request_body(&self.model, system, history, tools, self.max_tokens);
-        self.http
-            .post_and_read("chat/completions", &body, cancel, |stream| {
-                assemble_with(stream, on_text.clone())
-            })
-            .await
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::provider::client::test_support::{
+        self, assembled_body, assistant, body, reasoning, user,
+    };
 
     #[test]
     fn request_body_leaves_out_reasoning_and_empty_options() {
-        let history = vec![
-            Message::User { text: "a".into() },
-            Message::Assistant(AssistantMessage {
-                blocks: vec![
-                    Block::Reasoning {
-                        text: "think".into(),
-                        signature: None,
-                    },
+        let history = [
+            user("a"),
+            assistant(
+                vec![
+                    reasoning("think", None),
                     Block::ToolCall {
                         id: "c".into(),
                         name: "f".into(),
@@ -510,11 +403,10 @@ mod tests {
                         arguments_raw: String::new(),
                     },
                 ],
-                finish: Finish::ToolUse,
-                usage: None,
-            }),
+                Finish::ToolUse,
+            ),
         ];
-        let body = request_body("m", "", &history, &[], None);
+        let body = body::<OpenAi>(&history, None);
         assert_eq!(
             body,
             json!({
@@ -533,30 +425,44 @@ mod tests {
     }
 
     fn assembled(chunks: &[Value]) -> AssistantMessage {
-        let mut assembler = OpenAiAssembler::new();
-        for chunk in chunks {
-            assembler.push(&chunk.to_string()).expect("valid chunk");
-        }
-        assembler.finish()
+        test_support::assembled::<OpenAi>(chunks)
     }
 
     fn delta(delta: Value, finish_reason: Option<&str>) -> Value {
         json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]})
     }
 
+    /// A chunk carrying one tool-call delta.
+    fn call(call: Value) -> Value {
+        delta(json!({"tool_calls": [call]}), None)
+    }
+
+    /// A chunk carrying only a finish reason.
+    fn finish_with(reason: &str) -> Value {
+        delta(json!({}), Some(reason))
+    }
+
+    /// The reply's tool calls in the fixtures' shape, and its finish.
+    fn calls_and_finish(chunks: &[Value]) -> (Value, Finish) {
+        let message = assembled(chunks);
+        (
+            message.to_fixture_json()["tool_calls"].clone(),
+            message.finish,
+        )
+    }
+
     #[test]
     fn stop_with_tool_calls_is_tool_use() {
-        let message = assembled(&[
-            delta(
-                json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "ls", "arguments": "{}"}}]}),
-                None,
-            ),
-            delta(json!({}), Some("stop")),
+        let reply = calls_and_finish(&[
+            call(json!({"index": 0, "id": "c1", "function": {"name": "ls", "arguments": "{}"}})),
+            finish_with("stop"),
         ]);
-        assert_eq!(message.finish, Finish::ToolUse);
         assert_eq!(
-            message.to_fixture_json()["tool_calls"],
-            json!([{"id": "c1", "name": "ls", "arguments": {}}])
+            reply,
+            (
+                json!([{"id": "c1", "name": "ls", "arguments": {}}]),
+                Finish::ToolUse
+            )
         );
     }
 
@@ -583,9 +489,9 @@ mod tests {
 
     #[test]
     fn malformed_data_is_an_error_naming_the_provider() {
-        let mut assembler = OpenAiAssembler::new();
+        let mut assembler = OpenAiAssembler::default();
         let err = assembler
-            .push("{\"choices\": [ oops")
+            .push("message", "{\"choices\": [ oops")
             .expect_err("not json");
         let text = err.to_string();
         assert!(
@@ -597,29 +503,17 @@ mod tests {
 
     #[test]
     fn calls_without_index_split_on_new_id_with_name_and_repeated_ids_join() {
-        let message = assembled(&[
-            delta(
-                json!({"tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{\"x\":"}}]}),
-                None,
-            ),
+        let reply = calls_and_finish(&[
+            call(json!({"id": "a", "function": {"name": "f", "arguments": "{\"x\":"}})),
             // Repeated id and name on a fragment.
-            delta(
-                json!({"tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "1}"}}]}),
-                None,
-            ),
-            delta(
-                json!({"tool_calls": [{"id": "b", "function": {"name": "g", "arguments": ""}}]}),
-                None,
-            ),
+            call(json!({"id": "a", "function": {"name": "f", "arguments": "1}"}})),
+            call(json!({"id": "b", "function": {"name": "g", "arguments": ""}})),
             // No id, no index: continues the last call.
-            delta(
-                json!({"tool_calls": [{"function": {"arguments": "{\"y\":2}"}}]}),
-                None,
-            ),
-            delta(json!({}), Some("tool_calls")),
+            call(json!({"function": {"arguments": "{\"y\":2}"}})),
+            finish_with("tool_calls"),
         ]);
         assert_eq!(
-            message.to_fixture_json()["tool_calls"],
+            reply.0,
             json!([
                 {"id": "a", "name": "f", "arguments": {"x": 1}},
                 {"id": "b", "name": "g", "arguments": {"y": 2}},
@@ -629,25 +523,16 @@ mod tests {
 
     #[test]
     fn a_new_id_with_a_reused_index_opens_a_call_but_a_nameless_one_does_not() {
-        let message = assembled(&[
-            delta(
-                json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": "{}"}}]}),
-                None,
-            ),
+        let reply = calls_and_finish(&[
+            call(json!({"index": 0, "id": "a", "function": {"name": "f", "arguments": "{}"}})),
             // A second call under the same index (seen from some proxies).
-            delta(
-                json!({"tool_calls": [{"index": 0, "id": "b", "function": {"name": "g", "arguments": "{\"k\""}}]}),
-                None,
-            ),
+            call(json!({"index": 0, "id": "b", "function": {"name": "g", "arguments": "{\"k\""}})),
             // A fragment whose id changed but carries no name: same call.
-            delta(
-                json!({"tool_calls": [{"index": 0, "id": "b2", "function": {"arguments": ":true}"}}]}),
-                None,
-            ),
-            delta(json!({}), Some("tool_calls")),
+            call(json!({"index": 0, "id": "b2", "function": {"arguments": ":true}"}})),
+            finish_with("tool_calls"),
         ]);
         assert_eq!(
-            message.to_fixture_json()["tool_calls"],
+            reply.0,
             json!([
                 {"id": "a", "name": "f", "arguments": {}},
                 {"id": "b", "name": "g", "arguments": {"k": true}},
@@ -657,35 +542,33 @@ mod tests {
 
     #[test]
     fn an_id_arriving_after_a_nameless_opener_fills_it_in() {
-        let message = assembled(&[
-            delta(
-                json!({"tool_calls": [{"index": 0, "function": {"name": "f"}}]}),
-                None,
-            ),
+        let reply = calls_and_finish(&[
+            call(json!({"index": 0, "function": {"name": "f"}})),
+            // The finish reason in the same chunk as the call's last delta.
             delta(
                 json!({"tool_calls": [{"index": 0, "id": "late", "function": {"name": "f", "arguments": "{}"}}]}),
                 Some("tool_calls"),
             ),
         ]);
         assert_eq!(
-            message.to_fixture_json()["tool_calls"],
+            reply.0,
             json!([{"id": "late", "name": "f", "arguments": {}}])
         );
     }
 
     #[test]
     fn a_call_cut_by_length_has_no_arguments_and_keeps_its_raw_text() {
-        let message = assembled(&[
-            delta(
-                json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": "{\"path\": \"/tm"}}]}),
-                None,
-            ),
-            delta(json!({}), Some("length")),
+        let raw = "{\"path\": \"/tm";
+        let reply = calls_and_finish(&[
+            call(json!({"index": 0, "id": "a", "function": {"name": "f", "arguments": raw}})),
+            finish_with("length"),
         ]);
-        assert_eq!(message.finish, Finish::Length);
         assert_eq!(
-            message.to_fixture_json()["tool_calls"],
-            json!([{"id": "a", "name": "f", "arguments": null, "arguments_raw": "{\"path\": \"/tm"}])
+            reply,
+            (
+                json!([{"id": "a", "name": "f", "arguments": null, "arguments_raw": raw}]),
+                Finish::Length
+            )
         );
     }
 
@@ -694,11 +577,14 @@ mod tests {
         let cut = assembled(&[delta(json!({"content": "par"}), None)]);
         assert_eq!(cut.finish, Finish::Error);
 
-        let mut assembler = OpenAiAssembler::new();
+        let mut assembler = OpenAiAssembler::default();
         assembler
-            .push(&delta(json!({"content": "all"}), None).to_string())
+            .push(
+                "message",
+                &delta(json!({"content": "all"}), None).to_string(),
+            )
             .expect("chunk");
-        assembler.push("[DONE]").expect("done");
+        assembler.push("message", "[DONE]").expect("done");
         assert_eq!(assembler.finish().finish, Finish::Stop);
     }
 
@@ -714,18 +600,13 @@ mod tests {
 
     #[test]
     fn missing_call_ids_are_made_up_and_parsed_arguments_are_accepted() {
-        let message = assembled(&[
-            delta(
-                json!({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": {"a": 1}}}]}),
-                None,
-            ),
-            delta(
-                json!({"tool_calls": [{"index": 1, "function": {"name": "g"}}]}),
-                Some("tool_calls"),
-            ),
+        let reply = calls_and_finish(&[
+            call(json!({"index": 0, "function": {"name": "f", "arguments": {"a": 1}}})),
+            call(json!({"index": 1, "function": {"name": "g"}})),
+            finish_with("tool_calls"),
         ]);
         assert_eq!(
-            message.to_fixture_json()["tool_calls"],
+            reply.0,
             json!([
                 {"id": "toolhost-call-0", "name": "f", "arguments": {"a": 1}},
                 {"id": "toolhost-call-1", "name": "g", "arguments": {}},
@@ -758,15 +639,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_framed_body_is_assembled() {
-        let body = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
-        let mut assembler = OpenAiAssembler::new();
-        for event in sse::events_from_slice(PROVIDER, body)
-            .await
-            .expect("frames")
-        {
-            assembler.push(&event.data).expect("chunk");
-        }
-        let message = assembler.finish();
+        let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+        let message = assembled_body::<OpenAi>(body).await;
         assert_eq!(
             (message.text().as_str(), message.finish),
             ("ok", Finish::Stop)

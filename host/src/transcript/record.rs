@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::{ExecutionRecord, Message, StopRecord};
+use crate::agent::{Execution, Message, StopRecord};
 
 /// The format this toolhost writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -145,7 +145,7 @@ pub struct ExecutionEnd {
     /// Outcome kind, fuel, peak memory and the plugin's captured
     /// stdout/stderr (each at most 8 KiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub execution: Option<ExecutionRecord>,
+    pub execution: Option<Execution>,
 }
 
 /// A retried model request.

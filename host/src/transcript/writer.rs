@@ -15,7 +15,7 @@ use super::record::{
 };
 use crate::agent::{AgentEvent, EventSink, Message};
 
-/// An open session file. Shared by the event sink and the retry observer.
+/// An open session file, written through its event sink.
 pub struct SessionWriter {
     path: PathBuf,
     id: String,
@@ -137,16 +137,6 @@ impl SessionWriter {
         }));
     }
 
-    /// Records a retried model request.
-    pub fn retry(&self, notice: &crate::provider::http::RetryNotice) {
-        self.record(&Record::Retry(RetryRecord {
-            at: now(),
-            attempt: notice.attempt,
-            wait_ms: u64::try_from(notice.wait.as_millis()).unwrap_or(u64::MAX),
-            reason: notice.reason.clone(),
-        }));
-    }
-
     /// The agent loop's events, recorded as they happen.
     pub fn sink(self: &Arc<Self>) -> EventSink {
         let writer = Arc::clone(self);
@@ -162,6 +152,16 @@ impl SessionWriter {
                 state.first_text = None;
                 return;
             }
+            AgentEvent::ModelRetry {
+                attempt,
+                wait_ms,
+                reason,
+            } => Record::Retry(RetryRecord {
+                at: now(),
+                attempt: *attempt,
+                wait_ms: *wait_ms,
+                reason: reason.clone(),
+            }),
             AgentEvent::MessageDelta { .. } => {
                 state.first_text.get_or_insert_with(Instant::now);
                 return;

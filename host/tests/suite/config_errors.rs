@@ -44,6 +44,27 @@ fn a_bad_config_file_names_the_file_and_key() {
     );
 }
 
+/// A misspelt provider is a config error like any other (exit 1, the file
+/// and the line), not a usage error.
+#[test]
+fn a_misspelt_provider_names_the_file_and_the_line() {
+    let ws = Workspace::new();
+    ws.write(
+        "toolhost.toml",
+        "[model]\nname = \"gpt-4o\"\nprovider = \"opnai\"\n",
+    );
+    let err = stderr_of_failure(ws.toolhost().args(["run", "hello"]), 1);
+    assert!(
+        err.starts_with("error: invalid config file `") && err.contains("toolhost.toml`"),
+        "{err}"
+    );
+    assert!(err.contains("line 3"), "{err}");
+    assert!(
+        err.contains("unknown variant `opnai`, expected one of `openai`, `anthropic`, `scripted`"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_config_for_an_unknown_tool_warns() {
     let ws = Workspace::new();

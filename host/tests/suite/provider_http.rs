@@ -2,236 +2,26 @@
 //! they send (headers, exact bodies), what they assemble from recorded
 //! streams, and how they retry, time out and give up.
 //!
-//! The mock is hand-written on `std::net` so each test controls the bytes:
-//! chunked bodies cut into pieces, a connection dropped mid-stream, a stream
-//! that stalls. Every request is recorded with its arrival time.
+//! The mock ([`super::common::mock_model`]) controls the bytes: chunked
+//! bodies cut into pieces, a connection dropped mid-stream, a stream that
+//! stalls. Every request is recorded with its arrival time.
 
-use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolhost::provider::anthropic::AnthropicClient;
-use toolhost::provider::http::{HttpOptions, RetryNotice};
+use toolhost::provider::client::{HttpModel, WireApi};
+use toolhost::provider::http::{HttpOptions, RetryNotice, RetryObserver};
 use toolhost::provider::openai::OpenAiClient;
 use toolhost::provider::{
     AssistantMessage, Block, Finish, Message, ProviderError, ToolResultEntry, ToolSpecForModel,
 };
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/providers");
-
-/// How a streamed reply ends.
-#[derive(Clone, Copy)]
-enum End {
-    /// The terminating chunk is sent.
-    Complete,
-    /// The socket is closed after this many body bytes, without the
-    /// terminating chunk.
-    DropAfter(usize),
-    /// This many body bytes are sent, then nothing for a long time.
-    StallAfter(usize),
-}
-
-/// One scripted response.
-enum Reply {
-    /// A 200 `text/event-stream` body, chunked, sent in `pieces` writes.
-    Sse {
-        body: Vec<u8>,
-        pieces: usize,
-        end: End,
-    },
-    /// An error status with extra headers and a body.
-    Status {
-        status: u16,
-        headers: Vec<(&'static str, String)>,
-        body: String,
-    },
-    /// No response at all for a long time.
-    Hang,
-}
-
-/// One request as the server saw it.
-#[derive(Debug, Clone)]
-struct Recorded {
-    at: Instant,
-    path: String,
-    /// Lower-cased names.
-    headers: HashMap<String, String>,
-    body: Value,
-}
-
-/// A loopback HTTP/1.1 server answering connections with scripted replies in
-/// order (an unscripted request gets a 418, which is never retried).
-struct Mock {
-    addr: SocketAddr,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-}
-
-impl Mock {
-    fn start(replies: Vec<Reply>) -> Mock {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let addr = listener.local_addr().expect("local addr");
-        let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let recorded = Arc::clone(&requests);
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { return };
-                let replies = Arc::clone(&replies);
-                let recorded = Arc::clone(&recorded);
-                thread::spawn(move || serve(stream, &replies, &recorded));
-            }
-        });
-        Mock { addr, requests }
-    }
-
-    fn requests(&self) -> Vec<Recorded> {
-        self.requests.lock().expect("requests lock").clone()
-    }
-
-    fn openai_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
-    }
-
-    fn anthropic_url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-}
-
-fn serve(stream: TcpStream, replies: &Mutex<VecDeque<Reply>>, recorded: &Mutex<Vec<Recorded>>) {
-    let mut reader = BufReader::new(stream.try_clone().expect("clone socket"));
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-        return;
-    }
-    let path = request_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or_default()
-        .to_owned();
-    let mut headers = HashMap::new();
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("header line");
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
-        }
-    }
-    let length: usize = headers
-        .get("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).expect("request body");
-    recorded.lock().expect("requests lock").push(Recorded {
-        at: Instant::now(),
-        path,
-        headers,
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-    });
-    let reply = replies.lock().expect("replies lock").pop_front();
-    let mut stream = stream;
-    match reply {
-        None => write_status(&mut stream, 418, &[], "no reply scripted"),
-        Some(Reply::Status {
-            status,
-            headers,
-            body,
-        }) => write_status(&mut stream, status, &headers, &body),
-        Some(Reply::Sse { body, pieces, end }) => write_sse(&mut stream, &body, pieces, end),
-        Some(Reply::Hang) => thread::sleep(Duration::from_secs(20)),
-    }
-}
-
-fn write_status(
-    stream: &mut TcpStream,
-    status: u16,
-    headers: &[(&'static str, String)],
-    body: &str,
-) {
-    let mut head = format!(
-        "HTTP/1.1 {status} Scripted\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    // The client may hang up first (it does not need the whole body).
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(body.as_bytes());
-    let _ = stream.flush();
-}
-
-fn write_sse(stream: &mut TcpStream, body: &[u8], pieces: usize, end: End) {
-    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
-                Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
-    if stream.write_all(head.as_bytes()).is_err() {
-        return;
-    }
-    let _ = stream.flush();
-    let limit = match end {
-        End::Complete => body.len(),
-        End::DropAfter(n) | End::StallAfter(n) => n.min(body.len()),
-    };
-    let body = &body[..limit];
-    if !body.is_empty() {
-        let size = body.len().div_ceil(pieces.max(1));
-        for piece in body.chunks(size) {
-            let chunk = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
-            if stream.write_all(&chunk).is_err() {
-                return;
-            }
-            let _ = stream.flush();
-            thread::sleep(Duration::from_millis(5));
-        }
-    }
-    match end {
-        End::Complete => {
-            let _ = stream.write_all(b"0\r\n\r\n");
-            let _ = stream.flush();
-        }
-        End::DropAfter(_) => {}
-        End::StallAfter(_) => thread::sleep(Duration::from_secs(20)),
-    }
-    let _ = stream.shutdown(Shutdown::Both);
-}
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!("{FIXTURES}/{name}.sse")).expect("read fixture stream")
-}
-
-fn expected(name: &str) -> Value {
-    let text = std::fs::read_to_string(format!("{FIXTURES}/{name}.expected.json"))
-        .expect("read expected message");
-    serde_json::from_str(&text).expect("expected message is JSON")
-}
-
-fn sse(name: &str) -> Reply {
-    Reply::Sse {
-        body: fixture(name),
-        pieces: 7,
-        end: End::Complete,
-    }
-}
-
-fn status(status: u16, body: &str) -> Reply {
-    Reply::Status {
-        status,
-        headers: Vec::new(),
-        body: body.to_owned(),
-    }
-}
+use super::common::mock_model::{End, MockModel, Reply, expected, fixture, sse, status};
 
 fn options(base_url: String) -> HttpOptions {
     let mut options = HttpOptions::new(base_url);
@@ -242,22 +32,38 @@ fn options(base_url: String) -> HttpOptions {
     options
 }
 
-/// Options whose retries are recorded.
-fn recording(base_url: String) -> (HttpOptions, Arc<Mutex<Vec<RetryNotice>>>) {
+/// A retry observer that records what it is told.
+fn recorder() -> (RetryObserver, Arc<Mutex<Vec<RetryNotice>>>) {
     let notices = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&notices);
-    let mut options = options(base_url);
-    options.on_retry = Some(Arc::new(move |notice: &RetryNotice| {
+    let observer: RetryObserver = Arc::new(move |notice: &RetryNotice| {
         sink.lock().expect("notices lock").push(notice.clone());
-    }));
-    (options, notices)
+    });
+    (observer, notices)
 }
 
-fn openai(mock: &Mock) -> OpenAiClient {
+/// `client`'s reply to "hi" (no system prompt, no tools) and the retries it
+/// reported on the way.
+async fn ask_recording<W: WireApi>(
+    client: &HttpModel<W>,
+) -> (
+    Result<Option<AssistantMessage>, ProviderError>,
+    Vec<RetryNotice>,
+) {
+    let (on_retry, notices) = recorder();
+    let cancel = CancellationToken::new();
+    let reply = client
+        .next_streaming("", &user("hi"), &[], &cancel, None, Some(on_retry))
+        .await;
+    let notices = notices.lock().expect("notices").clone();
+    (reply, notices)
+}
+
+fn openai(mock: &MockModel) -> OpenAiClient {
     OpenAiClient::new(options(mock.openai_url()), "gpt-test").expect("client")
 }
 
-fn anthropic(mock: &Mock) -> AnthropicClient {
+fn anthropic(mock: &MockModel) -> AnthropicClient {
     AnthropicClient::new(options(mock.anthropic_url()), "claude-test").expect("client")
 }
 
@@ -275,7 +81,7 @@ fn tools() -> Vec<ToolSpecForModel> {
 }
 
 async fn ask_openai(
-    mock: &Mock,
+    mock: &MockModel,
     history: &[Message],
 ) -> Result<Option<AssistantMessage>, ProviderError> {
     openai(mock)
@@ -284,7 +90,7 @@ async fn ask_openai(
 }
 
 async fn ask_anthropic(
-    mock: &Mock,
+    mock: &MockModel,
     history: &[Message],
 ) -> Result<Option<AssistantMessage>, ProviderError> {
     anthropic(mock)
@@ -309,7 +115,7 @@ async fn openai_replies_are_assembled_from_the_stream() {
         "openai-chat-tool-parallel-2",
         "openai-chat-length-truncated",
     ] {
-        let mock = Mock::start(vec![sse(name)]);
+        let mock = MockModel::start(vec![sse(name)]);
         let reply = fixture_json(ask_openai(&mock, &user("hi")).await);
         assert_eq!(reply, expected(name), "{name}");
     }
@@ -324,7 +130,7 @@ async fn anthropic_replies_are_assembled_from_the_stream() {
         "anthropic-messages-max-tokens-truncated-tool",
         "anthropic-messages-thinking-signature",
     ] {
-        let mock = Mock::start(vec![sse(name)]);
+        let mock = MockModel::start(vec![sse(name)]);
         let reply = fixture_json(ask_anthropic(&mock, &user("hi")).await);
         assert_eq!(reply, expected(name), "{name}");
     }
@@ -332,7 +138,7 @@ async fn anthropic_replies_are_assembled_from_the_stream() {
 
 #[tokio::test]
 async fn openai_request_has_path_headers_and_streaming_options() {
-    let mock = Mock::start(vec![sse("openai-chat-text-usage-done")]);
+    let mock = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
     let client = openai(&mock).with_max_tokens(Some(100));
     client
         .next("be brief", &user("hi"), &tools(), &CancellationToken::new())
@@ -367,7 +173,7 @@ async fn openai_request_has_path_headers_and_streaming_options() {
 
 #[tokio::test]
 async fn anthropic_request_has_path_headers_and_default_max_tokens() {
-    let mock = Mock::start(vec![sse("anthropic-messages-text-ping")]);
+    let mock = MockModel::start(vec![sse("anthropic-messages-text-ping")]);
     ask_anthropic(&mock, &user("hi")).await.expect("reply");
     let request = &mock.requests()[0];
     assert_eq!(request.path, "/v1/messages");
@@ -464,7 +270,7 @@ fn ledger() -> Vec<Message> {
 
 #[tokio::test]
 async fn openai_replays_calls_before_their_results() {
-    let mock = Mock::start(vec![sse("openai-chat-text-usage-done")]);
+    let mock = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
     ask_openai(&mock, &ledger()).await.expect("reply");
     assert_eq!(
         mock.requests()[0].body["messages"],
@@ -490,7 +296,7 @@ async fn openai_replays_calls_before_their_results() {
 
 #[tokio::test]
 async fn anthropic_replays_blocks_in_order_and_results_with_is_error() {
-    let mock = Mock::start(vec![sse("anthropic-messages-text-ping")]);
+    let mock = MockModel::start(vec![sse("anthropic-messages-text-ping")]);
     ask_anthropic(&mock, &ledger()).await.expect("reply");
     assert_eq!(
         mock.requests()[0].body["messages"],
@@ -523,7 +329,7 @@ async fn anthropic_replays_blocks_in_order_and_results_with_is_error() {
 
 #[tokio::test]
 async fn anthropic_thinking_block_goes_back_with_its_signature() {
-    let mock = Mock::start(vec![
+    let mock = MockModel::start(vec![
         sse("anthropic-messages-thinking-signature"),
         sse("anthropic-messages-text-ping"),
     ]);
@@ -558,7 +364,7 @@ async fn anthropic_thinking_block_goes_back_with_its_signature() {
 
 #[tokio::test]
 async fn a_429_waits_for_retry_after_then_succeeds() {
-    let mock = Mock::start(vec![
+    let mock = MockModel::start(vec![
         Reply::Status {
             status: 429,
             headers: vec![("Retry-After", "1".into())],
@@ -566,11 +372,7 @@ async fn a_429_waits_for_retry_after_then_succeeds() {
         },
         sse("openai-chat-text-usage-done"),
     ]);
-    let (options, notices) = recording(mock.openai_url());
-    let client = OpenAiClient::new(options, "gpt-test").expect("client");
-    let reply = client
-        .next("", &user("hi"), &[], &CancellationToken::new())
-        .await;
+    let (reply, notices) = ask_recording(&openai(&mock)).await;
     assert_eq!(fixture_json(reply), expected("openai-chat-text-usage-done"));
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
@@ -579,7 +381,6 @@ async fn a_429_waits_for_retry_after_then_succeeds() {
         waited >= Duration::from_millis(950) && waited < Duration::from_secs(3),
         "{waited:?}"
     );
-    let notices = notices.lock().expect("notices").clone();
     assert_eq!(notices.len(), 1);
     assert_eq!(notices[0].attempt, 1);
     assert_eq!(notices[0].wait, Duration::from_secs(1));
@@ -594,41 +395,35 @@ async fn a_429_waits_for_retry_after_then_succeeds() {
 #[tokio::test]
 async fn three_500s_are_retried_then_the_reply_arrives() {
     for anthropic_api in [false, true] {
-        let (ok, url_of): (&str, fn(&Mock) -> String) = if anthropic_api {
-            ("anthropic-messages-text-ping", Mock::anthropic_url)
+        let (ok, url_of): (&str, fn(&MockModel) -> String) = if anthropic_api {
+            ("anthropic-messages-text-ping", MockModel::anthropic_url)
         } else {
-            ("openai-chat-text-usage-done", Mock::openai_url)
+            ("openai-chat-text-usage-done", MockModel::openai_url)
         };
-        let mock = Mock::start(vec![
+        let mock = MockModel::start(vec![
             status(500, "oops"),
             status(502, "bad gateway"),
             status(503, "overloaded"),
             sse(ok),
         ]);
-        let (options, notices) = recording(url_of(&mock));
-        let cancel = CancellationToken::new();
-        let reply = if anthropic_api {
+        let options = options(url_of(&mock));
+        let (reply, notices) = if anthropic_api {
             let client = AnthropicClient::new(options, "m").expect("client");
-            client.next("", &user("hi"), &[], &cancel).await
+            ask_recording(&client).await
         } else {
             let client = OpenAiClient::new(options, "m").expect("client");
-            client.next("", &user("hi"), &[], &cancel).await
+            ask_recording(&client).await
         };
         assert_eq!(fixture_json(reply), expected(ok));
         assert_eq!(mock.requests().len(), 4);
-        let attempts: Vec<u32> = notices
-            .lock()
-            .expect("notices")
-            .iter()
-            .map(|n| n.attempt)
-            .collect();
+        let attempts: Vec<u32> = notices.iter().map(|n| n.attempt).collect();
         assert_eq!(attempts, [1, 2, 3]);
     }
 }
 
 #[tokio::test]
 async fn retries_stop_after_max_retries() {
-    let mock = Mock::start((0..6).map(|_| status(500, "down")).collect());
+    let mock = MockModel::start((0..6).map(|_| status(500, "down")).collect());
     let err = ask_openai(&mock, &user("hi")).await.expect_err("gives up");
     assert_eq!(mock.requests().len(), 5, "1 attempt + 4 retries");
     assert!(
@@ -641,7 +436,7 @@ async fn retries_stop_after_max_retries() {
 
 #[tokio::test]
 async fn other_4xx_is_not_retried() {
-    let mock = Mock::start(vec![status(400, "{\"error\":\"bad field\"}")]);
+    let mock = MockModel::start(vec![status(400, "{\"error\":\"bad field\"}")]);
     let err = ask_openai(&mock, &user("hi")).await.expect_err("400");
     assert_eq!(mock.requests().len(), 1);
     let text = err.to_string();
@@ -657,14 +452,12 @@ async fn a_refused_connection_is_retried_then_reported() {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.local_addr().expect("addr")
     };
-    let (mut options, notices) = recording(format!("http://{addr}/v1"));
+    let mut options = options(format!("http://{addr}/v1"));
     options.max_retries = 2;
     let client = OpenAiClient::new(options, "m").expect("client");
-    let err = client
-        .next("", &user("hi"), &[], &CancellationToken::new())
-        .await
-        .expect_err("nobody listens");
-    assert_eq!(notices.lock().expect("notices").len(), 2);
+    let (reply, notices) = ask_recording(&client).await;
+    let err = reply.expect_err("nobody listens");
+    assert_eq!(notices.len(), 2);
     let text = err.to_string();
     assert!(
         text.contains("failed 3 times") && text.contains("cannot reach"),
@@ -675,7 +468,7 @@ async fn a_refused_connection_is_retried_then_reported() {
 
 #[tokio::test]
 async fn a_server_that_never_answers_times_out_and_is_retried() {
-    let mock = Mock::start(vec![Reply::Hang, Reply::Hang]);
+    let mock = MockModel::start(vec![Reply::Hang, Reply::Hang]);
     let mut options = options(mock.openai_url());
     options.request_timeout = Duration::from_millis(300);
     options.max_retries = 1;
@@ -689,13 +482,71 @@ async fn a_server_that_never_answers_times_out_and_is_retried() {
     assert!(text.contains("did not answer within 300ms"), "{text}");
 }
 
+/// A reader that fails with `Transport` (a reset of a byte source other
+/// than the response body itself) is retried, as the variant's doc says.
+#[tokio::test]
+async fn a_transport_failure_while_reading_is_retried() {
+    use toolhost::provider::http::{Auth, HttpClient};
+
+    let mock = MockModel::start(vec![
+        sse("openai-chat-text-usage-done"),
+        sse("openai-chat-text-usage-done"),
+    ]);
+    let (on_retry, notices) = recorder();
+    let options = options(mock.openai_url());
+    let client = HttpClient::new(
+        "openai",
+        "OPENAI_API_KEY",
+        "https://api.openai.com/v1",
+        Auth::Bearer,
+        "m",
+        options,
+    )
+    .expect("client");
+    let reads = std::sync::atomic::AtomicU32::new(0);
+    let reply = client
+        .post_and_read(
+            "chat/completions",
+            &json!({}),
+            &CancellationToken::new(),
+            Some(&on_retry),
+            |_| {
+                let read = reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move {
+                    match read {
+                        0 => Err(ProviderError::Transport {
+                            provider: "openai",
+                            source: Box::new(std::io::Error::from(
+                                std::io::ErrorKind::ConnectionReset,
+                            )),
+                        }),
+                        _ => Ok(read),
+                    }
+                }
+            },
+        )
+        .await
+        .expect("the second read succeeds");
+    assert_eq!(reply, Some(1));
+    assert_eq!(mock.requests().len(), 2);
+    let notices = notices.lock().expect("notices").clone();
+    assert_eq!(notices.len(), 1);
+    assert!(
+        notices[0]
+            .reason
+            .contains("reading the `openai` stream failed"),
+        "{}",
+        notices[0].reason
+    );
+}
+
 // ---- broken and stalled streams ---------------------------------------------
 
 /// Decision: a stream that breaks after some of its body arrived is an error,
 /// not retried (part of a reply was generated and billed; the loop decides).
 #[tokio::test]
 async fn a_stream_dropped_mid_way_is_an_error_and_not_retried() {
-    let mock = Mock::start(vec![
+    let mock = MockModel::start(vec![
         Reply::Sse {
             body: fixture("openai-chat-tool-parallel-2"),
             pieces: 3,
@@ -715,7 +566,7 @@ async fn a_stream_dropped_mid_way_is_an_error_and_not_retried() {
 /// A stream that breaks before its first body byte is retried.
 #[tokio::test]
 async fn a_stream_dropped_before_any_byte_is_retried() {
-    let mock = Mock::start(vec![
+    let mock = MockModel::start(vec![
         Reply::Sse {
             body: Vec::new(),
             pieces: 1,
@@ -730,7 +581,7 @@ async fn a_stream_dropped_before_any_byte_is_retried() {
 
 #[tokio::test]
 async fn an_idle_stream_times_out() {
-    let mock = Mock::start(vec![Reply::Sse {
+    let mock = MockModel::start(vec![Reply::Sse {
         body: fixture("anthropic-messages-text-then-tool"),
         pieces: 2,
         end: End::StallAfter(200),
@@ -757,7 +608,7 @@ async fn an_idle_stream_times_out() {
 
 #[tokio::test]
 async fn cancelling_mid_stream_returns_none() {
-    let mock = Mock::start(vec![Reply::Sse {
+    let mock = MockModel::start(vec![Reply::Sse {
         body: fixture("openai-chat-text-usage-done"),
         pieces: 2,
         end: End::StallAfter(100),
@@ -779,7 +630,7 @@ async fn cancelling_mid_stream_returns_none() {
 
 #[tokio::test]
 async fn cancelling_during_a_retry_wait_returns_promptly() {
-    let mock = Mock::start(vec![Reply::Status {
+    let mock = MockModel::start(vec![Reply::Status {
         status: 429,
         headers: vec![("Retry-After", "30".into())],
         body: String::new(),
@@ -803,37 +654,50 @@ async fn cancelling_during_a_retry_wait_returns_promptly() {
 
 // ---- errors the user must fix -----------------------------------------------
 
+/// A server at a custom base URL that refuses the key: the advice is about
+/// that server's key, named by the variable it came from (keys come only
+/// from the environment; there is no key in toolhost.toml).
 #[tokio::test]
 async fn a_401_names_the_key_variable_and_is_not_retried() {
-    let mock = Mock::start(vec![status(
+    let mock = MockModel::start(vec![status(
         401,
         "{\"error\":{\"message\":\"Incorrect API key\"}}",
     )]);
     let err = ask_openai(&mock, &user("hi")).await.expect_err("401");
-    let text = err.to_string();
-    assert!(
-        text.contains("bad or missing API key: set OPENAI_API_KEY"),
-        "{text}"
-    );
-    assert!(text.contains("`api_key` in toolhost.toml"), "{text}");
-    assert!(text.contains("Incorrect API key"), "{text}");
-    assert!(
-        text.contains(&format!("{}/chat/completions", mock.openai_url())),
-        "{text}"
+    let url = format!("{}/chat/completions", mock.openai_url());
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`openai` at {url} answered HTTP 401: the server rejected the API key taken from \
+             OPENAI_API_KEY: set OPENAI_API_KEY to a key this server accepts (server said: \
+             {{\"error\":{{\"message\":\"Incorrect API key\"}}}})"
+        )
     );
     assert_eq!(mock.requests().len(), 1);
 
-    let mock = Mock::start(vec![status(403, "forbidden")]);
-    let err = ask_anthropic(&mock, &user("hi")).await.expect_err("403");
-    let text = err.to_string();
-    assert!(text.contains("set ANTHROPIC_API_KEY"), "{text}");
-    assert!(text.contains("`anthropic`"), "{text}");
+    let mock = MockModel::start(vec![status(403, "forbidden")]);
+    let mut options = options(mock.anthropic_url());
+    options.api_key = None;
+    let client = AnthropicClient::new(options, "claude-test").expect("client");
+    let err = client
+        .next("", &user("hi"), &[], &CancellationToken::new())
+        .await
+        .expect_err("403");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`anthropic` at {}/v1/messages answered HTTP 403: the server wants an API key and \
+             none was sent: set ANTHROPIC_API_KEY to a key this server accepts (server said: \
+             forbidden)",
+            mock.anthropic_url()
+        )
+    );
     assert_eq!(mock.requests().len(), 1);
 }
 
 #[tokio::test]
 async fn a_404_names_the_model_and_the_url() {
-    let mock = Mock::start(vec![status(404, "{\"error\":\"model not found\"}")]);
+    let mock = MockModel::start(vec![status(404, "{\"error\":\"model not found\"}")]);
     let err = ask_openai(&mock, &user("hi")).await.expect_err("404");
     let text = err.to_string();
     let url = format!("{}/chat/completions", mock.openai_url());
@@ -845,7 +709,7 @@ async fn a_404_names_the_model_and_the_url() {
     assert!(text.contains("model not found"), "{text}");
     assert_eq!(mock.requests().len(), 1);
 
-    let mock = Mock::start(vec![status(404, "")]);
+    let mock = MockModel::start(vec![status(404, "")]);
     let err = ask_anthropic(&mock, &user("hi")).await.expect_err("404");
     assert!(err.to_string().contains("model `claude-test`"), "{err}");
 }

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::common::{Workspace, stderr_of_failure, stdout_of, test_plugins};
+use super::common::mock_model::{MockModel, Reply, expected, sse};
+use super::common::{Workspace, copy_dir, stderr_of_failure, stdout_of, test_plugins};
 
 /// Writes `turns` as a script into the workspace and returns its path.
 fn script(ws: &Workspace, turns: Value) -> String {
@@ -136,6 +137,45 @@ fn a_missing_model_or_prompt_is_a_usage_error() {
     assert!(err.contains("script `nope.json`: cannot read it"), "{err}");
 }
 
+/// Against the vendor's own API a missing key stops the run before any
+/// request (it used to be sent anyway and retried five times).
+#[test]
+fn a_missing_key_for_the_vendors_api_stops_the_run_at_once() {
+    let ws = Workspace::new();
+    for (provider, model, key_env, url) in [
+        (
+            "openai",
+            "gpt-4o",
+            "OPENAI_API_KEY",
+            "https://api.openai.com/v1",
+        ),
+        (
+            "anthropic",
+            "claude-sonnet-4-5",
+            "ANTHROPIC_API_KEY",
+            "https://api.anthropic.com",
+        ),
+    ] {
+        let started = Instant::now();
+        let err = stderr_of_failure(
+            ws.toolhost()
+                .env_remove(key_env)
+                .env_remove("OPENAI_BASE_URL")
+                .args(["run", "--provider", provider, "--model", model, "hello"]),
+            1,
+        );
+        let took = started.elapsed();
+        assert_eq!(
+            err,
+            format!(
+                "error: no API key for `{provider}` at {url}: set the environment variable \
+                 {key_env} (`export {key_env}=...`); a server at --base-url may need none\n"
+            )
+        );
+        assert!(took < Duration::from_secs(3), "{provider}: took {took:?}");
+    }
+}
+
 #[test]
 fn the_prompt_can_come_from_stdin_and_json_output_is_one_object() {
     let ws = Workspace::new();
@@ -155,9 +195,15 @@ fn the_prompt_can_come_from_stdin_and_json_output_is_one_object() {
 fn stream_json_prints_one_event_per_line() {
     let ws = Workspace::new();
     ws.write("a.txt", "alpha\n");
+    ws.write("b.txt", "beta\n");
+    // A lone call, then two read-only calls that run together, then text.
     let script = script(
         &ws,
-        json!([{"tool_calls": [read_call("c1", "a.txt")]}, {"text": "done"}]),
+        json!([
+            {"tool_calls": [read_call("c1", "a.txt")]},
+            {"tool_calls": [read_call("c2", "a.txt"), read_call("c3", "b.txt")]},
+            {"text": "done"}
+        ]),
     );
     let out = stdout_of(ws.toolhost().args([
         "run",
@@ -167,29 +213,105 @@ fn stream_json_prints_one_event_per_line() {
         &script,
         "go",
     ]));
-    let types: Vec<String> = out
+    let events: Vec<Value> = out
         .lines()
-        .map(|line| {
-            serde_json::from_str::<Value>(line).expect("each line is JSON")["type"]
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect();
+
+    // The order, tool executions aside (concurrent calls may interleave).
+    let outline: Vec<String> = events
+        .iter()
+        .filter(|e| {
+            !e["type"]
                 .as_str()
                 .expect("type")
-                .to_string()
+                .starts_with("tool_execution_")
+        })
+        .map(|e| match e["type"].as_str().expect("type") {
+            "message" => format!("message:{}", e["message"]["role"].as_str().expect("role")),
+            "turn_start" | "turn_end" => {
+                format!("{}:{}", e["type"].as_str().expect("type"), e["turn"])
+            }
+            other => other.to_string(),
         })
         .collect();
-    assert_eq!(types.first().map(String::as_str), Some("agent_start"));
-    assert_eq!(types.last().map(String::as_str), Some("agent_end"));
-    for expected in [
-        "turn_start",
-        "message",
-        "tool_execution_start",
-        "tool_execution_end",
-        "turn_end",
-    ] {
-        assert!(
-            types.iter().any(|t| t == expected),
-            "{expected} missing from {types:?}"
-        );
+    assert_eq!(
+        outline,
+        [
+            "agent_start",
+            "message:user",
+            "turn_start:1",
+            "message:assistant",
+            "message:tool_results",
+            "turn_end:1",
+            "turn_start:2",
+            "message:assistant",
+            "message:tool_results",
+            "turn_end:2",
+            "turn_start:3",
+            "message:assistant",
+            "turn_end:3",
+            "agent_end",
+        ]
+    );
+
+    // Each call of a reply starts once and ends once, by `call_id`, between
+    // the reply and its results, which answer the calls in order.
+    let mut calls: Vec<String> = Vec::new();
+    let mut started: Vec<String> = Vec::new();
+    let mut ended: Vec<String> = Vec::new();
+    let mut executed = 0;
+    for event in &events {
+        let call_id = || event["call_id"].as_str().expect("call_id").to_string();
+        match event["type"].as_str().expect("type") {
+            "message" if event["message"]["role"] == "assistant" => {
+                calls = event["message"]["blocks"]
+                    .as_array()
+                    .expect("blocks")
+                    .iter()
+                    .filter(|b| b["type"] == "tool_call")
+                    .map(|b| b["id"].as_str().expect("id").to_string())
+                    .collect();
+                started.clear();
+                ended.clear();
+            }
+            "tool_execution_start" => {
+                let id = call_id();
+                assert!(calls.contains(&id), "{id} is not a call of the last reply");
+                assert!(!started.contains(&id), "{id} started twice");
+                assert_eq!(event["tool"], "read_file");
+                started.push(id);
+            }
+            "tool_execution_end" => {
+                let id = call_id();
+                assert!(started.contains(&id), "{id} ended before it started");
+                assert!(!ended.contains(&id), "{id} ended twice");
+                assert_eq!(event["is_error"], false, "{event}");
+                ended.push(id);
+                executed += 1;
+            }
+            "message" if event["message"]["role"] == "tool_results" => {
+                let answered: Vec<&str> = event["message"]["results"]
+                    .as_array()
+                    .expect("results")
+                    .iter()
+                    .map(|r| r["call_id"].as_str().expect("call_id"))
+                    .collect();
+                assert_eq!(answered, calls, "results answer the calls in order");
+                started.sort();
+                ended.sort();
+                let mut expected = calls.clone();
+                expected.sort();
+                assert_eq!((&started, &ended), (&expected, &expected));
+            }
+            _ => {}
+        }
     }
+    assert_eq!(executed, 3);
+    assert_eq!(
+        events.last().expect("agent_end")["stop"]["reason"],
+        "completed"
+    );
 }
 
 #[test]
@@ -349,105 +471,12 @@ fn the_offline_demo_runs_recovers_from_a_denied_edit_and_completes() {
     );
 }
 
-pub(super) fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("read demo dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            std::fs::create_dir_all(&target).expect("mkdir");
-            copy_dir(&entry.path(), &target);
-        } else if entry.file_name() != "review.md" {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
-}
-
-/// A one-thread HTTP/1.1 server on 127.0.0.1 that answers each request with
-/// the next canned SSE body (or whole response, when it starts with
-/// `HTTP/1.1 `) and records the request bodies.
-pub(super) struct MockModel {
-    pub(super) url: String,
-    requests: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
-}
-
-impl MockModel {
-    pub(super) fn start(bodies: Vec<String>) -> MockModel {
-        MockModel::start_slow(bodies, Duration::ZERO)
-    }
-
-    /// Like [`MockModel::start`], waiting `delay` before each answer.
-    fn start_slow(bodies: Vec<String>, delay: Duration) -> MockModel {
-        use std::io::{BufRead, BufReader, Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind mock");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
-        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let seen = std::sync::Arc::clone(&requests);
-        std::thread::spawn(move || {
-            for body in bodies {
-                let Ok((stream, _)) = listener.accept() else {
-                    return;
-                };
-                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let mut request_line = String::new();
-                reader.read_line(&mut request_line).expect("request line");
-                let mut length = 0;
-                loop {
-                    let mut line = String::new();
-                    reader.read_line(&mut line).expect("header");
-                    if line.trim().is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().expect("length");
-                    }
-                }
-                let mut request = vec![0; length];
-                reader.read_exact(&mut request).expect("body");
-                let path = request_line
-                    .split_whitespace()
-                    .nth(1)
-                    .unwrap_or_default()
-                    .to_string();
-                seen.lock()
-                    .expect("lock")
-                    .push((path, serde_json::from_slice(&request).expect("json body")));
-                std::thread::sleep(delay);
-                let mut stream = stream;
-                // A body that is a whole HTTP response is sent as is (for
-                // error statuses).
-                if body.starts_with("HTTP/1.1 ") {
-                    stream.write_all(body.as_bytes()).expect("write response");
-                    continue;
-                }
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    body.len()
-                );
-                stream.write_all(head.as_bytes()).expect("write head");
-                stream.write_all(body.as_bytes()).expect("write body");
-            }
-        });
-        MockModel { url, requests }
-    }
-
-    pub(super) fn requests(&self) -> Vec<(String, Value)> {
-        self.requests.lock().expect("lock").clone()
-    }
-}
-
-pub(super) fn fixture_stream(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/providers")
-        .join(format!("{name}.sse"));
-    std::fs::read_to_string(path).expect("fixture stream")
-}
-
 #[test]
 fn an_openai_compatible_server_drives_a_run_and_sees_the_tool_results() {
     let ws = Workspace::new();
     let mock = MockModel::start(vec![
-        fixture_stream("openai-chat-tool-single-fragmented"),
-        fixture_stream("openai-chat-text-usage-done"),
+        sse("openai-chat-tool-single-fragmented"),
+        sse("openai-chat-text-usage-done"),
     ]);
     let output = ws
         .toolhost()
@@ -472,20 +501,13 @@ fn an_openai_compatible_server_drives_a_run_and_sees_the_tool_results() {
     assert_eq!(doc["turns"], 2);
     assert_eq!(
         doc["final_text"],
-        serde_json::from_str::<Value>(
-            &std::fs::read_to_string(
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("tests/fixtures/providers/openai-chat-text-usage-done.expected.json")
-            )
-            .expect("expected"),
-        )
-        .expect("json")["text"]
+        expected("openai-chat-text-usage-done")["text"]
     );
 
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!(requests[0].0, "/v1/chat/completions");
-    let second = &requests[1].1;
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    let second = &requests[1].body;
     let messages = second["messages"].as_array().expect("messages");
     let n = messages.len();
     // The assistant's tool call is replayed, then answered by its id; the
@@ -519,7 +541,7 @@ fn an_openai_compatible_server_drives_a_run_and_sees_the_tool_results() {
 #[test]
 fn an_anthropic_server_drives_a_run() {
     let ws = Workspace::new();
-    let mock = MockModel::start(vec![fixture_stream("anthropic-messages-text-ping")]);
+    let mock = MockModel::start(vec![sse("anthropic-messages-text-ping")]);
     let output = ws
         .toolhost()
         .env_remove("ANTHROPIC_API_KEY")
@@ -541,19 +563,28 @@ fn an_anthropic_server_drives_a_run() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(!output.stdout.is_empty());
+    let text = expected("anthropic-messages-text-ping")["text"]
+        .as_str()
+        .expect("text")
+        .to_string();
+    let newline = if text.ends_with('\n') { "" } else { "\n" };
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        format!("{text}{newline}"),
+        "the reply's text, once"
+    );
     let requests = mock.requests();
-    assert_eq!(requests[0].0, "/v1/messages");
-    assert_eq!(requests[0].1["model"], "claude-sonnet-4-5");
-    assert_eq!(requests[0].1["stream"], true);
+    assert_eq!(requests[0].path, "/v1/messages");
+    assert_eq!(requests[0].body["model"], "claude-sonnet-4-5");
+    assert_eq!(requests[0].body["stream"], true);
 }
 
 #[test]
 fn the_model_can_be_configured_in_toolhost_toml() {
     let ws = Workspace::new();
     let mock = MockModel::start(vec![
-        fixture_stream("ollama-chat-parallel-tools-whole-args"),
-        fixture_stream("openai-chat-text-usage-done"),
+        sse("ollama-chat-parallel-tools-whole-args"),
+        sse("openai-chat-text-usage-done"),
     ]);
     ws.write(
         "toolhost.toml",
@@ -574,23 +605,18 @@ fn the_model_can_be_configured_in_toolhost_toml() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(mock.requests()[0].1["model"], "qwen2.5-coder");
+    assert_eq!(mock.requests()[0].body["model"], "qwen2.5-coder");
 }
 
 #[test]
 fn reply_text_streams_as_it_arrives_and_is_printed_once() {
-    let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/providers/openai-chat-text-usage-done.expected.json"),
-        )
-        .expect("expected"),
-    )
-    .expect("json");
-    let text = expected["text"].as_str().expect("text").to_string();
+    let text = expected("openai-chat-text-usage-done")["text"]
+        .as_str()
+        .expect("text")
+        .to_string();
     let ws = Workspace::new();
 
-    let mock = MockModel::start(vec![fixture_stream("openai-chat-text-usage-done")]);
+    let mock = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
     let base_url = format!("{}/v1", mock.url);
     let run = [
         "run",
@@ -609,7 +635,7 @@ fn reply_text_streams_as_it_arrives_and_is_printed_once() {
     );
     assert_eq!(out, format!("{text}\n"));
 
-    let mock = MockModel::start(vec![fixture_stream("openai-chat-text-usage-done")]);
+    let mock = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
     let base_url = format!("{}/v1", mock.url);
     let run = [
         "run",
@@ -638,13 +664,94 @@ fn reply_text_streams_as_it_arrives_and_is_printed_once() {
     assert_eq!(deltas.concat(), text);
 }
 
+/// A retried model request is an event like any other: stream-json shows it
+/// between the turn's start and its reply, and the session file records it
+/// from that event in its `retry` record (format 1).
+#[test]
+fn a_retry_is_a_stream_json_event_in_order_and_a_session_record() {
+    let ws = Workspace::new();
+    let busy = Reply::Status {
+        status: 503,
+        headers: vec![("retry-after", "0".into())],
+        body: "busy".into(),
+    };
+    let mock = MockModel::start(vec![busy, sse("openai-chat-text-usage-done")]);
+    let out = stdout_of(
+        ws.toolhost()
+            .env_remove("OPENAI_API_KEY")
+            .args(["run", "--provider", "openai", "--model", "m", "--base-url"])
+            .arg(format!("{}/v1", mock.url))
+            .args(["--output-format", "stream-json", "hi"]),
+    );
+    let events: Vec<Value> = out
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json line"))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["type"].as_str().expect("type"))
+        .filter(|kind| *kind != "message_delta")
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "agent_start",
+            "message",
+            "turn_start",
+            "model_retry",
+            "message",
+            "turn_end",
+            "agent_end"
+        ]
+    );
+    let retry = events
+        .iter()
+        .find(|e| e["type"] == "model_retry")
+        .expect("a retry event");
+    let url = format!("{}/v1/chat/completions", mock.url);
+    assert_eq!(
+        *retry,
+        json!({
+            "type": "model_retry",
+            "attempt": 1,
+            "wait_ms": 0,
+            "reason": format!("`openai` at {url} answered HTTP 503: busy"),
+        })
+    );
+
+    let dir = ws.path().join(".toolhost/sessions");
+    let file = std::fs::read_dir(&dir)
+        .expect("sessions dir")
+        .next()
+        .expect("one session")
+        .expect("entry")
+        .path();
+    let records: Vec<Value> = std::fs::read_to_string(file)
+        .expect("session file")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json record"))
+        .collect();
+    let retry = records
+        .iter()
+        .find(|r| r["type"] == "retry")
+        .expect("a retry record");
+    assert!(retry["at"].is_string(), "{retry}");
+    assert_eq!(
+        (&retry["attempt"], &retry["wait_ms"], &retry["reason"]),
+        (
+            &json!(1),
+            &json!(0),
+            &json!(format!("`openai` at {url} answered HTTP 503: busy"))
+        )
+    );
+}
+
 #[test]
 fn a_spinner_shows_on_a_terminal_while_the_model_thinks() {
     let ws = Workspace::new();
-    let mock = MockModel::start_slow(
-        vec![fixture_stream("openai-chat-text-usage-done")],
-        Duration::from_millis(800),
-    );
+    let mock = MockModel::start(vec![
+        sse("openai-chat-text-usage-done").after(Duration::from_millis(800)),
+    ]);
     let toolhost = assert_cmd::cargo::cargo_bin("toolhost");
     let command = format!(
         "{} run --provider openai --model gpt-4o --base-url {}/v1 hi",

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::common::{Workspace, stderr_of_failure, stdout_of, test_plugins};
-use super::run::{MockModel, copy_dir, fixture_stream};
+use super::common::mock_model::{MockModel, Reply, sse};
+use super::common::{Workspace, copy_dir, stderr_of_failure, stdout_of, test_plugins};
 
 const NO_RESULT: &str = "(no result recorded: the run stopped before this call finished; it \
                          may or may not have taken effect)";
@@ -29,8 +29,8 @@ fn records(path: &Path) -> Vec<Value> {
 }
 
 /// `toolhost run --provider openai` against `mock` with `args` (the prompt
-/// last); asserts exit 0.
-fn run_openai(ws: &Workspace, mock: &MockModel, args: &[&str]) {
+/// last); asserts exit 0 and returns stderr.
+fn run_openai(ws: &Workspace, mock: &MockModel, args: &[&str]) -> String {
     let output = ws
         .toolhost()
         .env_remove("OPENAI_API_KEY")
@@ -51,6 +51,7 @@ fn run_openai(ws: &Workspace, mock: &MockModel, args: &[&str]) {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    String::from_utf8(output.stderr).expect("utf-8 stderr")
 }
 
 fn session_files(ws: &Workspace) -> Vec<PathBuf> {
@@ -232,13 +233,13 @@ fn a_resumed_ledger_is_accepted_by_both_wire_apis() {
     crashed_session(&ws);
 
     // Continue with an OpenAI-compatible server...
-    let openai = MockModel::start(vec![fixture_stream("openai-chat-text-usage-done")]);
+    let openai = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
     run_openai(
         &ws,
         &openai,
         &["--resume", "last", "--model", "gpt-4o", "continue"],
     );
-    let body = &openai.requests()[0].1;
+    let body = &openai.requests()[0].body;
     let messages = body["messages"].as_array().expect("messages");
     let roles: Vec<&str> = messages
         .iter()
@@ -258,7 +259,7 @@ fn a_resumed_ledger_is_accepted_by_both_wire_apis() {
 
     // ...then the same session with an Anthropic one: the model and base
     // URL must be given again because they changed.
-    let anthropic = MockModel::start(vec![fixture_stream("anthropic-messages-text-ping")]);
+    let anthropic = MockModel::start(vec![sse("anthropic-messages-text-ping")]);
     let output = ws
         .toolhost()
         .env_remove("ANTHROPIC_API_KEY")
@@ -278,7 +279,7 @@ fn a_resumed_ledger_is_accepted_by_both_wire_apis() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let body = &anthropic.requests()[0].1;
+    let body = &anthropic.requests()[0].body;
     let messages = body["messages"].as_array().expect("messages");
     let roles: Vec<&str> = messages
         .iter()
@@ -322,8 +323,12 @@ fn a_long_result_reaches_the_model_as_head_and_tail_and_is_saved_whole() {
         .collect();
     ws.write("big.txt", &big);
     let mock = MockModel::start(vec![
-        openai_tool_call("call_1", "read_file", &json!({"path": "big.txt"})),
-        fixture_stream("openai-chat-text-usage-done"),
+        Reply::sse_body(openai_tool_call(
+            "call_1",
+            "read_file",
+            &json!({"path": "big.txt"}),
+        )),
+        sse("openai-chat-text-usage-done"),
     ]);
     run_openai(
         &ws,
@@ -341,7 +346,7 @@ fn a_long_result_reaches_the_model_as_head_and_tail_and_is_saved_whole() {
     assert!(saved.len() > 30_000);
 
     let requests = mock.requests();
-    let messages = requests[1].1["messages"].as_array().expect("messages");
+    let messages = requests[1].body["messages"].as_array().expect("messages");
     let seen = messages.last().expect("tool message")["content"]
         .as_str()
         .expect("content");
@@ -531,13 +536,21 @@ fn unknown_and_newer_sessions_are_refused_with_the_reason() {
 #[test]
 fn retries_and_model_timings_are_recorded() {
     let ws = Workspace::new();
-    let busy = "HTTP/1.1 503 Service Unavailable\r\nretry-after: 0\r\ncontent-length: 4\r\n\
-                connection: close\r\n\r\nbusy";
-    let mock = MockModel::start(vec![
-        busy.to_string(),
-        fixture_stream("openai-chat-text-usage-done"),
-    ]);
-    run_openai(&ws, &mock, &["--model", "m", "hello"]);
+    let busy = Reply::Status {
+        status: 503,
+        headers: vec![("retry-after", "0".into())],
+        body: "busy".into(),
+    };
+    let mock = MockModel::start(vec![busy, sse("openai-chat-text-usage-done")]);
+    let stderr = run_openai(&ws, &mock, &["--model", "m", "hello"]);
+    assert!(
+        stderr.starts_with(&format!(
+            "retrying the model request in 0.0 s (retry 1): `openai` at {}/v1/chat/completions \
+             answered HTTP 503: busy\n",
+            mock.url
+        )),
+        "{stderr}"
+    );
     let lines = records(&session_files(&ws)[0]);
     let retry = lines
         .iter()
@@ -569,9 +582,7 @@ fn retries_and_model_timings_are_recorded() {
 #[test]
 fn reasoning_and_its_signature_survive_a_resume() {
     let ws = Workspace::new();
-    let first = MockModel::start(vec![fixture_stream(
-        "anthropic-messages-thinking-signature",
-    )]);
+    let first = MockModel::start(vec![sse("anthropic-messages-thinking-signature")]);
     let anthropic = |mock: &MockModel, prompt: &str| {
         let output = ws
             .toolhost()
@@ -603,7 +614,7 @@ fn reasoning_and_its_signature_survive_a_resume() {
     let signature = reasoning["signature"].as_str().expect("a signature");
     assert!(!signature.is_empty());
 
-    let second = MockModel::start(vec![fixture_stream("anthropic-messages-text-ping")]);
+    let second = MockModel::start(vec![sse("anthropic-messages-text-ping")]);
     let output = ws
         .toolhost()
         .env_remove("ANTHROPIC_API_KEY")
@@ -617,7 +628,7 @@ fn reasoning_and_its_signature_survive_a_resume() {
         "the session's provider and model are reused: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let body = &second.requests()[0].1;
+    let body = &second.requests()[0].body;
     assert_eq!(body["model"], "claude-sonnet-4-5");
     let thinking = &body["messages"][1]["content"][0];
     assert_eq!(thinking["type"], "thinking");

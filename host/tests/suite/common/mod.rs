@@ -1,4 +1,7 @@
-//! Shared helpers: temp workspaces, the binary, fixture plugins.
+//! Shared helpers: temp workspaces, the binary, fixture plugins, and the
+//! loopback model server ([`mock_model`]).
+
+pub mod mock_model;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -89,6 +92,21 @@ impl Workspace {
         let mut cmd = self.toolhost();
         cmd.args(flags).args(["call", tool, input]);
         cmd
+    }
+}
+
+/// Copies the directory `from` into `to`, leaving out any `review.md` (the
+/// demo's output).
+pub fn copy_dir(from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).expect("read demo dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            fs::create_dir_all(&target).expect("mkdir");
+            copy_dir(&entry.path(), &target);
+        } else if entry.file_name() != "review.md" {
+            fs::copy(entry.path(), &target).expect("copy");
+        }
     }
 }
 

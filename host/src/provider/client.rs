@@ -1,0 +1,292 @@
+//! The one HTTP model client, generic over the wire API it speaks.
+//!
+//! [`HttpModel`] turns the ledger into one streamed request, sends it
+//! through [`super::http`] (retries, timeouts) and assembles the reply. A
+//! wire API ([`super::openai::OpenAi`], [`super::anthropic::Anthropic`])
+//! implements [`WireApi`] with only what differs between APIs: its names, how
+//! the key travels, its request body, its stream assembler and its finish
+//! table. A third API (OpenAI Responses) is one more impl, not one more
+//! client.
+//!
+//! Knows nothing of any API's JSON; that stays in each API's module.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::http::{Auth, HttpClient, HttpOptions, RetryObserver};
+use super::{AssistantMessage, Finish, Message, ProviderError, TextSink, ToolSpecForModel, sse};
+
+/// What one wire API adds to [`HttpModel`].
+pub trait WireApi: fmt::Debug + Send + Sync + 'static {
+    /// The name errors and transcripts use (`openai`, `anthropic`).
+    const PROVIDER: &'static str;
+    /// The endpoint below the base URL.
+    const PATH: &'static str;
+    /// How the key travels.
+    const AUTH: Auth;
+    /// Headers every request carries besides the key.
+    const HEADERS: &'static [(&'static str, &'static str)];
+    /// The vendor's own API root, used when no base URL is given.
+    const DEFAULT_BASE_URL: &'static str;
+    /// The environment variable that holds the key, named in errors.
+    const KEY_ENV: &'static str;
+
+    /// Accumulates one response's events.
+    type Assembler: Assembler;
+
+    /// The streamed request for the whole ledger.
+    fn request_body(request: &Request<'_>) -> Value;
+
+    /// The finish table: what each stop reason the API sends means. A
+    /// reason the API added after this was written should be a
+    /// [`Finish::Stop`]; see [`finish_of`] for the rest of the rule.
+    fn finish(reason: &str) -> Finish;
+}
+
+/// What one model request sends, whatever the wire API.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub model: &'a str,
+    /// Empty for none.
+    pub system: &'a str,
+    pub history: &'a [Message],
+    pub tools: &'a [ToolSpecForModel],
+    /// The reply length cap; `None` leaves it to the wire API's default.
+    pub max_tokens: Option<u32>,
+}
+
+/// Builds one reply from a response's events.
+pub trait Assembler: Default + Send {
+    /// Takes one SSE event: its `event:` name (`message` when the server
+    /// sent none) and its data. Data that is not JSON is an error naming
+    /// the provider.
+    fn push(&mut self, event: &str, data: &str) -> Result<(), ProviderError>;
+
+    /// The reply text received since the last call, for live display.
+    fn take_text_delta(&mut self) -> String;
+
+    /// The assembled message.
+    fn finish(self) -> AssistantMessage;
+}
+
+/// Sets `body["tools"]` to each tool as `spec` writes it, or leaves it out
+/// when there are none (some servers reject an empty list).
+pub(super) fn set_tools(
+    body: &mut Value,
+    tools: &[ToolSpecForModel],
+    spec: impl Fn(&ToolSpecForModel) -> Value,
+) {
+    if !tools.is_empty() {
+        body["tools"] = tools.iter().map(spec).collect();
+    }
+}
+
+/// Why a stream stopped: an error the stream reported wins; a stop reason
+/// means what `W`'s finish table says; no reason at all means the stream was
+/// cut off (an error) unless it ended with the API's own end marker
+/// (`ended`).
+pub(super) fn finish_of<W: WireApi>(errored: bool, reason: Option<&str>, ended: bool) -> Finish {
+    match reason {
+        _ if errored => Finish::Error,
+        Some(reason) => W::finish(reason),
+        None if ended => Finish::Stop,
+        None => Finish::Error,
+    }
+}
+
+/// Reads a whole event stream of API `W` (the body of a streaming response)
+/// and assembles the reply, telling `on_text` each piece of reply text as it
+/// arrives.
+pub async fn assemble<W, S, B, E>(
+    body: S,
+    on_text: Option<TextSink>,
+) -> Result<AssistantMessage, ProviderError>
+where
+    W: WireApi,
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let mut assembler = W::Assembler::default();
+    let events = sse::events(W::PROVIDER, body);
+    let mut events = std::pin::pin!(events);
+    while let Some(event) = events.next().await {
+        let event = event?;
+        assembler.push(&event.event, &event.data)?;
+        let delta = assembler.take_text_delta();
+        if let (Some(sink), false) = (&on_text, delta.is_empty()) {
+            sink(&delta);
+        }
+    }
+    Ok(assembler.finish())
+}
+
+/// A model behind wire API `W`: one streamed request per assistant turn.
+pub struct HttpModel<W> {
+    http: HttpClient,
+    max_tokens: Option<u32>,
+    api: PhantomData<W>,
+}
+
+impl<W> fmt::Debug for HttpModel<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpModel")
+            .field("http", &self.http)
+            .field("max_tokens", &self.max_tokens)
+            .finish()
+    }
+}
+
+impl<W> Clone for HttpModel<W> {
+    fn clone(&self) -> Self {
+        Self {
+            http: self.http.clone(),
+            max_tokens: self.max_tokens,
+            api: PhantomData,
+        }
+    }
+}
+
+impl<W: WireApi> HttpModel<W> {
+    /// A client for `model`, sending the key (if any) the way `W` wants it.
+    pub fn new(options: HttpOptions, model: impl Into<String>) -> Result<Self, ProviderError> {
+        let mut http = HttpClient::new(
+            W::PROVIDER,
+            W::KEY_ENV,
+            W::DEFAULT_BASE_URL,
+            W::AUTH,
+            model,
+            options,
+        )?;
+        for (name, value) in W::HEADERS {
+            http = http.with_header(name, value);
+        }
+        Ok(Self {
+            http,
+            max_tokens: None,
+            api: PhantomData,
+        })
+    }
+
+    /// Caps the reply length; default: `W`'s (see its `request_body`).
+    pub fn with_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// The HTTP side: base URL and model name, for transcripts.
+    pub(super) fn http(&self) -> &HttpClient {
+        &self.http
+    }
+
+    /// Sends the ledger to `{base_url}/{W::PATH}` and assembles the
+    /// streamed reply. `Ok(None)` when `cancel` fired: a half message is
+    /// never returned.
+    pub async fn next(
+        &self,
+        system: &str,
+        history: &[Message],
+        tools: &[ToolSpecForModel],
+        cancel: &CancellationToken,
+    ) -> Result<Option<AssistantMessage>, ProviderError> {
+        self.next_streaming(system, history, tools, cancel, None, None)
+            .await
+    }
+
+    /// [`Self::next`], telling `on_text` the reply's text as it streams in
+    /// and `on_retry` each retry of the request.
+    pub async fn next_streaming(
+        &self,
+        system: &str,
+        history: &[Message],
+        tools: &[ToolSpecForModel],
+        cancel: &CancellationToken,
+        on_text: Option<TextSink>,
+        on_retry: Option<RetryObserver>,
+    ) -> Result<Option<AssistantMessage>, ProviderError> {
+        let body = W::request_body(&Request {
+            model: self.http.model(),
+            system,
+            history,
+            tools,
+            max_tokens: self.max_tokens,
+        });
+        self.http
+            .post_and_read(W::PATH, &body, cancel, on_retry.as_ref(), |stream| {
+                assemble::<W, _, _, _>(stream, on_text.clone())
+            })
+            .await
+    }
+}
+
+/// Builders the wire APIs' unit tests share.
+#[cfg(test)]
+pub(super) mod test_support {
+    use serde_json::Value;
+
+    use super::{Assembler, Request, WireApi};
+    use crate::provider::{AssistantMessage, Block, Finish, Message};
+
+    pub(in crate::provider) fn user(text: &str) -> Message {
+        Message::User { text: text.into() }
+    }
+
+    pub(in crate::provider) fn assistant(blocks: Vec<Block>, finish: Finish) -> Message {
+        Message::Assistant(AssistantMessage {
+            blocks,
+            finish,
+            usage: None,
+        })
+    }
+
+    pub(in crate::provider) fn text(text: &str) -> Block {
+        Block::Text { text: text.into() }
+    }
+
+    pub(in crate::provider) fn reasoning(text: &str, signature: Option<&str>) -> Block {
+        Block::Reasoning {
+            text: text.into(),
+            signature: signature.map(Into::into),
+        }
+    }
+
+    /// `W`'s request for `history` to model `m`, with no system prompt and
+    /// no tools.
+    pub(in crate::provider) fn body<W: WireApi>(
+        history: &[Message],
+        max_tokens: Option<u32>,
+    ) -> Value {
+        W::request_body(&Request {
+            model: "m",
+            system: "",
+            history,
+            tools: &[],
+            max_tokens,
+        })
+    }
+
+    /// The reply `W`'s assembler makes of `events`, each pushed under its
+    /// data's `type` (`message` when it has none, as Chat Completions).
+    pub(in crate::provider) fn assembled<W: WireApi>(events: &[Value]) -> AssistantMessage {
+        let mut assembler = W::Assembler::default();
+        for event in events {
+            let kind = event["type"].as_str().unwrap_or("message");
+            assembler
+                .push(kind, &event.to_string())
+                .expect("valid event");
+        }
+        assembler.finish()
+    }
+
+    /// The reply `W` assembles from a whole framed body.
+    pub(in crate::provider) async fn assembled_body<W: WireApi>(body: &str) -> AssistantMessage {
+        let chunk = Ok::<_, std::convert::Infallible>(body.as_bytes().to_vec());
+        super::assemble::<W, _, _, _>(futures_util::stream::iter([chunk]), None)
+            .await
+            .expect("a valid stream")
+    }
+}
