@@ -44,7 +44,10 @@ impl Ended {
 /// command line found after parsing, [`OK`] when the reader of stdout went
 /// away (`toolhost tools | head`), [`ERROR`] for everything else.
 pub fn code_of_error(error: &anyhow::Error) -> u8 {
-    if error.downcast_ref::<super::UsageError>().is_some() {
+    let model_usage = error
+        .downcast_ref::<crate::config::ModelChoiceError>()
+        .is_some_and(|e| e.is_usage());
+    if model_usage || error.downcast_ref::<super::UsageError>().is_some() {
         return USAGE;
     }
     let broken_pipe = error.chain().any(|cause| {

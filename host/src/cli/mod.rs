@@ -14,7 +14,6 @@ use clap::{Args, Parser, Subcommand};
 use exit::Ended;
 
 use crate::config::{self, ConfigInputs, ProviderKind};
-use crate::provider::Model;
 use crate::sandbox::{CallOptions, Sandbox};
 use crate::transcript::show::Summary;
 use crate::transcript::{SessionFile, SessionStore};
@@ -337,10 +336,21 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     if let Some(file) = &resumed {
         render::warnings(&session::resume_warnings(file, &workspace));
     }
-    let model = resolve_model(
-        args,
+    let flags = config::ModelFlags {
+        provider: args.provider,
+        script: args.script.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+    };
+    let recorded = resumed.as_ref().map(SessionFile::last_start);
+    let model = config::resolve_model(
+        &flags,
         &resolved.model,
-        resumed.as_ref().map(SessionFile::last_start),
+        recorded.map(|start| config::RecordedModel {
+            provider: &start.provider,
+            model: start.model.as_deref(),
+            base_url: start.base_url.as_deref(),
+        }),
     )?;
     let prompt = read_prompt(args.prompt.as_deref())?;
 
@@ -388,96 +398,6 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     let stop = agent.run(&mut ledger, prompt, &cancel).await;
     renderer.finish(&ledger, &stop, writer.as_deref())?;
     Ok(Ended::Run(stop.reason))
-}
-
-/// Picks the model: flags, then `[model]` in toolhost.toml, then (when
-/// resuming) the session's last provider and model, then the environment
-/// (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`). `--script`
-/// alone means the scripted model.
-fn resolve_model(
-    args: &RunArgs,
-    section: &config::ModelSection,
-    resumed: Option<&crate::transcript::SessionStart>,
-) -> anyhow::Result<Model> {
-    use crate::provider::http::HttpOptions;
-    use crate::provider::scripted::ScriptedModel;
-    use crate::provider::{anthropic, openai};
-
-    let from_config = section.provider;
-    // A resumed session's model, unless flags, config or --script pick one.
-    // A scripted session is not picked up: its script is not recorded.
-    let from_session = resumed
-        .filter(|_| args.provider.is_none() && from_config.is_none() && args.script.is_none())
-        .and_then(|start| {
-            let kind = match start.provider.as_str() {
-                "openai" => ProviderKind::Openai,
-                "anthropic" => ProviderKind::Anthropic,
-                _ => return None,
-            };
-            Some((kind, start))
-        });
-    let kind = args
-        .provider
-        .or(from_config)
-        .or(args.script.as_ref().map(|_| ProviderKind::Scripted))
-        .or(from_session.map(|(kind, _)| kind));
-    let from_session = from_session.map(|(_, start)| start);
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let name = || {
-        args.model
-            .clone()
-            .or_else(|| section.name.clone())
-            .or_else(|| from_session.and_then(|start| start.model.clone()))
-            .ok_or_else(|| {
-                UsageError(
-                "no model name: pass --model NAME (e.g. gpt-4o, claude-sonnet-4-5, qwen2.5-coder) \
-                 or set `name` under [model] in toolhost.toml"
-                    .into(),
-            )
-            })
-    };
-    let base_url = args
-        .base_url
-        .clone()
-        .or_else(|| section.base_url.clone())
-        .or_else(|| from_session.and_then(|start| start.base_url.clone()));
-    Ok(match kind {
-        Some(ProviderKind::Scripted) => {
-            let script = args.script.as_ref().ok_or_else(|| {
-                UsageError(
-                    "`--provider scripted` needs `--script FILE` (the format is in the README)"
-                        .into(),
-                )
-            })?;
-            Model::Scripted(ScriptedModel::from_file(script)?)
-        }
-        Some(ProviderKind::Openai) => {
-            let mut http = HttpOptions::new(
-                base_url
-                    .or_else(|| env("OPENAI_BASE_URL"))
-                    .unwrap_or_else(|| openai::DEFAULT_BASE_URL.into()),
-            );
-            http.api_key = env(openai::API_KEY_ENV);
-            Model::OpenAi(openai::OpenAiClient::new(http, name()?)?)
-        }
-        Some(ProviderKind::Anthropic) => {
-            let mut http =
-                HttpOptions::new(base_url.unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.into()));
-            http.api_key = env(anthropic::API_KEY_ENV);
-            Model::Anthropic(anthropic::AnthropicClient::new(http, name()?)?)
-        }
-        None => {
-            return Err(UsageError(
-                "no model configured: pass `--provider openai --model NAME` (OPENAI_API_KEY; \
-                 OPENAI_BASE_URL or --base-url for Ollama, vLLM, llama.cpp), `--provider anthropic \
-                 --model NAME` (ANTHROPIC_API_KEY), or `--provider scripted --script FILE` to run \
-                 offline (try `toolhost --workspace examples/demo run --script \
-                 examples/scripts/demo.json \"review this project\"`)"
-                    .into(),
-            )
-            .into());
-        }
-    })
 }
 
 /// A bad command line found after parsing; exits with [`exit::USAGE`].

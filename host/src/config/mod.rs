@@ -18,6 +18,7 @@
 
 mod file;
 mod grants;
+mod model;
 pub mod user;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,6 +34,7 @@ use file::{ConfigFile, LimitsSection};
 pub use file::{ModelSection, ProviderKind};
 pub use grants::GrantOrigin;
 use grants::{FileKind, GrantSpec};
+pub use model::{ModelChoiceError, ModelFlags, RecordedModel, resolve_model};
 pub use user::TrustList;
 
 /// What the user asked for, before resolution: flags and their sources.
