@@ -1,7 +1,14 @@
 //! Everything toolhost prints. The rest of the crate returns values.
+//!
+//! `toolhost run` prints through one [`RunOutput`] per output format
+//! (`text`, `json`, `stream_json`); the one-shot reports of the other
+//! commands are the functions below.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::collections::HashMap;
+mod json;
+mod stream_json;
+mod text;
+
 use std::io::{self, Write as _};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,59 +22,51 @@ use crate::sandbox::{CallReport, Grant, Limits, Sandbox, Tool, ToolOutcome};
 use crate::transcript::show::{self, Summary};
 use crate::transcript::{SessionFile, SessionWriter, TranscriptError};
 
-/// Prints a `toolhost run` as its events arrive, in the chosen format.
+/// Prints a `toolhost run` as its events arrive: one [`RunOutput`] per
+/// output format, fed by the agent's events.
 pub(super) struct RunRenderer {
-    format: OutputFormat,
-    state: Arc<Mutex<TextState>>,
+    output: Arc<Mutex<Box<dyn RunOutput>>>,
 }
 
-/// What the text renderer remembers between events.
-#[derive(Debug, Default)]
-struct TextState {
-    /// Per call id, joined with the result when the tool-results message
-    /// arrives.
-    calls: HashMap<String, RunningCall>,
-    /// The current reply's text was printed as it streamed in (so the whole
-    /// message must not be printed again), and whether it ended a line.
-    streamed: Option<bool>,
-    /// Shown on a terminal stderr while the model has not answered yet.
-    spinner: Option<indicatif::ProgressBar>,
-    /// Whether stderr is a terminal (no spinner otherwise).
-    interactive: bool,
-}
+/// One output format of `toolhost run`.
+trait RunOutput: Send {
+    /// One event of the run, as it happens.
+    fn event(&mut self, event: &AgentEvent);
 
-/// What the text renderer remembers of a call until its result arrives.
-#[derive(Debug, Default)]
-struct RunningCall {
-    short_arguments: String,
-    duration_ms: Option<u64>,
+    /// The end of the run.
+    fn finish(
+        &mut self,
+        ledger: &[Message],
+        stop: &StopRecord,
+        session: Option<&SessionWriter>,
+    ) -> io::Result<()>;
 }
 
 impl RunRenderer {
     pub(super) fn new(format: OutputFormat) -> Self {
-        use std::io::IsTerminal as _;
-        let state = TextState {
-            interactive: format == OutputFormat::Text && io::stderr().is_terminal(),
-            ..TextState::default()
+        let output: Box<dyn RunOutput> = match format {
+            OutputFormat::Text => Box::new(text::TextOutput::new()),
+            OutputFormat::Json => Box::new(json::JsonOutput),
+            OutputFormat::StreamJson => Box::new(stream_json::StreamJsonOutput),
         };
         RunRenderer {
-            format,
-            state: Arc::new(Mutex::new(state)),
+            output: Arc::new(Mutex::new(output)),
         }
     }
 
     /// The callback the agent loop sends its events to.
     pub(super) fn sink(&self) -> EventSink {
-        let format = self.format;
-        let state = Arc::clone(&self.state);
+        let output = Arc::clone(&self.output);
         Arc::new(move |event: &AgentEvent| {
-            let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-            render_event(format, &mut state, event);
+            output
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .event(event);
         })
     }
 
-    /// The end of the run: the JSON object, or a line saying why it stopped
-    /// and where the session was recorded.
+    /// The end of the run: a warning when the session file is incomplete,
+    /// then the format's own ending.
     pub(super) fn finish(
         &self,
         ledger: &[Message],
@@ -82,171 +81,10 @@ impl RunRenderer {
                     .unwrap_or_default()
             );
         }
-        if let (OutputFormat::Text, Some(session)) = (self.format, session) {
-            eprintln!(
-                "session {} (continue it with `toolhost run --resume {} \"...\"`)",
-                session.id(),
-                session.id()
-            );
-        }
-        match self.format {
-            OutputFormat::Json => {
-                let assistants = ledger.iter().filter_map(|m| match m {
-                    Message::Assistant(a) => Some(a),
-                    _ => None,
-                });
-                let (mut input, mut output) = (0u64, 0u64);
-                let mut final_text = String::new();
-                for assistant in assistants {
-                    if let Some(usage) = &assistant.usage {
-                        input += usage.input_tokens;
-                        output += usage.output_tokens;
-                    }
-                    final_text = assistant.text();
-                }
-                let doc = json!({
-                    "final_text": final_text,
-                    "session": session.map(|s| json!({"id": s.id(), "path": s.path()})),
-                    "stop": stop,
-                    "turns": stop.turns,
-                    "usage": {"input_tokens": input, "output_tokens": output},
-                });
-                ignore_broken_pipe(writeln!(io::stdout().lock(), "{doc}"))
-            }
-            OutputFormat::Text if stop.reason != StopReason::Completed => {
-                eprintln!(
-                    "stopped: {} after {} turn(s): {}",
-                    stop.reason.as_str(),
-                    stop.turns,
-                    stop.evidence
-                );
-                Ok(())
-            }
-            OutputFormat::Text | OutputFormat::StreamJson => Ok(()),
-        }
-    }
-}
-
-fn render_event(format: OutputFormat, state: &mut TextState, event: &AgentEvent) {
-    if state.interactive {
-        update_spinner(state, event);
-    }
-    // stream-json shows a retry as its event; the others tell the user on
-    // stderr (stdout is the reply or the one JSON object).
-    if let (
-        AgentEvent::ModelRetry {
-            attempt,
-            wait_ms,
-            reason,
-        },
-        OutputFormat::Text | OutputFormat::Json,
-    ) = (event, format)
-    {
-        eprintln!(
-            "retrying the model request in {:.1} s (retry {attempt}): {reason}",
-            *wait_ms as f64 / 1000.0
-        );
-    }
-    let TextState {
-        calls, streamed, ..
-    } = state;
-    match format {
-        OutputFormat::StreamJson => {
-            if let Ok(line) = serde_json::to_string(event) {
-                let _ = writeln!(io::stdout().lock(), "{line}");
-            }
-        }
-        OutputFormat::Json => {}
-        OutputFormat::Text => match event {
-            AgentEvent::MessageDelta { text } => {
-                let mut out = io::stdout().lock();
-                let _ = write!(out, "{text}").and_then(|()| out.flush());
-                *streamed = Some(text.ends_with('\n'));
-            }
-            AgentEvent::Message {
-                message: Message::Assistant(assistant),
-            } => match streamed.take() {
-                // Already on screen; just end its line.
-                Some(ended_line) => {
-                    if !ended_line {
-                        let _ = writeln!(io::stdout().lock());
-                    }
-                }
-                None => {
-                    let text = assistant.text();
-                    if !text.is_empty() {
-                        let newline = if text.ends_with('\n') { "" } else { "\n" };
-                        let _ = write!(io::stdout().lock(), "{text}{newline}");
-                    }
-                }
-            },
-            AgentEvent::ToolExecutionStart {
-                call_id, arguments, ..
-            } => {
-                let short_arguments = short(&arguments.to_string(), 60);
-                calls.insert(
-                    call_id.clone(),
-                    RunningCall {
-                        short_arguments,
-                        duration_ms: None,
-                    },
-                );
-            }
-            AgentEvent::ToolExecutionEnd {
-                call_id,
-                duration_ms,
-                ..
-            } => {
-                if let Some(entry) = calls.get_mut(call_id) {
-                    entry.duration_ms = Some(*duration_ms);
-                }
-            }
-            AgentEvent::Message {
-                message: Message::ToolResults { results },
-            } => {
-                for result in results {
-                    let RunningCall {
-                        short_arguments: args,
-                        duration_ms: duration,
-                    } = calls.remove(&result.call_id).unwrap_or_default();
-                    let status = if result.is_error { "error" } else { "ok" };
-                    let timing = duration.map(|ms| format!(" {ms} ms")).unwrap_or_default();
-                    let detail = if result.is_error {
-                        format!(
-                            ": {}",
-                            short(result.text.lines().next().unwrap_or_default(), 120)
-                        )
-                    } else {
-                        format!(" {} B", result.text.len())
-                    };
-                    eprintln!("-> {} {args} {status}{timing}{detail}", result.tool);
-                }
-            }
-            _ => {}
-        },
-    }
-}
-
-/// A spinner from the start of a turn until the model's first text or its
-/// whole reply, so a slow model does not look like a hung program.
-fn update_spinner(state: &mut TextState, event: &AgentEvent) {
-    match event {
-        AgentEvent::TurnStart { .. } => {
-            let spinner = indicatif::ProgressBar::new_spinner();
-            spinner.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            spinner.set_message("waiting for the model");
-            spinner.enable_steady_tick(std::time::Duration::from_millis(100));
-            state.spinner = Some(spinner);
-        }
-        AgentEvent::MessageDelta { .. }
-        | AgentEvent::Message { .. }
-        | AgentEvent::TurnEnd { .. }
-        | AgentEvent::AgentEnd { .. } => {
-            if let Some(spinner) = state.spinner.take() {
-                spinner.finish_and_clear();
-            }
-        }
-        _ => {}
+        self.output
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .finish(ledger, stop, session)
     }
 }
 
@@ -255,6 +93,22 @@ fn short(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}...", &text[..at]),
         None => text.to_string(),
+    }
+}
+
+/// A model retry, told on stderr by the formats whose stdout is the reply
+/// or one JSON object.
+fn retry_notice(event: &AgentEvent) {
+    if let AgentEvent::ModelRetry {
+        attempt,
+        wait_ms,
+        reason,
+    } = event
+    {
+        eprintln!(
+            "retrying the model request in {:.1} s (retry {attempt}): {reason}",
+            *wait_ms as f64 / 1000.0
+        );
     }
 }
 
