@@ -9,6 +9,7 @@
 //! - [`workspace`] names the workspace's own files (`toolhost.toml`, `.toolhost/`);
 //! - [`cli`] is the command line; it is the only module that prints.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+#![warn(unreachable_pub)]
 
 pub mod agent;
 pub mod cli;

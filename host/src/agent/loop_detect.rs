@@ -7,7 +7,7 @@ use serde_json::Value;
 /// canonical JSON (object keys sorted, no spaces), so `{"a":1,"b":2}` and
 /// `{"b":2,"a":1}` are the same call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fingerprint {
+pub(crate) struct Fingerprint {
     pub tool: String,
     pub arguments: String,
 }
@@ -15,7 +15,7 @@ pub struct Fingerprint {
 impl Fingerprint {
     /// Arguments that are not complete JSON all fingerprint alike, so a
     /// model re-sending cut-off calls is caught too.
-    pub fn new(tool: &str, arguments: Option<&Value>) -> Self {
+    pub(crate) fn new(tool: &str, arguments: Option<&Value>) -> Self {
         let mut text = String::new();
         match arguments {
             Some(value) => canonical(value, &mut text),
@@ -30,7 +30,7 @@ impl Fingerprint {
 
 /// Writes `value` as JSON with object keys in sorted order, whatever the
 /// map's own order (serde_json may be built with `preserve_order`).
-pub fn canonical(value: &Value, out: &mut String) {
+pub(crate) fn canonical(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
@@ -62,7 +62,7 @@ pub fn canonical(value: &Value, out: &mut String) {
 
 /// What the detector says about one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Fine,
     /// The streak just reached `warn_after`: tell the model, once.
     Warn {
@@ -77,7 +77,7 @@ pub enum Verdict {
 /// Counts how many times in a row the same fingerprint was seen, across
 /// batches and turns.
 #[derive(Debug)]
-pub struct LoopDetector {
+pub(crate) struct LoopDetector {
     warn_after: u32,
     stop_after: u32,
     last: Option<Fingerprint>,
@@ -85,7 +85,7 @@ pub struct LoopDetector {
 }
 
 impl LoopDetector {
-    pub fn new(warn_after: u32, stop_after: u32) -> Self {
+    pub(crate) fn new(warn_after: u32, stop_after: u32) -> Self {
         LoopDetector {
             warn_after,
             stop_after,
@@ -95,7 +95,7 @@ impl LoopDetector {
     }
 
     /// Records one call, in call order.
-    pub fn observe(&mut self, fingerprint: Fingerprint) -> Verdict {
+    pub(crate) fn observe(&mut self, fingerprint: Fingerprint) -> Verdict {
         if self.last.as_ref() == Some(&fingerprint) {
             self.count += 1;
         } else {

@@ -40,7 +40,7 @@ pub(crate) struct CompileCache {
 
 /// The sha256 of a plugin's bytes, hex-encoded: its identity in the cache,
 /// in `toolhost tools --json` and in transcripts.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 

@@ -146,7 +146,7 @@ const MAX_LINKS: usize = 40;
 /// one too when `follow`. The last component need not exist (the operation
 /// may create it); a symlink there that dangles is followed to where its
 /// target would be created.
-pub fn locate(dir: &Path, relative: &str, follow: bool) -> io::Result<PathBuf> {
+pub(crate) fn locate(dir: &Path, relative: &str, follow: bool) -> io::Result<PathBuf> {
     let mut path = dir.join(relative);
     for _ in 0..MAX_LINKS {
         let (parent, name) = match (path.parent(), path.file_name()) {
@@ -175,7 +175,7 @@ pub fn locate(dir: &Path, relative: &str, follow: bool) -> io::Result<PathBuf> {
 /// Where `path` would be: the longest part that exists, resolved through
 /// its symlinks, then the rest taken as written (`..` removes a component).
 /// For symlink targets, which need not exist.
-pub fn locate_loose(path: &Path) -> PathBuf {
+pub(crate) fn locate_loose(path: &Path) -> PathBuf {
     let components: Vec<Component<'_>> = path.components().collect();
     for split in (0..=components.len()).rev() {
         let existing: PathBuf = components[..split].iter().collect();
@@ -199,7 +199,7 @@ pub fn locate_loose(path: &Path) -> PathBuf {
 /// The real path of an open file or directory, from the kernel: always where
 /// the descriptor is now, whatever path opened it and whatever moved since.
 #[cfg(target_os = "linux")]
-pub fn real_path(file: &std::fs::File) -> io::Result<PathBuf> {
+pub(crate) fn real_path(file: &std::fs::File) -> io::Result<PathBuf> {
     use std::os::fd::AsRawFd as _;
     std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
 }
@@ -207,7 +207,7 @@ pub fn real_path(file: &std::fs::File) -> io::Result<PathBuf> {
 /// Elsewhere the guard cannot know where a descriptor is, so every change
 /// through one is refused (fail closed).
 #[cfg(not(target_os = "linux"))]
-pub fn real_path(_file: &std::fs::File) -> io::Result<PathBuf> {
+pub(crate) fn real_path(_file: &std::fs::File) -> io::Result<PathBuf> {
     Err(io::Error::other(
         "toolhost can check file-system changes only on Linux",
     ))
