@@ -512,14 +512,16 @@ fn apply_limits(
 /// `$TOOLHOST_CACHE_DIR`, else `$XDG_CACHE_HOME/toolhost`, else
 /// `~/.cache/toolhost`.
 fn default_cache_dir() -> Option<PathBuf> {
-    let from_env = |var: &str| {
-        std::env::var_os(var)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    from_env("TOOLHOST_CACHE_DIR")
-        .or_else(|| from_env("XDG_CACHE_HOME").map(|p| p.join("toolhost")))
-        .or_else(|| from_env("HOME").map(|p| p.join(".cache/toolhost")))
+    env_path("TOOLHOST_CACHE_DIR")
+        .or_else(|| env_path("XDG_CACHE_HOME").map(|p| p.join("toolhost")))
+        .or_else(|| env_path("HOME").map(|p| p.join(".cache/toolhost")))
+}
+
+/// The path in environment variable `var`, unless it is unset or empty.
+fn env_path(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
 #[cfg(test)]

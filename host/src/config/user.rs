@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::ConfigError;
+use super::{ConfigError, env_path};
 
 /// The user config file in the user config directory.
 pub const CONFIG_FILE: &str = "config.toml";
@@ -22,14 +22,9 @@ pub const TRUST_FILE: &str = "trusted.toml";
 /// `$TOOLHOST_CONFIG_DIR`, else `$XDG_CONFIG_HOME/toolhost`, else
 /// `~/.config/toolhost`; `None` when none of them is set.
 pub fn config_dir() -> Option<PathBuf> {
-    let from_env = |var: &str| {
-        std::env::var_os(var)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    from_env("TOOLHOST_CONFIG_DIR")
-        .or_else(|| from_env("XDG_CONFIG_HOME").map(|p| p.join("toolhost")))
-        .or_else(|| from_env("HOME").map(|p| p.join(".config/toolhost")))
+    env_path("TOOLHOST_CONFIG_DIR")
+        .or_else(|| env_path("XDG_CONFIG_HOME").map(|p| p.join("toolhost")))
+        .or_else(|| env_path("HOME").map(|p| p.join(".config/toolhost")))
 }
 
 /// The workspaces whose own `toolhost.toml` may grant outside them.
