@@ -60,5 +60,82 @@ pub fn default_system_prompt(sandbox: &Sandbox) -> String {
         }
         prompt.push('\n');
     }
+    let protected = sandbox.protected();
+    if !protected.is_empty() {
+        let names: Vec<String> = protected
+            .iter()
+            .map(|p| {
+                let suffix = if p.at_any_depth {
+                    " (at any depth)"
+                } else {
+                    ""
+                };
+                format!("`{}`{suffix}", p.relative)
+            })
+            .collect();
+        let _ = write!(
+            prompt,
+            "\nNo tool may change these paths, even inside a directory it may write: {}. \
+             Read them if you need to, but make your changes elsewhere.\n",
+            names.join(", ")
+        );
+    }
     prompt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::{Grant, Policy, ProtectedPath, SandboxOptions, ToolPolicy};
+
+    #[tokio::test]
+    async fn the_prompt_names_each_tools_directories_and_the_protected_paths() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let workspace = dir.path().canonicalize().expect("canonical workspace");
+        let sandbox = Sandbox::load(SandboxOptions {
+            workspace: workspace.clone(),
+            plugin_dirs: Vec::new(),
+            plugin_files: Vec::new(),
+            standard_tools: true,
+            cache_dir: Some(std::path::Path::new(env!("OUT_DIR")).join("agent-test-cache")),
+            policy: Policy {
+                defaults: ToolPolicy {
+                    grants: vec![Grant {
+                        host_path: workspace,
+                        guest_path: ".".into(),
+                        access: Access::Write,
+                    }],
+                    ..ToolPolicy::default()
+                },
+                ..Policy::default()
+            },
+            protected: vec![
+                ProtectedPath {
+                    relative: "toolhost.toml".into(),
+                    why: String::new(),
+                    at_any_depth: false,
+                },
+                ProtectedPath {
+                    relative: ".git".into(),
+                    why: String::new(),
+                    at_any_depth: true,
+                },
+            ],
+        })
+        .await
+        .expect("sandbox loads");
+        let prompt = default_system_prompt(&sandbox);
+        assert!(
+            prompt.contains("- write_file: reads .; writes .\n"),
+            "{prompt}"
+        );
+        assert!(
+            prompt.ends_with(
+                "\nNo tool may change these paths, even inside a directory it may write: \
+                 `toolhost.toml`, `.git` (at any depth). Read them if you need to, but make your \
+                 changes elsewhere.\n"
+            ),
+            "{prompt}"
+        );
+    }
 }

@@ -40,6 +40,7 @@ pub(super) fn start_record(model: &Model, sandbox: &Sandbox, config: &LoopConfig
                     timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
                     memory_bytes: limits.memory,
                     output_bytes: limits.output as u64,
+                    write_bytes: limits.write,
                 },
             }
         })

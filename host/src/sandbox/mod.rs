@@ -293,6 +293,11 @@ impl Sandbox {
         &self.load_errors
     }
 
+    /// The paths no tool may change (unless the user lifted one for it).
+    pub fn protected(&self) -> Vec<&ProtectedPath> {
+        self.protection.paths().collect()
+    }
+
     /// The workspace root the tools see as `.`.
     pub fn workspace(&self) -> &Path {
         &self.workspace

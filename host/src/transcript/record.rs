@@ -94,6 +94,10 @@ pub struct LimitsInfo {
     pub timeout_ms: u64,
     pub memory_bytes: u64,
     pub output_bytes: u64,
+    /// Bytes a call may write to files; absent in files written before the
+    /// write budget existed.
+    #[serde(default)]
+    pub write_bytes: u64,
 }
 
 /// A ledger message with when it was recorded and, for assistant replies,

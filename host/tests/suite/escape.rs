@@ -549,3 +549,23 @@ fn a_plugin_that_is_a_symbolic_link_is_not_loaded() {
         "{stderr}"
     );
 }
+
+#[test]
+fn tools_lists_the_protected_paths_and_what_a_tool_may_change_anyway() {
+    let repo = Repo::new();
+    let out = stdout_of(
+        repo.ws
+            .toolhost()
+            .args(["--allow-write", "write_file=.git", "tools"]),
+    );
+    assert!(
+        out.ends_with(
+            "protected (no tool may change): toolhost.toml, .toolhost, .git (any depth)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("    may change protected: .git (granted by name)\n"),
+        "{out}"
+    );
+}

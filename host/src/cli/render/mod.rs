@@ -218,7 +218,17 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
             .iter()
             .map(|e| json!({"plugin": e.origin, "reason": e.reason}))
             .collect();
-        let doc = json!({"workspace": sandbox.workspace(), "tools": tools, "load_errors": errors});
+        let protected: Vec<_> = sandbox
+            .protected()
+            .iter()
+            .map(|p| json!({"path": p.relative, "at_any_depth": p.at_any_depth, "why": p.why}))
+            .collect();
+        let doc = json!({
+            "workspace": sandbox.workspace(),
+            "tools": tools,
+            "protected": protected,
+            "load_errors": errors,
+        });
         return ignore_broken_pipe(writeln!(
             out,
             "{}",
@@ -236,8 +246,38 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
             .and_then(|()| writeln!(out, "    grants: {}", grants_text(&tool.policy.grants)))
             .and_then(|()| writeln!(out, "    limits: {}", limits_text(&tool.policy.limits)));
         ignore_broken_pipe(result)?;
+        if !tool.policy.lifted.is_empty() {
+            let lifted: Vec<String> = tool
+                .policy
+                .lifted
+                .iter()
+                .map(|p| {
+                    p.strip_prefix(sandbox.workspace())
+                        .unwrap_or(p)
+                        .display()
+                        .to_string()
+                })
+                .collect();
+            ignore_broken_pipe(writeln!(
+                out,
+                "    may change protected: {} (granted by name)",
+                lifted.join(", ")
+            ))?;
+        }
     }
-    Ok(())
+    let protected: Vec<String> = sandbox
+        .protected()
+        .iter()
+        .map(|p| {
+            let depth = if p.at_any_depth { " (any depth)" } else { "" };
+            format!("{}{depth}", p.relative)
+        })
+        .collect();
+    ignore_broken_pipe(writeln!(
+        out,
+        "protected (no tool may change): {}",
+        protected.join(", ")
+    ))
 }
 
 fn tool_json(tool: &Tool) -> serde_json::Value {
@@ -249,6 +289,7 @@ fn tool_json(tool: &Tool) -> serde_json::Value {
         "plugin": tool.plugin,
         "plugin_sha256": tool.plugin_sha256,
         "compile_cache": tool.cache,
+        "lifted": tool.policy.lifted,
         "grants": tool.policy.grants.iter().map(|g| json!({
             "path": g.guest_path,
             "host_path": g.host_path,
@@ -259,6 +300,7 @@ fn tool_json(tool: &Tool) -> serde_json::Value {
             "timeout_ms": limits.timeout.as_millis() as u64,
             "memory_bytes": limits.memory,
             "output_bytes": limits.output,
+            "write_bytes": limits.write,
         },
         "input_schema": tool.input_schema,
     })
@@ -327,11 +369,12 @@ fn grants_text(grants: &[Grant]) -> String {
 
 fn limits_text(limits: &Limits) -> String {
     format!(
-        "fuel {}, timeout {} ms, memory {} MiB, output {} KiB",
+        "fuel {}, timeout {} ms, memory {} MiB, output {} KiB, writes {} MiB",
         limits.fuel,
         limits.timeout.as_millis(),
         limits.memory >> 20,
-        limits.output >> 10
+        limits.output >> 10,
+        limits.write >> 20
     )
 }
 

@@ -71,6 +71,11 @@ impl Protection {
         }
     }
 
+    /// The protected paths, as configured.
+    pub fn paths(&self) -> impl Iterator<Item = &ProtectedPath> {
+        self.paths.iter().map(|resolved| &resolved.spec)
+    }
+
     /// The protected path that `target` (a resolved host path) is or lies
     /// in, unless it is inside one of `lifted` (directories the user granted
     /// this tool by name).
