@@ -50,6 +50,9 @@ pub(crate) fn shared_engine() -> wasmtime::Result<Engine> {
 /// Calls that may run at once; each holds one slot of every pool.
 const CONCURRENT_CALLS: u32 = 64;
 
+/// Bytes of each memory and table a pool slot keeps resident between calls.
+const KEEP_RESIDENT: usize = 16 << 20;
+
 /// Pool sizes: room for [`CONCURRENT_CALLS`] instances of components made of
 /// up to 16 core modules (jco and componentize-py produce several), each
 /// memory up to the full 4 GiB of wasm32 so the per-call memory limit, not the
@@ -61,7 +64,14 @@ fn pool_config() -> PoolingAllocationConfig {
         .total_memories(CONCURRENT_CALLS * 4)
         .total_tables(CONCURRENT_CALLS * 16)
         .total_stacks(CONCURRENT_CALLS)
-        .max_memory_size(1 << 32);
+        .max_memory_size(1 << 32)
+        // Reset what a call touched with memset instead of madvise, so the
+        // next call in the slot takes no page faults and no TLB shootdown
+        // (Linux; PAGEMAP_SCAN finds the touched pages, where the kernel
+        // has it).
+        .linear_memory_keep_resident(KEEP_RESIDENT)
+        .table_keep_resident(KEEP_RESIDENT)
+        .pagemap_scan(wasmtime::Enabled::Auto);
     pool
 }
 
