@@ -3,9 +3,8 @@
 //! Streams the file so a huge file costs memory only for the window shown.
 //! Refuses binary files rather than feeding the model garbage.
 
-use std::fmt::Write as _;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -90,22 +89,46 @@ fn read(path: &str, offset: usize, limit: usize) -> ToolResult {
         )));
     }
 
-    let reader = BufReader::new(head.as_slice().chain(file));
-    let mut out = String::new();
-    let mut total = 0usize;
-    let mut shown = 0usize;
-    let last_wanted = offset.saturating_add(limit) - 1;
-    for line in reader.split(b'\n') {
-        let line = line.map_err(|e| io_error("read", path, &e))?;
-        total += 1;
-        if total < offset || total > last_wanted {
-            continue;
+    let mut out = String::with_capacity(meta.len().min(1 << 20) as usize + 4096);
+    let mut lines = Lines {
+        offset,
+        last_wanted: offset.saturating_add(limit) - 1,
+        total: 0,
+        shown: 0,
+    };
+    // Whole lines are taken from a buffer filled in large reads; only the
+    // partial last line moves to the front between reads. The common line
+    // (valid UTF-8, not too long) is copied once, with no formatter.
+    let mut buf = head;
+    loop {
+        let mut consumed = 0;
+        let mut ends = memchr::memchr_iter(b'\n', &buf);
+        while lines.total < lines.last_wanted {
+            let Some(end) = ends.next() else { break };
+            lines.push(&mut out, &buf[consumed..end]);
+            consumed = end + 1;
         }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.strip_suffix('\r').unwrap_or(&text);
-        let _ = writeln!(out, "{total:>6}\t{}", clip_line(text, MAX_LINE_CHARS));
-        shown += 1;
+        if lines.total >= lines.last_wanted {
+            // Past the window: only count the lines that are left.
+            let rest =
+                count_lines(&buf[consumed..], &mut file).map_err(|e| io_error("read", path, &e))?;
+            lines.total += rest;
+            break;
+        }
+        buf.drain(..consumed);
+        let before = buf.len();
+        (&mut file)
+            .take(READ_CHUNK as u64)
+            .read_to_end(&mut buf)
+            .map_err(|e| io_error("read", path, &e))?;
+        if buf.len() == before {
+            if !buf.is_empty() {
+                lines.push(&mut out, &buf);
+            }
+            break;
+        }
     }
+    let Lines { total, shown, .. } = lines;
 
     if total == 0 {
         return Ok(format!("(`{path}` is empty)"));
@@ -129,6 +152,76 @@ fn read(path: &str, offset: usize, limit: usize) -> ToolResult {
     Ok(out)
 }
 
+/// Bytes read at a time.
+const READ_CHUNK: usize = 1 << 20;
+
+/// Numbers and keeps the lines of the window `offset..=last_wanted`.
+struct Lines {
+    offset: usize,
+    last_wanted: usize,
+    total: usize,
+    shown: usize,
+}
+
+impl Lines {
+    /// One line, without its `\n`.
+    fn push(&mut self, out: &mut String, line: &[u8]) {
+        self.total += 1;
+        if self.total < self.offset || self.total > self.last_wanted {
+            return;
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        push_number(out, self.total);
+        out.push('\t');
+        match std::str::from_utf8(line) {
+            Ok(text) if text.len() <= MAX_LINE_CHARS => out.push_str(text),
+            Ok(text) => out.push_str(&clip_line(text, MAX_LINE_CHARS)),
+            Err(_) => out.push_str(&clip_line(&String::from_utf8_lossy(line), MAX_LINE_CHARS)),
+        }
+        out.push('\n');
+        self.shown += 1;
+    }
+}
+
+/// The lines in `start` and the rest of `file`; a last line without a
+/// `\n` counts.
+fn count_lines(start: &[u8], file: &mut File) -> std::io::Result<usize> {
+    let mut lines = memchr::memchr_iter(b'\n', start).count();
+    let mut last = start.last().copied();
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        file.take(READ_CHUNK as u64).read_to_end(&mut buf)?;
+        match buf.last() {
+            None => break,
+            Some(&byte) => last = Some(byte),
+        }
+        lines += memchr::memchr_iter(b'\n', &buf).count();
+    }
+    Ok(lines + usize::from(last.is_some_and(|b| b != b'\n')))
+}
+
+/// `n` right-aligned in six columns, as `{n:>6}` would write it.
+fn push_number(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let width = digits.len() - at;
+    for _ in width..6 {
+        out.push(' ');
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+}
+
 toolhost_plugin_support::export_tool!(ReadFile);
 
 #[cfg(test)]
@@ -141,6 +234,43 @@ mod tests {
         let path = dir.path().join("f.txt");
         fs::write(&path, content).expect("write");
         (dir, path.to_string_lossy().into_owned())
+    }
+
+    #[test]
+    fn numbers_are_right_aligned_like_the_formatter() {
+        for n in [0, 7, 42, 999_999, 1_000_000, usize::MAX] {
+            let mut out = String::new();
+            push_number(&mut out, n);
+            assert_eq!(out, format!("{n:>6}"));
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_and_crlf_and_a_missing_last_newline() {
+        let (_dir, path) = file_with(b"ok\r\nbad \xff byte\nlast");
+        let out = read(&path, 1, 10).expect("ok");
+        assert_eq!(out, "     1\tok\n     2\tbad \u{fffd} byte\n     3\tlast\n");
+    }
+
+    #[test]
+    fn counts_every_line_past_the_window_across_reads() {
+        let mut content = Vec::new();
+        for n in 1..=300_000 {
+            content.extend_from_slice(format!("line {n}\n").as_bytes());
+        }
+        content.extend_from_slice(b"no newline");
+        let (_dir, path) = file_with(&content);
+        let out = read(&path, 299_999, 1).expect("ok");
+        assert_eq!(
+            out,
+            "299999\tline 299999\n(showing lines 299999-299999 of 300001; call read_file with \
+             offset=300000 to read more)\n"
+        );
+        let out = read(&path, 300_001, 5).expect("ok");
+        assert_eq!(
+            out,
+            "300001\tno newline\n(showing lines 300001-300001 of 300001)\n"
+        );
     }
 
     #[test]
