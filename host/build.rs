@@ -26,7 +26,13 @@ fn main() {
         .to_path_buf();
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 
-    for watched in ["wit", "plugins", "tests/plugins", "Cargo.lock"] {
+    for watched in [
+        "wit",
+        "plugins",
+        "tests/plugins",
+        "Cargo.lock",
+        ".cargo/config.toml",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
 
