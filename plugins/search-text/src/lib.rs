@@ -3,11 +3,11 @@
 //! Prints `path:line:text` for each matching line, skipping hidden,
 //! `.gitignore`d and binary files, and stops at `max_results` with a note.
 
+mod file;
 mod matcher;
 mod searcher;
 
 use std::fmt::Write as _;
-use std::fs::File;
 use std::path::Path;
 
 use ignore::WalkBuilder;
@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::json;
 use toolhost_plugin_support::{Tool, ToolError, ToolResult, clip_line, io_error};
 
+use file::Opener;
 use matcher::Matcher;
 use searcher::{Flow, Searched, Searcher};
 
@@ -107,6 +108,7 @@ fn search(pattern: &str, root: &str, glob: Option<&str>, max_results: usize) -> 
     let mut found = 0usize;
     let mut skipped = Vec::new();
     let mut searcher = Searcher::new();
+    let opener = Opener::new();
     for entry in walk.build() {
         let entry = match entry {
             Ok(entry) => entry,
@@ -118,7 +120,7 @@ fn search(pattern: &str, root: &str, glob: Option<&str>, max_results: usize) -> 
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        let mut file = match File::open(entry.path()) {
+        let mut file = match opener.open(entry.path()) {
             Ok(file) => file,
             Err(err) => {
                 skipped.push(format!("{}: {err}", shown_path(entry.path())));

@@ -10,7 +10,7 @@ use crate::matcher::{Matcher, line_text};
 
 /// Bytes read at once. A line longer than this grows the buffer, as it had
 /// to be held whole anyway.
-const CHUNK: usize = 256 << 10;
+const CHUNK: usize = 64 << 10;
 
 /// The first bytes of a file that decide whether it is binary (a NUL among
 /// them), as `toolhost_plugin_support::looks_binary` decides.
