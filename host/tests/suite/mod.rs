@@ -1,10 +1,12 @@
 mod common;
 mod config_errors;
+mod corpus;
 mod grants;
 mod hostile;
 mod plugins;
 mod provider_http;
 mod providers;
 mod run;
+mod search_speed;
 mod sessions;
 mod standard_tools;
