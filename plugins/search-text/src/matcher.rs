@@ -135,7 +135,11 @@ fn inner_literals(hir: &Hir) -> Option<Prefilter> {
 /// trailing `\r` removed.
 pub(crate) fn line_text(line: &[u8]) -> std::borrow::Cow<'_, str> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    String::from_utf8_lossy(line)
+    // `from_utf8` checks a word at a time; the lossy decoder a byte at a time.
+    match std::str::from_utf8(line) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(line),
+    }
 }
 
 /// The candidate regex of `hir`; see the module docs.
