@@ -30,6 +30,7 @@ fn main() {
         .to_path_buf();
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 
+    // Cargo.toml holds the plugin profile, .cargo/config.toml its target flags.
     for watched in [
         "wit",
         "plugins",
@@ -37,6 +38,8 @@ fn main() {
         "Cargo.lock",
         "host/tests",
         "host/benches",
+        "Cargo.toml",
+        ".cargo/config.toml",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }

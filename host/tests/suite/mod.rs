@@ -1,5 +1,6 @@
 mod common;
 mod config_errors;
+mod corpus;
 mod escape;
 mod grants;
 mod hostile;
@@ -7,6 +8,7 @@ mod plugins;
 mod provider_http;
 mod providers;
 mod run;
+mod search_speed;
 mod sessions;
 mod standard_tools;
 mod trust;

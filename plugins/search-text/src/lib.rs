@@ -3,17 +3,22 @@
 //! Prints `path:line:text` for each matching line, skipping hidden,
 //! `.gitignore`d and binary files, and stops at `max_results` with a note.
 
+mod file;
+mod matcher;
+mod searcher;
+
 use std::fmt::Write as _;
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
-use regex::Regex;
 use serde::Deserialize;
 use serde_json::json;
-use toolhost_plugin_support::{Tool, ToolError, ToolResult, clip_line, io_error, looks_binary};
+use toolhost_plugin_support::{Tool, ToolError, ToolResult, clip_line, io_error};
+
+use file::Opener;
+use matcher::Matcher;
+use searcher::{Flow, Searched, Searcher};
 
 const DEFAULT_MAX_RESULTS: usize = 100;
 const MAX_LINE_CHARS: usize = 500;
@@ -82,7 +87,7 @@ impl Tool for SearchText {
 }
 
 fn search(pattern: &str, root: &str, glob: Option<&str>, max_results: usize) -> ToolResult {
-    let regex = Regex::new(pattern)
+    let matcher = Matcher::new(pattern)
         .map_err(|e| ToolError::InvalidInput(format!("`pattern` is not a valid regex: {e}")))?;
     std::fs::metadata(root).map_err(|e| io_error("search", root, &e))?;
 
@@ -102,7 +107,9 @@ fn search(pattern: &str, root: &str, glob: Option<&str>, max_results: usize) -> 
     let mut out = String::new();
     let mut found = 0usize;
     let mut skipped = Vec::new();
-    'files: for entry in walk.build() {
+    let mut searcher = Searcher::new();
+    let opener = Opener::new();
+    for entry in walk.build() {
         let entry = match entry {
             Ok(entry) => entry,
             Err(err) => {
@@ -113,40 +120,29 @@ fn search(pattern: &str, root: &str, glob: Option<&str>, max_results: usize) -> 
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        let shown = shown_path(entry.path());
-        let mut file = match File::open(entry.path()) {
+        let mut file = match opener.open(entry.path()) {
             Ok(file) => file,
             Err(err) => {
-                skipped.push(format!("{shown}: {err}"));
+                skipped.push(format!("{}: {err}", shown_path(entry.path())));
                 continue;
             }
         };
-        let mut head = Vec::with_capacity(8192);
-        if (&mut file).take(8192).read_to_end(&mut head).is_err() || looks_binary(&head) {
-            continue;
-        }
-        let reader = BufReader::new(head.as_slice().chain(file));
-        for (number, line) in reader.split(b'\n').enumerate() {
-            let Ok(line) = line else { continue 'files };
-            let text = String::from_utf8_lossy(&line);
-            let text = text.strip_suffix('\r').unwrap_or(&text);
-            if !regex.is_match(text) {
-                continue;
-            }
+        let mut shown = None;
+        let searched = searcher.search(&mut file, &matcher, |number, text| {
             if found == max_results {
-                let _ = writeln!(
-                    out,
-                    "(stopped after {max_results} matches; narrow `pattern`, `path` or `glob`, or raise max_results)"
-                );
-                return Ok(out);
+                return Flow::Stop;
             }
             found += 1;
+            let shown = shown.get_or_insert_with(|| shown_path(entry.path()));
+            let _ = writeln!(out, "{shown}:{number}:{}", clip_line(text, MAX_LINE_CHARS));
+            Flow::Continue
+        });
+        if searched == Searched::Stopped {
             let _ = writeln!(
                 out,
-                "{shown}:{}:{}",
-                number + 1,
-                clip_line(text, MAX_LINE_CHARS)
+                "(stopped after {max_results} matches; narrow `pattern`, `path` or `glob`, or raise max_results)"
             );
+            return Ok(out);
         }
     }
 
@@ -234,6 +230,44 @@ mod tests {
             matches!(err, ToolError::InvalidInput(ref m) if m.contains("not a valid regex")),
             "{err:?}"
         );
+    }
+
+    /// The edges of whole-buffer search, through the tool's output.
+    #[test]
+    fn line_edges_print_as_before() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path();
+        fs::write(root.join("crlf.txt"), "one hit\r\ntwo\r\nlast hit\r\n").expect("write");
+        fs::write(root.join("no_newline.txt"), "first\nlast hit").expect("write");
+        fs::write(root.join("latin1.txt"), b"caf\xe9 hit\nplain\n").expect("write");
+        let long = format!("{}hit{}\n", "x".repeat(600), "y".repeat(100));
+        fs::write(root.join("long.txt"), long).expect("write");
+        let out = search("hit$", &root.to_string_lossy(), None, 100).expect("ok");
+        assert_eq!(
+            rel(&dir, &out),
+            "crlf.txt:1:one hit\ncrlf.txt:3:last hit\nlatin1.txt:1:caf\u{FFFD} hit\n\
+             no_newline.txt:2:last hit\n"
+        );
+        let out = search("caf. hit", &root.to_string_lossy(), None, 100).expect("ok");
+        assert_eq!(rel(&dir, &out), "latin1.txt:1:caf\u{FFFD} hit\n");
+        let out = search("hity", &root.to_string_lossy(), None, 100).expect("ok");
+        assert_eq!(
+            rel(&dir, &out),
+            format!(
+                "long.txt:1:{} [... line cut at 500 characters]\n",
+                "x".repeat(500)
+            )
+        );
+    }
+
+    #[test]
+    fn a_nul_after_the_head_is_still_text() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut content = "a\n".repeat(5000).into_bytes();
+        content.extend_from_slice(b"\0 hit\n");
+        fs::write(dir.path().join("late_nul.txt"), content).expect("write");
+        let out = search("hit", &dir.path().to_string_lossy(), None, 100).expect("ok");
+        assert_eq!(rel(&dir, &out), "late_nul.txt:5001:\0 hit\n");
     }
 
     #[test]
