@@ -17,7 +17,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::{CallError, Plugin};
 use super::capabilities::filesystem::{Denial, FsGuard, FsRules, Guarded, WriteBudget};
-use super::capabilities::{self, Grant, SandboxView};
+use super::capabilities::{self, Grant, Preopens, SandboxView};
 use super::limits::{Limits, MemoryLimiter};
 use super::outcome::{self, ToolFault, ToolOutcome};
 use super::output::CapturedOutput;
@@ -123,7 +123,7 @@ pub(crate) struct Run<T> {
 
 /// What one run may touch and consume.
 pub(crate) struct RunPolicy<'a> {
-    pub(crate) grants: &'a [Grant],
+    pub(crate) preopens: &'a Preopens,
     pub(crate) limits: &'a Limits,
     pub(crate) rules: &'a Arc<FsRules>,
 }
@@ -139,14 +139,14 @@ pub(crate) async fn run<E: Export>(
     export: E,
 ) -> Run<E::Output> {
     let RunPolicy {
-        grants,
+        preopens,
         limits,
         rules,
     } = policy;
     let start = Instant::now();
     let stdout = CapturedOutput::new(CAPTURE_LIMIT);
     let stderr = CapturedOutput::new(CAPTURE_LIMIT);
-    let wasi = match capabilities::wasi_ctx(grants, stdout.clone(), stderr.clone()) {
+    let wasi = match capabilities::wasi_ctx(preopens, stdout.clone(), stderr.clone()) {
         Ok(wasi) => wasi,
         Err(message) => {
             return Run {

@@ -35,8 +35,8 @@ pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, PluginOrigin};
 
 use call::{RunPolicy, State};
-use capabilities::PathCheck;
 use capabilities::filesystem::FsRules;
+use capabilities::{PathCheck, Preopens};
 use plugin::{CallTool, LoadedPlugin};
 
 include!(concat!(env!("OUT_DIR"), "/standard_plugins.rs"));
@@ -113,6 +113,7 @@ pub struct Tool {
     pub cache: CacheStatus,
     pub policy: ToolPolicy,
     fs_rules: Arc<FsRules>,
+    preopens: Preopens,
     validator: jsonschema::Validator,
     path_args: Vec<plugin::PathArg>,
     plugin_index: usize,
@@ -223,9 +224,10 @@ impl Sandbox {
         let load_limits = options.policy.defaults.limits;
         // `list-tools` runs with no grants at all.
         let load_rules = Arc::new(FsRules::new(protection, Vec::new(), &[]));
+        let no_preopens = Preopens::open(&[]);
         for (origin, bytes) in sources {
             let policy = RunPolicy {
-                grants: &[],
+                preopens: &no_preopens,
                 limits: &load_limits,
                 rules: &load_rules,
             };
@@ -268,6 +270,7 @@ impl Sandbox {
                 plugin: loaded.origin.clone(),
                 plugin_sha256: loaded.sha256.clone(),
                 cache: loaded.cache,
+                preopens: Preopens::open(&tool_policy.grants),
                 policy: tool_policy,
                 fs_rules,
                 validator: spec.validator.clone(),
@@ -336,7 +339,7 @@ impl Sandbox {
             input: &input,
         };
         let policy = RunPolicy {
-            grants: &tool.policy.grants,
+            preopens: &tool.preopens,
             limits: &tool.policy.limits,
             rules: &tool.fs_rules,
         };

@@ -16,6 +16,7 @@ pub(crate) mod protect;
 use std::path::{Component, Path, PathBuf};
 
 use wasmtime::component::{HasData, Linker, ResourceTable};
+use wasmtime_wasi::filesystem::WasiFilesystemCtx;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiView};
 
 use super::output::CapturedOutput;
@@ -145,40 +146,54 @@ pub fn simplify(mut grants: Vec<Grant>) -> Vec<Grant> {
     grants
 }
 
-/// Builds the guest's WASI context: its grants as preopens, stdout and
-/// stderr into bounded buffers, everything else denied.
-pub(crate) fn wasi_ctx(
-    grants: &[Grant],
-    stdout: CapturedOutput,
-    stderr: CapturedOutput,
-) -> Result<WasiCtx, String> {
-    let mut builder = WasiCtxBuilder::new();
-    builder
+/// A tool's granted directories, opened once when the tool loads; each call
+/// gets clones of the handles instead of opening them again. A handle stays
+/// on its directory if that is renamed; a directory deleted while toolhost
+/// runs stays unusable until the next start.
+pub(crate) struct Preopens(Result<WasiFilesystemCtx, String>);
+
+impl Preopens {
+    pub(crate) fn open(grants: &[Grant]) -> Self {
+        let mut builder = WasiCtxBuilder::new();
         // File operations run on the calling thread instead of tokio's
         // blocking pool: a tool call is a handful of small local reads, and
         // the hop to another thread and back cost more than the reads.
         // Must come before the preopens, which copy the setting.
-        .allow_blocking_current_thread(true)
+        builder.allow_blocking_current_thread(true);
+        for grant in grants {
+            let perms = match grant.access {
+                Access::Write => FsPerms::ReadWrite,
+                Access::Read => FsPerms::ReadOnly,
+            };
+            if let Err(e) = builder.preopened_dir(&grant.host_path, &grant.guest_path, perms) {
+                return Preopens(Err(format!(
+                    "cannot open the granted directory `{}`: {e}",
+                    grant.host_path.display()
+                )));
+            }
+        }
+        Preopens(Ok(builder.build().filesystem().clone()))
+    }
+}
+
+/// Builds the guest's WASI context: its grants as preopens, stdout and
+/// stderr into bounded buffers, everything else denied.
+pub(crate) fn wasi_ctx(
+    preopens: &Preopens,
+    stdout: CapturedOutput,
+    stderr: CapturedOutput,
+) -> Result<WasiCtx, String> {
+    let filesystem = preopens.0.clone()?;
+    let mut builder = WasiCtxBuilder::new();
+    builder
         .stdout(stdout)
         .stderr(stderr)
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false);
-    for grant in grants {
-        let perms = match grant.access {
-            Access::Write => FsPerms::ReadWrite,
-            Access::Read => FsPerms::ReadOnly,
-        };
-        builder
-            .preopened_dir(&grant.host_path, &grant.guest_path, perms)
-            .map_err(|e| {
-                format!(
-                    "cannot open the granted directory `{}`: {e}",
-                    grant.host_path.display()
-                )
-            })?;
-    }
-    Ok(builder.build())
+    let mut ctx = builder.build();
+    *ctx.filesystem() = filesystem;
+    Ok(ctx)
 }
 
 /// Where a path argument lands, or why it may not be used.
