@@ -48,7 +48,7 @@ pub(crate) fn shared_engine() -> wasmtime::Result<Engine> {
 }
 
 /// Calls that may run at once; each holds one slot of every pool.
-const CONCURRENT_CALLS: u32 = 64;
+pub const CONCURRENT_CALLS: u32 = 64;
 
 /// Pool sizes: room for [`CONCURRENT_CALLS`] instances of components made of
 /// up to 16 core modules (jco and componentize-py produce several), each
