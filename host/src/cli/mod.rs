@@ -64,6 +64,23 @@ enum Command {
     /// the user config directory ($TOOLHOST_CONFIG_DIR, else
     /// $XDG_CONFIG_HOME/toolhost, else ~/.config/toolhost).
     Trust(TrustArgs),
+    /// Serve the tools to an MCP client (Claude Code, Codex, Gemini CLI, ...)
+    /// over stdio, with the same grants and limits as `run`.
+    ///
+    /// Stdout carries the protocol only; messages go to stderr. The server
+    /// stops when the client closes stdin. Every call is recorded in a
+    /// session file that `toolhost sessions` lists, unless --no-session.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+struct McpArgs {
+    /// Do not record the calls in a session file.
+    #[arg(long)]
+    no_session: bool,
+    /// Where the session file goes [default: <workspace>/.toolhost/sessions].
+    #[arg(long, value_name = "DIR")]
+    session_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -252,6 +269,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
             render::plugin_check(&sandbox, file)
         }
         Command::Trust(args) => trust(args, &cli.sandbox.workspace),
+        Command::Mcp(args) => serve_mcp(&cli.sandbox, args).await,
         Command::Sessions(args) => {
             let store = session_store(args.session_dir.as_ref(), &cli.sandbox.workspace);
             match &args.command {
@@ -301,6 +319,18 @@ fn trust(args: &TrustArgs, workspace: &Path) -> anyhow::Result<Ended> {
             .with_context(|| format!("writing `{}`", list.path().display()))?;
     }
     render::trust_changed(&canonical, args.remove, changed, list.path());
+    Ok(Ended::Done)
+}
+
+/// `toolhost mcp`: load the tools, then serve them until stdin closes.
+async fn serve_mcp(sandbox_args: &SandboxArgs, args: &McpArgs) -> anyhow::Result<Ended> {
+    let resolved = config::resolve(&sandbox_args.inputs())?;
+    let store = session_store(args.session_dir.as_ref(), &resolved.sandbox.workspace);
+    let sandbox = load_resolved(resolved, None).await?;
+    let options = crate::mcp::ServeOptions {
+        sessions: (!args.no_session).then_some(store),
+    };
+    crate::mcp::serve_stdio(sandbox, options).await?;
     Ok(Ended::Done)
 }
 
