@@ -3,6 +3,7 @@ mod config_errors;
 mod escape;
 mod grants;
 mod hostile;
+mod mcp;
 mod plugins;
 mod provider_http;
 mod providers;
