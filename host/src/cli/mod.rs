@@ -68,7 +68,7 @@ enum Command {
     /// over stdio, with the same grants and limits as `run`.
     ///
     /// Stdout carries the protocol only; messages go to stderr. The server
-    /// stops when the client closes stdin. Every call is recorded in a
+    /// stops when the client closes stdin (with --http, at Ctrl+C). Every call is recorded in a
     /// session file that `toolhost sessions` lists, unless --no-session.
     Mcp(McpArgs),
 }
@@ -81,6 +81,11 @@ struct McpArgs {
     /// Where the session file goes [default: <workspace>/.toolhost/sessions].
     #[arg(long, value_name = "DIR")]
     session_dir: Option<PathBuf>,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio, until
+    /// Ctrl+C. ADDR is HOST:PORT, or a port on 127.0.0.1. Requests must name
+    /// a loopback host (or the address served) in Host and Origin.
+    #[arg(long, value_name = "ADDR", value_parser = crate::mcp::parse_listen)]
+    http: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Args)]
@@ -330,8 +335,29 @@ async fn serve_mcp(sandbox_args: &SandboxArgs, args: &McpArgs) -> anyhow::Result
     let options = crate::mcp::ServeOptions {
         sessions: (!args.no_session).then_some(store),
     };
-    crate::mcp::serve_stdio(sandbox, options).await?;
+    match args.http {
+        Some(addr) => crate::mcp::serve_http(sandbox, options, addr, shutdown_signal()).await?,
+        None => crate::mcp::serve_stdio(sandbox, options).await?,
+    }
     Ok(Ended::Done)
+}
+
+/// Resolves at Ctrl+C or SIGTERM.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let terminated = async {
+        match term.as_mut() {
+            Some(term) => {
+                term.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminated => {}
+    }
 }
 
 /// The session directory: `--session-dir`, else the workspace's.

@@ -5,7 +5,7 @@
 //! Built on rmcp, the official Rust SDK: [`server`] is the handler,
 //! [`catalog`] what `tools/list` and the instructions say, [`lanes`] when a
 //! call may start, [`progress`] the throttled progress notifications,
-//! [`stdio`] the transport. Every call goes through [`Sandbox::call`], so
+//! [`stdio`] and [`http`] the transports. Every call goes through [`Sandbox::call`], so
 //! there is no second way to run a tool.
 //!
 //! Depends on `sandbox` and on `transcript` (the audit file), never on
@@ -13,6 +13,7 @@
 //! place that writes to stderr.
 
 mod catalog;
+mod http;
 mod lanes;
 mod log;
 mod progress;
@@ -20,6 +21,7 @@ mod server;
 mod stdio;
 
 use std::collections::HashSet;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::service::{QuitReason, ServerInitializeError, serve_server_with_ct};
@@ -27,6 +29,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::sandbox::Sandbox;
 use crate::transcript::{AuditLog, AuditStart, SessionStore};
+
+pub use http::parse_listen;
 
 /// How `toolhost mcp` serves.
 #[derive(Debug, Default)]
@@ -43,6 +47,11 @@ pub enum McpError {
     Audit(std::io::Error),
     #[error("the MCP connection failed: {0}")]
     Connection(String),
+    #[error("cannot listen on `{addr}`: {source}; pick another address or port")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
 }
 
 /// Serves `sandbox`'s tools over stdin and stdout until the client closes
@@ -63,42 +72,12 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let instructions = catalog::instructions(&sandbox);
-    let audit = match &options.sessions {
-        Some(store) => {
-            let start = AuditStart {
-                provider: "mcp",
-                instructions: &instructions,
-            };
-            Some(Arc::new(
-                AuditLog::create(store, &sandbox, start).map_err(McpError::Audit)?,
-            ))
-        }
-        None => None,
-    };
-    log::info(format_args!(
-        "serving {} tools from `{}` on stdio{}",
-        sandbox.tools().len(),
-        sandbox.workspace().display(),
-        match &audit {
-            Some(audit) => format!("; calls are recorded in session {}", audit.id()),
-            None => String::new(),
-        }
-    ));
-
-    let writes: HashSet<String> = sandbox
-        .tools()
-        .iter()
-        .filter(|tool| !tool.read_only)
-        .map(|tool| tool.name.clone())
-        .collect();
-    let lanes = Arc::new(lanes::Lanes::new(writes));
+    let server = Prepared::new(sandbox, &options, "stdio")?;
     // Cancelled when stdin ends; rmcp cancels every request's token with it.
     let closed = CancellationToken::new();
-    let transport = stdio::LineTransport::new(read, write, closed.clone(), Arc::clone(&lanes));
-    let handler = server::ToolServer::new(Arc::new(sandbox), instructions, lanes, audit.clone());
-
-    let outcome = match serve_server_with_ct(handler, transport, closed).await {
+    let transport =
+        stdio::LineTransport::new(read, write, closed.clone(), Arc::clone(&server.lanes));
+    let outcome = match serve_server_with_ct(server.handler.clone(), transport, closed).await {
         Ok(running) => match running.waiting().await {
             Ok(QuitReason::JoinError(e)) | Err(e) => Err(McpError::Connection(e.to_string())),
             // Stdin closed (or, the same, `closed` was cancelled).
@@ -110,14 +89,102 @@ where
         }
         Err(e) => Err(McpError::Connection(e.to_string())),
     };
-    if let Some(audit) = &audit {
-        audit.close("the MCP client disconnected");
-        if let Some(error) = audit.error() {
-            log::warn(format_args!(
-                "the session file `{}` is incomplete: writing it failed: {error}",
-                audit.path().display()
-            ));
+    server.finish("the MCP client disconnected");
+    outcome
+}
+
+/// Serves `sandbox`'s tools over Streamable HTTP at `http://ADDR/mcp` until
+/// `stop` resolves (Ctrl+C in the CLI). Calls of tools that write are
+/// serialised in the order their handlers start, as HTTP requests have no
+/// one order of arrival.
+pub async fn serve_http(
+    sandbox: Sandbox,
+    options: ServeOptions,
+    addr: SocketAddr,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<(), McpError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| McpError::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| McpError::Bind { addr, source })?;
+    let server = Prepared::new(sandbox, &options, &format!("http://{bound}{}", http::PATH))?;
+    let stopping = CancellationToken::new();
+    let serving = http::serve(server.handler.clone(), listener, stopping.clone());
+    tokio::pin!(serving);
+    let outcome = tokio::select! {
+        result = &mut serving => result,
+        () = stop => {
+            stopping.cancel();
+            serving.await
+        }
+    };
+    server.finish("the server was stopped");
+    outcome.map_err(|e| McpError::Connection(e.to_string()))
+}
+
+/// What both transports serve: the handler, its lanes and the audit.
+struct Prepared {
+    handler: server::ToolServer,
+    lanes: Arc<lanes::Lanes>,
+    audit: Option<Arc<AuditLog>>,
+}
+
+impl Prepared {
+    fn new(sandbox: Sandbox, options: &ServeOptions, on: &str) -> Result<Prepared, McpError> {
+        let instructions = catalog::instructions(&sandbox);
+        let audit = match &options.sessions {
+            Some(store) => {
+                let start = AuditStart {
+                    provider: "mcp",
+                    instructions: &instructions,
+                };
+                Some(Arc::new(
+                    AuditLog::create(store, &sandbox, start).map_err(McpError::Audit)?,
+                ))
+            }
+            None => None,
+        };
+        log::info(format_args!(
+            "serving {} tools from `{}` on {on}{}",
+            sandbox.tools().len(),
+            sandbox.workspace().display(),
+            match &audit {
+                Some(audit) => format!("; calls are recorded in session {}", audit.id()),
+                None => String::new(),
+            }
+        ));
+        let writes: HashSet<String> = sandbox
+            .tools()
+            .iter()
+            .filter(|tool| !tool.read_only)
+            .map(|tool| tool.name.clone())
+            .collect();
+        let lanes = Arc::new(lanes::Lanes::new(writes));
+        let handler = server::ToolServer::new(
+            Arc::new(sandbox),
+            instructions,
+            Arc::clone(&lanes),
+            audit.clone(),
+        );
+        Ok(Prepared {
+            handler,
+            lanes,
+            audit,
+        })
+    }
+
+    /// Ends the audit session with `why`.
+    fn finish(&self, why: &str) {
+        if let Some(audit) = &self.audit {
+            audit.close(why);
+            if let Some(error) = audit.error() {
+                log::warn(format_args!(
+                    "the session file `{}` is incomplete: writing it failed: {error}",
+                    audit.path().display()
+                ));
+            }
         }
     }
-    outcome
 }

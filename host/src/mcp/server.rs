@@ -19,8 +19,14 @@ use super::{catalog, progress};
 use crate::sandbox::{CallOptions, Sandbox, ToolFault};
 use crate::transcript::AuditLog;
 
-/// Serves one sandbox's tools.
+/// Serves one sandbox's tools. Cheap to clone: each HTTP session gets its
+/// own handler over the same state.
+#[derive(Clone)]
 pub(super) struct ToolServer {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
     sandbox: Arc<Sandbox>,
     tools: Vec<McpTool>,
     instructions: String,
@@ -38,12 +44,14 @@ impl ToolServer {
         audit: Option<Arc<AuditLog>>,
     ) -> Self {
         ToolServer {
-            tools: catalog::tools(&sandbox),
-            sandbox,
-            instructions,
-            lanes,
-            audit,
-            calls: AtomicU64::new(0),
+            shared: Arc::new(Shared {
+                tools: catalog::tools(&sandbox),
+                sandbox,
+                instructions,
+                lanes,
+                audit,
+                calls: AtomicU64::new(0),
+            }),
         }
     }
 }
@@ -52,7 +60,7 @@ impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions.clone())
+            .with_instructions(self.shared.instructions.clone())
     }
 
     async fn list_tools(
@@ -60,7 +68,7 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
     }
 
     async fn call_tool(
@@ -69,12 +77,13 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
-        if self.sandbox.tool(name).is_none() {
+        if self.shared.sandbox.tool(name).is_none() {
             // The spec's answer to an unknown tool is a protocol error, not
             // a tool result; its text is the one `toolhost run` gives.
             let fault = ToolFault::UnknownTool {
                 name: name.to_owned(),
                 available: self
+                    .shared
                     .sandbox
                     .tools()
                     .iter()
@@ -86,14 +95,14 @@ impl ServerHandler for ToolServer {
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let cancel = context.ct.clone();
         let ticket = context.extensions.get::<Arrival>().and_then(Arrival::take);
-        let Some(admission) = self.lanes.admit(name, ticket, &cancel).await else {
+        let Some(admission) = self.shared.lanes.admit(name, ticket, &cancel).await else {
             // Cancelled before it started: rmcp sends no response for it.
             return Ok(result(&ToolFault::Cancelled.model_text(name), true));
         };
 
-        let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let number = self.shared.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let call_id = format!("mcp-{number}-{}", context.id);
-        if let Some(audit) = &self.audit {
+        if let Some(audit) = &self.shared.audit {
             audit.call_started(&call_id, name, &arguments);
         }
         let (sink, forwarder) = match context.meta.get_progress_token() {
@@ -109,7 +118,7 @@ impl ServerHandler for ToolServer {
         };
         let input = arguments.to_string();
         let started = Instant::now();
-        let sandbox = &self.sandbox;
+        let sandbox = &self.shared.sandbox;
         let call = async move {
             let report = sandbox.call(name, &input, &options).await;
             // Ends the forwarder once it has sent the last message.
@@ -124,7 +133,7 @@ impl ServerHandler for ToolServer {
         drop(admission);
 
         let text = report.model_text(name);
-        if let Some(audit) = &self.audit {
+        if let Some(audit) = &self.shared.audit {
             audit.call_ended(&call_id, name, &report, &text, took);
         }
         Ok(result(&text, report.is_error()))

@@ -6,9 +6,11 @@ script only observes; the Rust test holds the expectations, so a failure
 names what differed.
 
 usage: client.py ERA TOOLHOST [ARG...]
+       client.py http ERA URL
   ERA       `legacy` (the initialize handshake) or `modern` (server/discover,
             protocol 2026-07-28)
   TOOLHOST  the toolhost binary; ARG... its arguments (global flags, `mcp`)
+  URL       a `toolhost mcp --http` endpoint; a shorter round of calls
 """
 
 import json
@@ -19,6 +21,7 @@ import time
 import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 
@@ -153,7 +156,47 @@ async def drive(era, session):
     return seen
 
 
+async def open_session(era, session):
+    seen = {}
+    if era == "modern":
+        await session.discover()
+    else:
+        await session.initialize()
+    seen["protocol_version"] = session.protocol_version
+    return seen
+
+
+async def drive_http(era, session):
+    seen = await open_session(era, session)
+    listed = await session.list_tools()
+    seen["tools"] = {
+        tool.name: tool.annotations.model_dump(by_alias=True, exclude_none=True) for tool in listed.tools
+    }
+    seen["good"] = result_of(await session.call_tool("read_file", {"path": "notes.txt"}))
+    seen["denied"] = result_of(await session.call_tool("read_file", {"path": "/etc/passwd"}))
+    try:
+        await session.call_tool("no_such_tool", {})
+        seen["unknown"] = "answered"
+    except MCPError as e:
+        seen["unknown"] = error_of(e)
+    updates = []
+
+    async def on_progress(progress, total, message):
+        updates.append({"progress": progress, "message": message})
+
+    seen["echo"] = result_of(await session.call_tool("echo", {"text": "hi"}, progress_callback=on_progress))
+    seen["echo_progress"] = updates
+    return seen
+
+
 async def main():
+    if sys.argv[1] == "http":
+        era, url = sys.argv[2], sys.argv[3]
+        async with streamable_http_client(url) as (read, write):
+            async with ClientSession(read, write) as session:
+                seen = await drive_http(era, session)
+        print(json.dumps(seen))
+        return
     era, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
     async with stdio_client(params) as (read, write):

@@ -485,3 +485,156 @@ fn calls_of_tools_that_write_run_in_arrival_order() {
     let (_, rest) = server.close();
     assert_eq!(rest, Vec::<Value>::new());
 }
+
+/// A `toolhost mcp --http 127.0.0.1:0` process and the URL it serves.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(ws: &Workspace) -> Self {
+        let mut child = server_command(ws, &["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start toolhost mcp --http");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut line = String::new();
+        stderr.read_line(&mut line).expect("read stderr");
+        let url = line
+            .split_whitespace()
+            .find(|word| word.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in the first line of stderr: {line}"))
+            .trim_end_matches(';')
+            .to_owned();
+        HttpServer { child, url }
+    }
+
+    /// The status line of a raw request with these extra headers.
+    fn status_of(&self, path: &str, headers: &str) -> String {
+        use std::io::Read as _;
+        let authority = self
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp");
+        let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\n{headers}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("send");
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response.lines().next().unwrap_or_default().to_owned()
+    }
+
+    /// SIGTERM, then the exit status within a few seconds.
+    fn stop(mut self) {
+        let pid = i32::try_from(self.child.id()).expect("pid");
+        // SAFETY: kill(2) on our own child's pid has no memory effects.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                assert!(status.success(), "toolhost mcp --http exited with {status}");
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "toolhost mcp --http did not stop at SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut stdout = String::new();
+        std::io::Read::read_to_string(&mut self.child.stdout.take().expect("stdout"), &mut stdout)
+            .expect("read stdout");
+        assert_eq!(stdout, "", "--http printed on stdout");
+    }
+}
+
+#[test]
+fn streamable_http_serves_both_eras_on_loopback_and_refuses_rebinding() {
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    assert!(
+        server.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    assert!(server.url.ends_with("/mcp"), "{}", server.url);
+
+    // DNS rebinding: a page of evil.example that resolved to 127.0.0.1
+    // sends its own Host, and a browser adds its Origin.
+    let port = server
+        .url
+        .trim_end_matches("/mcp")
+        .rsplit(':')
+        .next()
+        .expect("port");
+    let loopback = format!("Host: 127.0.0.1:{port}\r\n");
+    assert_eq!(
+        server.status_of("/mcp", "Host: evil.example\r\n"),
+        "HTTP/1.1 403 Forbidden"
+    );
+    assert_eq!(
+        server.status_of(
+            "/mcp",
+            &format!("{loopback}Origin: http://evil.example\r\n")
+        ),
+        "HTTP/1.1 403 Forbidden"
+    );
+    assert_eq!(
+        server.status_of("/other", &loopback),
+        "HTTP/1.1 404 Not Found"
+    );
+
+    if let Some(python) = sdk_python() {
+        let denied = error_text(&ws, "read_file", r#"{"path":"/etc/passwd"}"#);
+        let good = stdout_of(&mut ws.call("read_file", r#"{"path":"notes.txt"}"#, FLAGS));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+        for (era, version) in [("legacy", "2025-11-25"), ("modern", "2026-07-28")] {
+            let output = Command::new(&python)
+                .arg(&script)
+                .args(["http", era, &server.url])
+                .env("NO_PROXY", "127.0.0.1,localhost")
+                .output()
+                .expect("run the Python client");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(output.status.success(), "the client failed:\n{stderr}");
+            let seen: Value = serde_json::from_slice(&output.stdout)
+                .unwrap_or_else(|e| panic!("client output is not JSON ({e}):\n{stderr}"));
+            assert_eq!(seen["protocol_version"], version);
+            assert_eq!(
+                seen["tools"]["write_file"],
+                json!({"readOnlyHint": false, "destructiveHint": true,
+                    "idempotentHint": false, "openWorldHint": false})
+            );
+            assert_eq!(
+                seen["good"],
+                json!({"blocks": 1, "text": good, "is_error": false})
+            );
+            assert_eq!(
+                seen["denied"],
+                json!({"blocks": 1, "text": denied, "is_error": true})
+            );
+            assert_eq!(seen["unknown"]["code"], -32602);
+            assert_eq!(
+                seen["echo_progress"],
+                json!([{"progress": 1.0, "message": "echoing"}])
+            );
+        }
+    }
+    server.stop();
+    let records = last_session(&ws);
+    let stop = records.last().expect("records");
+    assert_eq!(stop["type"], "stop", "{stop}");
+}
