@@ -331,9 +331,16 @@ fn trust(args: &TrustArgs, workspace: &Path) -> anyhow::Result<Ended> {
 async fn serve_mcp(sandbox_args: &SandboxArgs, args: &McpArgs) -> anyhow::Result<Ended> {
     let resolved = config::resolve(&sandbox_args.inputs())?;
     let store = session_store(args.session_dir.as_ref(), &resolved.sandbox.workspace);
+    let mut reload = resolved.sandbox.clone();
+    if sandbox_args.plugins.is_empty() {
+        // Watched even when it does not exist yet, so a first plugin
+        // dropped into a new `.toolhost/plugins` is picked up.
+        reload.plugin_dirs = vec![Layout::of(&reload.workspace).plugins_dir()];
+    }
     let sandbox = load_resolved(resolved, None).await?;
     let options = crate::mcp::ServeOptions {
         sessions: (!args.no_session).then_some(store),
+        reload: Some(reload),
     };
     match args.http {
         Some(addr) => crate::mcp::serve_http(sandbox, options, addr, shutdown_signal()).await?,

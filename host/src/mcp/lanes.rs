@@ -9,7 +9,7 @@
 //! first runs, which the runtime may reorder.
 
 use std::collections::{BTreeSet, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -23,7 +23,7 @@ pub(super) const MAX_RUNNING: usize = crate::sandbox::CONCURRENT_CALLS as usize 
 pub(super) struct Lanes {
     running: Arc<Semaphore>,
     writes: Arc<WriteLane>,
-    write_tools: HashSet<String>,
+    write_tools: RwLock<HashSet<String>>,
 }
 
 /// The right to run one call; dropping it lets the next one in.
@@ -38,14 +38,24 @@ impl Lanes {
         Lanes {
             running: Arc::new(Semaphore::new(MAX_RUNNING)),
             writes: Arc::new(WriteLane::default()),
-            write_tools,
+            write_tools: RwLock::new(write_tools),
         }
+    }
+
+    /// The tools that write, after a reload.
+    pub(super) fn set_write_tools(&self, write_tools: HashSet<String>) {
+        *self
+            .write_tools
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = write_tools;
     }
 
     /// A call of `tool` arrived: a tool that writes takes its place in the
     /// write lane now. `None` for read-only (and unknown) tools.
     pub(super) fn arrive(&self, tool: &str) -> Option<Ticket> {
         self.write_tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
             .contains(tool)
             .then(|| WriteLane::issue(&self.writes))
     }

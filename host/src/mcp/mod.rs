@@ -5,7 +5,7 @@
 //! Built on rmcp, the official Rust SDK: [`server`] is the handler,
 //! [`catalog`] what `tools/list` and the instructions say, [`lanes`] when a
 //! call may start, [`progress`] the throttled progress notifications,
-//! [`stdio`] and [`http`] the transports. Every call goes through [`Sandbox::call`], so
+//! [`stdio`] and [`http`] the transports, [`reload`] the plugin watcher. Every call goes through [`Sandbox::call`], so
 //! there is no second way to run a tool.
 //!
 //! Depends on `sandbox` and on `transcript` (the audit file), never on
@@ -17,17 +17,17 @@ mod http;
 mod lanes;
 mod log;
 mod progress;
+mod reload;
 mod server;
 mod stdio;
 
-use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::service::{QuitReason, ServerInitializeError, serve_server_with_ct};
 use tokio_util::sync::CancellationToken;
 
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::transcript::{AuditLog, AuditStart, SessionStore};
 
 pub use http::parse_listen;
@@ -38,6 +38,9 @@ pub struct ServeOptions {
     /// Where the audit session file goes; `None` records nothing
     /// (`--no-session`).
     pub sessions: Option<SessionStore>,
+    /// The options the sandbox was loaded with: its plugin directories are
+    /// watched and reloaded from on a change. `None` serves what was loaded.
+    pub reload: Option<SandboxOptions>,
 }
 
 /// Why the server could not serve.
@@ -124,59 +127,63 @@ pub async fn serve_http(
     outcome.map_err(|e| McpError::Connection(e.to_string()))
 }
 
-/// What both transports serve: the handler, its lanes and the audit.
+/// What both transports serve: the handler, its lanes, the audit and the
+/// plugin watcher.
 struct Prepared {
     handler: server::ToolServer,
     lanes: Arc<lanes::Lanes>,
     audit: Option<Arc<AuditLog>>,
+    /// Stops the watcher.
+    watching: CancellationToken,
 }
 
 impl Prepared {
     fn new(sandbox: Sandbox, options: &ServeOptions, on: &str) -> Result<Prepared, McpError> {
-        let instructions = catalog::instructions(&sandbox);
+        let loaded = server::Loaded::new(sandbox);
         let audit = match &options.sessions {
             Some(store) => {
                 let start = AuditStart {
                     provider: "mcp",
-                    instructions: &instructions,
+                    instructions: loaded.instructions(),
                 };
                 Some(Arc::new(
-                    AuditLog::create(store, &sandbox, start).map_err(McpError::Audit)?,
+                    AuditLog::create(store, &loaded.sandbox, start).map_err(McpError::Audit)?,
                 ))
             }
             None => None,
         };
         log::info(format_args!(
             "serving {} tools from `{}` on {on}{}",
-            sandbox.tools().len(),
-            sandbox.workspace().display(),
+            loaded.sandbox.tools().len(),
+            loaded.sandbox.workspace().display(),
             match &audit {
                 Some(audit) => format!("; calls are recorded in session {}", audit.id()),
                 None => String::new(),
             }
         ));
-        let writes: HashSet<String> = sandbox
-            .tools()
-            .iter()
-            .filter(|tool| !tool.read_only)
-            .map(|tool| tool.name.clone())
-            .collect();
-        let lanes = Arc::new(lanes::Lanes::new(writes));
-        let handler = server::ToolServer::new(
-            Arc::new(sandbox),
-            instructions,
-            Arc::clone(&lanes),
-            audit.clone(),
-        );
+        let lanes = Arc::new(lanes::Lanes::new(loaded.write_tools()));
+        let handler = server::ToolServer::new(loaded, Arc::clone(&lanes), audit.clone());
+        let watching = CancellationToken::new();
+        if let Some(reload) = &options.reload
+            && !reload.plugin_dirs.is_empty()
+        {
+            tokio::spawn(reload::watch(
+                reload.clone(),
+                handler.clone(),
+                watching.clone(),
+            ));
+        }
         Ok(Prepared {
             handler,
             lanes,
             audit,
+            watching,
         })
     }
 
-    /// Ends the audit session with `why`.
+    /// Stops watching and ends the audit session with `why`.
     fn finish(&self, why: &str) {
+        self.watching.cancel();
         if let Some(audit) = &self.audit {
             audit.close(why);
             if let Some(error) = audit.error() {

@@ -2,16 +2,17 @@
 //! `tools/call` through [`Sandbox::call`], each call admitted by the
 //! [`Lanes`], its progress forwarded and its start and end audited.
 
-use std::sync::Arc;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
 };
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::lanes::{Arrival, Lanes};
@@ -27,40 +28,111 @@ pub(super) struct ToolServer {
 }
 
 struct Shared {
-    sandbox: Arc<Sandbox>,
-    tools: Vec<McpTool>,
-    instructions: String,
+    /// Replaced whole when the plugins change (`reload`); a call keeps the
+    /// version it started with.
+    loaded: RwLock<Arc<Loaded>>,
     lanes: Arc<Lanes>,
     audit: Option<Arc<AuditLog>>,
     /// Numbers the calls, for their audit records' ids.
     calls: AtomicU64,
+    /// Clients told when the tool list changes (those that initialized).
+    peers: Mutex<Vec<Peer<RoleServer>>>,
+}
+
+/// One version of the tools and what the client is told of them.
+pub(super) struct Loaded {
+    pub(super) sandbox: Arc<Sandbox>,
+    tools: Vec<McpTool>,
+    instructions: String,
+}
+
+impl Loaded {
+    pub(super) fn new(sandbox: Sandbox) -> Loaded {
+        Loaded {
+            tools: catalog::tools(&sandbox),
+            instructions: catalog::instructions(&sandbox),
+            sandbox: Arc::new(sandbox),
+        }
+    }
+
+    pub(super) fn instructions(&self) -> &str {
+        &self.instructions
+    }
+
+    /// The names of the tools that write (for the write lane).
+    pub(super) fn write_tools(&self) -> HashSet<String> {
+        self.sandbox
+            .tools()
+            .iter()
+            .filter(|tool| !tool.read_only)
+            .map(|tool| tool.name.clone())
+            .collect()
+    }
 }
 
 impl ToolServer {
-    pub(super) fn new(
-        sandbox: Arc<Sandbox>,
-        instructions: String,
-        lanes: Arc<Lanes>,
-        audit: Option<Arc<AuditLog>>,
-    ) -> Self {
+    pub(super) fn new(loaded: Loaded, lanes: Arc<Lanes>, audit: Option<Arc<AuditLog>>) -> Self {
         ToolServer {
             shared: Arc::new(Shared {
-                tools: catalog::tools(&sandbox),
-                sandbox,
-                instructions,
+                loaded: RwLock::new(Arc::new(loaded)),
                 lanes,
                 audit,
                 calls: AtomicU64::new(0),
+                peers: Mutex::new(Vec::new()),
             }),
+        }
+    }
+
+    /// The tools being served now.
+    pub(super) fn current(&self) -> Arc<Loaded> {
+        Arc::clone(
+            &self
+                .shared
+                .loaded
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Serves `loaded` from now on and tells the clients the list changed.
+    /// Calls already running finish on the version they started with.
+    pub(super) async fn replace(&self, loaded: Loaded) {
+        self.shared.lanes.set_write_tools(loaded.write_tools());
+        *self
+            .shared
+            .loaded
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(loaded);
+        let peers: Vec<Peer<RoleServer>> = self
+            .shared
+            .peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        for peer in peers {
+            // A client that has gone away is simply not told.
+            let _ = peer.notify_tool_list_changed().await;
         }
     }
 }
 
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.shared.instructions.clone())
+            .with_instructions(self.current().instructions.clone())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.shared
+            .peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(context.peer);
     }
 
     async fn list_tools(
@@ -68,7 +140,9 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.current().tools.clone(),
+        ))
     }
 
     async fn call_tool(
@@ -77,13 +151,13 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
-        if self.shared.sandbox.tool(name).is_none() {
+        let loaded = self.current();
+        if loaded.sandbox.tool(name).is_none() {
             // The spec's answer to an unknown tool is a protocol error, not
             // a tool result; its text is the one `toolhost run` gives.
             let fault = ToolFault::UnknownTool {
                 name: name.to_owned(),
-                available: self
-                    .shared
+                available: loaded
                     .sandbox
                     .tools()
                     .iter()
@@ -118,7 +192,7 @@ impl ServerHandler for ToolServer {
         };
         let input = arguments.to_string();
         let started = Instant::now();
-        let sandbox = &self.shared.sandbox;
+        let sandbox = &loaded.sandbox;
         let call = async move {
             let report = sandbox.call(name, &input, &options).await;
             // Ends the forwarder once it has sent the last message.

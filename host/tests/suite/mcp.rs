@@ -697,3 +697,72 @@ fn the_conformance_suite_passes_its_generic_server_scenarios() {
     }
     server.stop();
 }
+
+/// Waits (up to 10 s) for a `notifications/tools/list_changed`.
+fn wait_for_list_changed(server: &RawServer) {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        let Ok(line) = server.lines.recv_timeout(Duration::from_millis(100)) else {
+            continue;
+        };
+        let message: Value = serde_json::from_str(&line).expect("JSON-RPC");
+        if message["method"] == "notifications/tools/list_changed" {
+            return;
+        }
+    }
+    panic!("no notifications/tools/list_changed within 10 s");
+}
+
+fn tool_names(server: &mut RawServer, id: u64) -> Vec<String> {
+    server.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+    server.response()["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+#[test]
+fn a_plugin_dropped_in_while_serving_is_picked_up_and_a_broken_one_changes_nothing() {
+    let ws = Workspace::new();
+    ws.mkdir("out");
+    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    let before = tool_names(&mut server, 1);
+    assert!(before.contains(&"echo".to_owned()) && !before.contains(&"chatter".to_owned()));
+
+    ws.install_plugin(test_plugins::CHATTY, "chatty.wasm");
+    wait_for_list_changed(&server);
+    let after = tool_names(&mut server, 2);
+    // Plugins load in file-name order: chatty.wasm before echo.wasm.
+    let mut expected = before.clone();
+    expected.insert(expected.len() - 1, "chatter".to_owned());
+    assert_eq!(after, expected);
+    server.send(call(3, "chatter", json!({"count": 2})));
+    assert_eq!(
+        server.response()["result"]["content"][0]["text"],
+        "reported progress 2 times"
+    );
+
+    // A broken replacement of echo, and a broken new file: reported, and
+    // the tools loaded before keep serving.
+    ws.write(".toolhost/plugins/echo.wasm", "not a component");
+    ws.write(".toolhost/plugins/broken.wasm", "nor is this");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(tool_names(&mut server, 4), after);
+    server.send(call(5, "echo", json!({"text": "still the old echo"})));
+    assert_eq!(
+        server.response()["result"]["content"][0]["text"],
+        "still the old echo"
+    );
+    let (stderr, _) = server.close();
+    assert!(
+        stderr.contains("plugins reloaded: ") && stderr.contains("added: chatter"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("broken.wasm") && stderr.contains("the tools loaded before keep serving"),
+        "{stderr}"
+    );
+}
