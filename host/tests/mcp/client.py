@@ -15,11 +15,12 @@ usage: client.py ERA TOOLHOST [ARG...]
 
 import json
 import os
+import shutil
 import sys
 import time
 
 import anyio
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -70,6 +71,14 @@ def ticks_over(pid, seconds):
     return cpu_ticks(pid) - before
 
 
+list_changed = anyio.Event()
+
+
+async def on_message(message):
+    if isinstance(message, types.ToolListChangedNotification):
+        list_changed.set()
+
+
 async def drive(era, session):
     seen = {}
     if era == "modern":
@@ -106,6 +115,22 @@ async def drive(era, session):
     started = time.monotonic()
     seen["spin"] = result_of(await session.call_tool("spin", {}))
     seen["spin"]["seconds"] = time.monotonic() - started
+
+    # Hot reload: the Rust test asked for echo to be dropped into the
+    # plugins directory now (MCP_DROP_FROM -> MCP_DROP_TO).
+    shutil.copyfile(os.environ["MCP_DROP_FROM"], os.environ["MCP_DROP_TO"] + ".part")
+    os.rename(os.environ["MCP_DROP_TO"] + ".part", os.environ["MCP_DROP_TO"])
+    started = time.monotonic()
+    names = []
+    while "echo" not in names and time.monotonic() - started < 15:
+        if era == "legacy":
+            # A client that initialized is told.
+            with anyio.move_on_after(0.2):
+                await list_changed.wait()
+        else:
+            await anyio.sleep(0.2)
+        names = [tool.name for tool in (await session.list_tools()).tools]
+    seen["reload"] = {"listed": "echo" in names, "told": list_changed.is_set()}
 
     updates = []
 
@@ -200,7 +225,7 @@ async def main():
     era, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, message_handler=on_message) as session:
             seen = await drive(era, session)
     print(json.dumps(seen))
 

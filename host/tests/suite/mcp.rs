@@ -95,6 +95,10 @@ fn sdk_session(era: &str) {
         return;
     };
     let ws = workspace();
+    // The client drops echo in while the server runs (hot reload).
+    let echo = ws.path().join(".toolhost/plugins/echo.wasm");
+    let dropped = ws.path().join("echo.wasm.later");
+    std::fs::rename(&echo, &dropped).expect("move echo out");
     let expected_denied = error_text(&ws, "read_file", r#"{"path":"/etc/passwd"}"#);
     let expected_schema = error_text(&ws, "read_file", r#"{"path":5}"#);
     let expected_unknown = error_text(&ws, "no_such_tool", "{}");
@@ -113,6 +117,8 @@ fn sdk_session(era: &str) {
         .arg(server.get_program())
         .args(server.get_args())
         .envs(server.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("MCP_DROP_FROM", &dropped)
+        .env("MCP_DROP_TO", &echo)
         .env_remove("XDG_CACHE_HOME")
         .current_dir(ws.path())
         .output()
@@ -188,6 +194,12 @@ fn sdk_session(era: &str) {
         "spin ended after {seconds} s"
     );
 
+    // echo, dropped in while serving, was listed (and, for a client that
+    // initialized, announced) and answers.
+    assert_eq!(
+        seen["reload"],
+        json!({"listed": true, "told": era == "legacy"})
+    );
     assert_eq!(seen["echo"], ok("hi"));
     assert_eq!(
         seen["echo_progress"],
