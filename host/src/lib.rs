@@ -5,6 +5,7 @@
 //! - [`config`] turns `toolhost.toml` and flags into the sandbox's options;
 //! - [`agent`] runs the loop: model, tool calls, ledger, stop record;
 //! - [`provider`] assembles a model's streamed reply into one message (no wasm);
+//! - [`mcp`] serves the sandbox's tools to MCP clients (`toolhost mcp`);
 //! - [`transcript`] writes, reads and resumes the JSONL session files;
 //! - [`workspace`] names the workspace's own files (`toolhost.toml`, `.toolhost/`);
 //! - [`cli`] is the command line; it is the only module that prints.
@@ -14,6 +15,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod mcp;
 pub mod provider;
 pub mod sandbox;
 pub mod transcript;

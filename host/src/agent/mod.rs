@@ -84,7 +84,8 @@ impl Execution {
     /// Bytes of each of stdout and stderr kept per call.
     pub const CAPTURE_KEPT: usize = 8 * 1024;
 
-    fn from_report(report: &crate::sandbox::CallReport) -> Self {
+    /// The measurements of a sandboxed call, as recorded.
+    pub fn from_report(report: &crate::sandbox::CallReport) -> Self {
         let mut dropped = report.captured.dropped;
         let mut keep = |bytes: &[u8]| {
             let kept = bytes.len().min(Self::CAPTURE_KEPT);

@@ -63,6 +63,28 @@ enum Command {
     /// the user config directory ($TOOLHOST_CONFIG_DIR, else
     /// $XDG_CONFIG_HOME/toolhost, else ~/.config/toolhost).
     Trust(TrustArgs),
+    /// Serve the tools to an MCP client (Claude Code, Codex, Gemini CLI, ...)
+    /// over stdio, with the same grants and limits as `run`.
+    ///
+    /// Stdout carries the protocol only; messages go to stderr. The server
+    /// stops when the client closes stdin (with --http, at Ctrl+C). Every call is recorded in a
+    /// session file that `toolhost sessions` lists, unless --no-session.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+struct McpArgs {
+    /// Do not record the calls in a session file.
+    #[arg(long)]
+    no_session: bool,
+    /// Where the session file goes [default: <workspace>/.toolhost/sessions].
+    #[arg(long, value_name = "DIR")]
+    session_dir: Option<PathBuf>,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio, until
+    /// Ctrl+C. ADDR is HOST:PORT, or a port on 127.0.0.1. Requests must name
+    /// a loopback host (or the address served) in Host and Origin.
+    #[arg(long, value_name = "ADDR", value_parser = crate::mcp::parse_listen)]
+    http: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Args)]
@@ -251,6 +273,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
             render::plugin_check(&sandbox, file)
         }
         Command::Trust(args) => trust(args, &cli.sandbox.workspace),
+        Command::Mcp(args) => serve_mcp(&cli.sandbox, args).await,
         Command::Sessions(args) => {
             let store = session_store(args.session_dir.as_ref(), &cli.sandbox.workspace);
             match &args.command {
@@ -301,6 +324,46 @@ fn trust(args: &TrustArgs, workspace: &Path) -> anyhow::Result<Ended> {
     }
     render::trust_changed(&canonical, args.remove, changed, list.path());
     Ok(Ended::Done)
+}
+
+/// `toolhost mcp`: load the tools, then serve them until stdin closes.
+async fn serve_mcp(sandbox_args: &SandboxArgs, args: &McpArgs) -> anyhow::Result<Ended> {
+    let resolved = config::resolve(&sandbox_args.inputs())?;
+    let store = session_store(args.session_dir.as_ref(), &resolved.sandbox.workspace);
+    let mut reload = resolved.sandbox.clone();
+    if sandbox_args.plugins.is_empty() {
+        // Watched even when it does not exist yet, so a first plugin
+        // dropped into a new `.toolhost/plugins` is picked up.
+        reload.plugin_dirs = vec![Layout::of(&reload.workspace).plugins_dir()];
+    }
+    let sandbox = load_resolved(resolved, None).await?;
+    let options = crate::mcp::ServeOptions {
+        sessions: (!args.no_session).then_some(store),
+        reload: Some(reload),
+    };
+    match args.http {
+        Some(addr) => crate::mcp::serve_http(sandbox, options, addr, shutdown_signal()).await?,
+        None => crate::mcp::serve_stdio(sandbox, options).await?,
+    }
+    Ok(Ended::Done)
+}
+
+/// Resolves at Ctrl+C or SIGTERM.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let terminated = async {
+        match term.as_mut() {
+            Some(term) => {
+                term.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminated => {}
+    }
 }
 
 /// The session directory: `--session-dir`, else the workspace's.

@@ -9,42 +9,14 @@ use super::render;
 use crate::agent::{EventSink, LoopConfig, Message};
 use crate::provider::Model;
 use crate::sandbox::Sandbox;
-use crate::transcript::record::{GrantInfo, LimitsInfo, ToolInfo};
+use crate::transcript::record::ToolInfo;
 use crate::transcript::{FORMAT_VERSION, SessionFile, SessionStart, SessionStore, SessionWriter};
 
 /// What a run starts with: versions, model, system prompt, and each tool
 /// with its plugin's hash, grants and limits.
 pub(super) fn start_record(model: &Model, sandbox: &Sandbox, config: &LoopConfig) -> SessionStart {
     let (provider, name, base_url) = model.describe();
-    let tools = sandbox
-        .tools()
-        .iter()
-        .map(|tool| {
-            let limits = &tool.policy.limits;
-            ToolInfo {
-                name: tool.name.clone(),
-                plugin: tool.plugin.to_string(),
-                plugin_sha256: tool.plugin_sha256.clone(),
-                read_only: tool.read_only,
-                grants: tool
-                    .policy
-                    .grants
-                    .iter()
-                    .map(|grant| GrantInfo {
-                        path: grant.guest_path.clone(),
-                        access: grant.access.grant_label().into(),
-                    })
-                    .collect(),
-                limits: LimitsInfo {
-                    fuel: limits.fuel,
-                    timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
-                    memory_bytes: limits.memory,
-                    output_bytes: limits.output as u64,
-                    write_bytes: limits.write,
-                },
-            }
-        })
-        .collect();
+    let tools = sandbox.tools().iter().map(ToolInfo::of).collect();
     SessionStart {
         format: FORMAT_VERSION,
         id: String::new(),

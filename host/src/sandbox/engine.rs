@@ -48,7 +48,7 @@ pub(crate) fn shared_engine() -> wasmtime::Result<Engine> {
 }
 
 /// Calls that may run at once; each holds one slot of every pool.
-const CONCURRENT_CALLS: u32 = 64;
+pub const CONCURRENT_CALLS: u32 = 64;
 
 /// Bytes of each memory and table a pool slot keeps resident between calls.
 const KEEP_RESIDENT: usize = 16 << 20;

@@ -6,10 +6,12 @@
 //! - [`SessionWriter`] appends records, one whole line per event;
 //! - [`SessionFile`] reads a file back and rebuilds the ledger for resume;
 //! - [`SessionStore`] is the directory: new ids, `last`, listing;
-//! - [`show`] turns a file into the lines of `toolhost sessions`.
+//! - [`show`] turns a file into the lines of `toolhost sessions`;
+//! - [`audit`] records tool calls made for an MCP client (`toolhost mcp`).
 //!
 //! It records the agent's events and knows nothing of HTTP or wasm.
 
+pub mod audit;
 mod reader;
 pub mod record;
 pub mod show;
@@ -19,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::workspace::Layout;
 
+pub use audit::{AuditLog, AuditStart};
 pub use reader::{NO_RESULT_RECORDED, NOT_STARTED, Resume, SessionFile};
 pub use record::{FORMAT_VERSION, SessionStart};
 pub use writer::SessionWriter;

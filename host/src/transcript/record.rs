@@ -78,6 +78,35 @@ pub struct ToolInfo {
     pub limits: LimitsInfo,
 }
 
+impl ToolInfo {
+    /// What the session file records of a loaded tool.
+    pub fn of(tool: &crate::sandbox::Tool) -> ToolInfo {
+        let limits = &tool.policy.limits;
+        ToolInfo {
+            name: tool.name.clone(),
+            plugin: tool.plugin.to_string(),
+            plugin_sha256: tool.plugin_sha256.clone(),
+            read_only: tool.read_only,
+            grants: tool
+                .policy
+                .grants
+                .iter()
+                .map(|grant| GrantInfo {
+                    path: grant.guest_path.clone(),
+                    access: grant.access.grant_label().into(),
+                })
+                .collect(),
+            limits: LimitsInfo {
+                fuel: limits.fuel,
+                timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
+                memory_bytes: limits.memory,
+                output_bytes: limits.output as u64,
+                write_bytes: limits.write,
+            },
+        }
+    }
+}
+
 /// A directory a tool was granted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GrantInfo {

@@ -4,6 +4,7 @@ mod corpus;
 mod escape;
 mod grants;
 mod hostile;
+mod mcp;
 mod plugins;
 mod provider_http;
 mod providers;

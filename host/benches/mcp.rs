@@ -1,0 +1,157 @@
+//! What MCP costs on top of the sandbox, both in one run: a 4 KiB
+//! `read_file` through a `toolhost mcp` process over stdio pipes (JSON-RPC
+//! encode, pipe, rmcp dispatch, admission, the same `Sandbox::call`, the
+//! result back) against the bare `Sandbox::call` in this process; and
+//! start-to-ready: spawn `toolhost mcp` with the standard plugins in the
+//! compile cache until its `initialize` answer arrives.
+//!
+//! Run: `cargo bench -p toolhost --bench mcp`
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use toolhost::sandbox::{
+    Access, CallOptions, Grant, Policy, Sandbox, SandboxOptions, ToolOutcome, ToolPolicy,
+};
+
+fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache")
+}
+
+/// A running `toolhost mcp`, initialized.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl Server {
+    fn spawn(workspace: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["--workspace"])
+            .arg(workspace)
+            .arg("--cache-dir")
+            .arg(cache_dir())
+            .args(["mcp", "--no-session"])
+            .env("TOOLHOST_CONFIG_DIR", workspace.join(".no-user-config"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn toolhost mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Server {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").expect("write");
+    }
+
+    /// The next line, parsed.
+    fn receive(&mut self) -> Value {
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).expect("read");
+        serde_json::from_str(&self.line).expect("JSON-RPC")
+    }
+
+    fn initialize(&mut self) {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}}),
+        );
+        let answer = self.receive();
+        assert!(answer["result"]["protocolVersion"].is_string(), "{answer}");
+    }
+
+    fn close(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
+
+fn mcp(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let workspace = dir.path().canonicalize().expect("canonical");
+    let line = "the quick brown fox jumps over the lazy dog, 64 bytes per line.\n";
+    std::fs::write(workspace.join("file.txt"), line.repeat(64)).expect("write 4 KiB file");
+
+    let sandbox = runtime
+        .block_on(Sandbox::load(SandboxOptions {
+            workspace: workspace.clone(),
+            plugin_dirs: Vec::new(),
+            plugin_files: Vec::new(),
+            standard_tools: true,
+            cache_dir: Some(cache_dir()),
+            protected: Vec::new(),
+            policy: Policy {
+                defaults: ToolPolicy {
+                    grants: vec![Grant {
+                        host_path: workspace.clone(),
+                        guest_path: ".".into(),
+                        access: Access::Read,
+                    }],
+                    ..ToolPolicy::default()
+                },
+                ..Policy::default()
+            },
+        }))
+        .expect("sandbox loads");
+    let options = CallOptions::default();
+    let input = r#"{"path":"file.txt"}"#;
+    let warm = runtime.block_on(sandbox.call("read_file", input, &options));
+    assert!(matches!(warm.outcome, ToolOutcome::Ok(ref text) if text.lines().count() == 64));
+
+    let mut group = c.benchmark_group("read_file of 4 KiB");
+    group.bench_function("bare Sandbox::call", |b| {
+        b.to_async(&runtime)
+            .iter(|| sandbox.call("read_file", input, &options));
+    });
+    let mut server = Server::spawn(&workspace);
+    server.initialize();
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut id = 0u64;
+    group.bench_function("tools/call over MCP stdio", |b| {
+        b.iter(|| {
+            id += 1;
+            server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "read_file", "arguments": {"path": "file.txt"}}}));
+            let answer = server.receive();
+            assert_eq!(answer["result"]["isError"], false, "{answer}");
+        });
+    });
+    group.finish();
+    server.close();
+
+    let mut group = c.benchmark_group("toolhost mcp start");
+    group.sample_size(20);
+    group.bench_function("spawn to initialize answer (plugins cached)", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                let started = Instant::now();
+                let mut server = Server::spawn(&workspace);
+                server.initialize();
+                total += started.elapsed();
+                server.close();
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, mcp);
+criterion_main!(benches);

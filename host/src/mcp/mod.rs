@@ -1,0 +1,197 @@
+//! `toolhost mcp`: serves the sandbox's tools to any Model Context Protocol
+//! client (Claude Code, Codex, Gemini CLI, ...) with the grants, limits and
+//! error texts of `toolhost run`.
+//!
+//! Built on rmcp, the official Rust SDK: [`server`] is the handler,
+//! [`catalog`] what `tools/list` and the instructions say, [`lanes`] when a
+//! call may start, [`progress`] the throttled progress notifications,
+//! [`stdio`] and [`http`] the transports, [`reload`] the plugin watcher. Every call goes through [`Sandbox::call`], so
+//! there is no second way to run a tool.
+//!
+//! Depends on `sandbox` and on `transcript` (the audit file), never on
+//! `agent` or `cli`. Stdout carries the protocol only; [`log`] is the one
+//! place that writes to stderr.
+
+mod catalog;
+mod http;
+mod lanes;
+mod log;
+mod progress;
+mod reload;
+mod server;
+mod stdio;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::service::{QuitReason, ServerInitializeError, serve_server_with_ct};
+use tokio_util::sync::CancellationToken;
+
+use crate::sandbox::{Sandbox, SandboxOptions};
+use crate::transcript::{AuditLog, AuditStart, SessionStore};
+
+pub use http::parse_listen;
+
+/// How `toolhost mcp` serves.
+#[derive(Debug, Default)]
+pub struct ServeOptions {
+    /// Where the audit session file goes; `None` records nothing
+    /// (`--no-session`).
+    pub sessions: Option<SessionStore>,
+    /// The options the sandbox was loaded with: its plugin directories are
+    /// watched and reloaded from on a change. `None` serves what was loaded.
+    pub reload: Option<SandboxOptions>,
+}
+
+/// Why the server could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error("cannot write the session file: {0} (pass --no-session to serve without one)")]
+    Audit(std::io::Error),
+    #[error("the MCP connection failed: {0}")]
+    Connection(String),
+    #[error("cannot listen on `{addr}`: {source}; pick another address or port")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// Serves `sandbox`'s tools over stdin and stdout until the client closes
+/// stdin; its running calls are then cancelled.
+pub async fn serve_stdio(sandbox: Sandbox, options: ServeOptions) -> Result<(), McpError> {
+    let (read, write) = rmcp::transport::stdio_pipes();
+    serve(sandbox, options, read, write).await
+}
+
+/// Serves over any reader and writer (stdio, or a pipe in tests).
+pub async fn serve<R, W>(
+    sandbox: Sandbox,
+    options: ServeOptions,
+    read: R,
+    write: W,
+) -> Result<(), McpError>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let server = Prepared::new(sandbox, &options, "stdio")?;
+    // Cancelled when stdin ends; rmcp cancels every request's token with it.
+    let closed = CancellationToken::new();
+    let transport =
+        stdio::LineTransport::new(read, write, closed.clone(), Arc::clone(&server.lanes));
+    let outcome = match serve_server_with_ct(server.handler.clone(), transport, closed).await {
+        Ok(running) => match running.waiting().await {
+            Ok(QuitReason::JoinError(e)) | Err(e) => Err(McpError::Connection(e.to_string())),
+            // Stdin closed (or, the same, `closed` was cancelled).
+            Ok(_) => Ok(()),
+        },
+        // The client went away before (or while) initializing.
+        Err(ServerInitializeError::ConnectionClosed(_) | ServerInitializeError::Cancelled) => {
+            Ok(())
+        }
+        Err(e) => Err(McpError::Connection(e.to_string())),
+    };
+    server.finish("the MCP client disconnected");
+    outcome
+}
+
+/// Serves `sandbox`'s tools over Streamable HTTP at `http://ADDR/mcp` until
+/// `stop` resolves (Ctrl+C in the CLI). Calls of tools that write are
+/// serialised in the order their handlers start, as HTTP requests have no
+/// one order of arrival.
+pub async fn serve_http(
+    sandbox: Sandbox,
+    options: ServeOptions,
+    addr: SocketAddr,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<(), McpError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| McpError::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| McpError::Bind { addr, source })?;
+    let server = Prepared::new(sandbox, &options, &format!("http://{bound}{}", http::PATH))?;
+    let stopping = CancellationToken::new();
+    let serving = http::serve(server.handler.clone(), listener, stopping.clone());
+    tokio::pin!(serving);
+    let outcome = tokio::select! {
+        result = &mut serving => result,
+        () = stop => {
+            stopping.cancel();
+            serving.await
+        }
+    };
+    server.finish("the server was stopped");
+    outcome.map_err(|e| McpError::Connection(e.to_string()))
+}
+
+/// What both transports serve: the handler, its lanes, the audit and the
+/// plugin watcher.
+struct Prepared {
+    handler: server::ToolServer,
+    lanes: Arc<lanes::Lanes>,
+    audit: Option<Arc<AuditLog>>,
+    /// Stops the watcher.
+    watching: CancellationToken,
+}
+
+impl Prepared {
+    fn new(sandbox: Sandbox, options: &ServeOptions, on: &str) -> Result<Prepared, McpError> {
+        let loaded = server::Loaded::new(sandbox);
+        let audit = match &options.sessions {
+            Some(store) => {
+                let start = AuditStart {
+                    provider: "mcp",
+                    instructions: loaded.instructions(),
+                };
+                Some(Arc::new(
+                    AuditLog::create(store, &loaded.sandbox, start).map_err(McpError::Audit)?,
+                ))
+            }
+            None => None,
+        };
+        log::info(format_args!(
+            "serving {} tools from `{}` on {on}{}",
+            loaded.sandbox.tools().len(),
+            loaded.sandbox.workspace().display(),
+            match &audit {
+                Some(audit) => format!("; calls are recorded in session {}", audit.id()),
+                None => String::new(),
+            }
+        ));
+        let lanes = Arc::new(lanes::Lanes::new(loaded.write_tools()));
+        let handler = server::ToolServer::new(loaded, Arc::clone(&lanes), audit.clone());
+        let watching = CancellationToken::new();
+        if let Some(reload) = &options.reload
+            && !reload.plugin_dirs.is_empty()
+        {
+            tokio::spawn(reload::watch(
+                reload.clone(),
+                handler.clone(),
+                watching.clone(),
+            ));
+        }
+        Ok(Prepared {
+            handler,
+            lanes,
+            audit,
+            watching,
+        })
+    }
+
+    /// Stops watching and ends the audit session with `why`.
+    fn finish(&self, why: &str) {
+        self.watching.cancel();
+        if let Some(audit) = &self.audit {
+            audit.close(why);
+            if let Some(error) = audit.error() {
+                log::warn(format_args!(
+                    "the session file `{}` is incomplete: writing it failed: {error}",
+                    audit.path().display()
+                ));
+            }
+        }
+    }
+}

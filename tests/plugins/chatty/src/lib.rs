@@ -1,0 +1,32 @@
+//! A plugin that reports progress: `chatter` calls `host.progress` `count`
+//! times, or forever when `count` is 0. The MCP tests use it for throttled
+//! progress notifications and for cancelling a guest that never returns.
+
+wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
+
+struct Chatty;
+
+impl Guest for Chatty {
+    fn list_tools() -> Vec<ToolSpec> {
+        vec![ToolSpec {
+            name: "chatter".into(),
+            description: "Report progress `count` times (0: forever), then return.".into(),
+            input_schema: r#"{"type":"object","properties":{"count":{"type":"integer","minimum":0}},"required":["count"]}"#.into(),
+            read_only: true,
+        }]
+    }
+
+    fn call_tool(_name: String, input: String) -> Result<String, CallError> {
+        let value: serde_json::Value =
+            serde_json::from_str(&input).map_err(|e| CallError::InvalidInput(e.to_string()))?;
+        let count = value["count"].as_u64().unwrap_or(0);
+        let mut step = 0u64;
+        while count == 0 || step < count {
+            step += 1;
+            toolhost::plugin::host::progress(&format!("step {step}"));
+        }
+        Ok(format!("reported progress {count} times"))
+    }
+}
+
+export!(Chatty);
