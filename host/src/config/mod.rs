@@ -119,8 +119,6 @@ pub struct Resolved {
     /// The `[model]` section, for `toolhost run`: the workspace's keys over
     /// the user's.
     pub model: ModelSection,
-    /// Whether the user trusts the workspace (`toolhost trust`).
-    pub trusted: bool,
 }
 
 /// A config file that was read, with its text (for line numbers).
@@ -339,7 +337,6 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         },
         config_file,
         model,
-        trusted,
     })
 }
 
