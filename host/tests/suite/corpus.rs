@@ -47,28 +47,52 @@ pub struct Corpus {
 
 /// The corpus of about `text_bytes` bytes of text under `parent`, generated
 /// unless a complete one with the same size and seed is already there.
+///
+/// Safe to call from parallel tests and from a bench running beside them:
+/// each caller that finds no complete corpus generates its own under a
+/// private name and renames it into place; the first rename wins and the
+/// others drop theirs.
 pub fn corpus(parent: &Path, text_bytes: u64, seed: u64) -> Corpus {
     let root = parent.join(format!("search-corpus-v{VERSION}-{text_bytes}-{seed}"));
-    let marker = root.join(".complete");
-    if let Some(corpus) = fs::read_to_string(&marker)
-        .ok()
-        .and_then(|text| parse_marker(&root, &text))
-    {
+    if let Some(corpus) = complete(&root) {
         return corpus;
     }
-    if root.exists() {
-        fs::remove_dir_all(&root).expect("remove the incomplete corpus");
+    // One generator per process at a time; the others wait and reuse it.
+    static GENERATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = GENERATING.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(corpus) = complete(&root) {
+        return corpus;
     }
-    let corpus = Generator::new(&root, seed).run(text_bytes);
+    let scratch = parent.join(format!(
+        "search-corpus-v{VERSION}-{text_bytes}-{seed}.partial-{}",
+        std::process::id()
+    ));
+    if scratch.exists() {
+        fs::remove_dir_all(&scratch).expect("remove a stale partial corpus");
+    }
+    let corpus = Generator::new(&scratch, seed).run(text_bytes);
     fs::write(
-        &marker,
+        scratch.join(".complete"),
         format!(
             "text_bytes={}\nliteral_lines={}\n",
             corpus.text_bytes, corpus.literal_lines
         ),
     )
     .expect("write the corpus marker");
-    corpus
+    if root.exists() && complete(&root).is_none() {
+        // Left half-made by an older generator that wrote in place.
+        fs::remove_dir_all(&root).expect("remove the incomplete corpus");
+    }
+    if fs::rename(&scratch, &root).is_err() {
+        // Another process renamed its copy first; it is the same corpus.
+        fs::remove_dir_all(&scratch).expect("remove the duplicate corpus");
+    }
+    complete(&root).expect("a complete corpus after generating it")
+}
+
+fn complete(root: &Path) -> Option<Corpus> {
+    let text = fs::read_to_string(root.join(".complete")).ok()?;
+    parse_marker(root, &text)
 }
 
 fn parse_marker(root: &Path, text: &str) -> Option<Corpus> {
