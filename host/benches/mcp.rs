@@ -1,7 +1,8 @@
 //! What MCP costs on top of the sandbox, both in one run: a 4 KiB
 //! `read_file` through a `toolhost mcp` process over stdio pipes (JSON-RPC
 //! encode, pipe, rmcp dispatch, admission, the same `Sandbox::call`, the
-//! result back) against the bare `Sandbox::call` in this process; and
+//! result back) against the bare `Sandbox::call` in this process, and a
+//! `ping` over the same pipe for the protocol's share; and
 //! start-to-ready: spawn `toolhost mcp` with the standard plugins in the
 //! compile cache until its `initialize` answer arrives.
 //!
@@ -130,6 +131,15 @@ fn mcp(c: &mut Criterion) {
                 "params": {"name": "read_file", "arguments": {"path": "file.txt"}}}));
             let answer = server.receive();
             assert_eq!(answer["result"]["isError"], false, "{answer}");
+        });
+    });
+    // The protocol alone: the same pipe and dispatch, no tool.
+    group.bench_function("ping over MCP stdio (no tool)", |b| {
+        b.iter(|| {
+            id += 1;
+            server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+            let answer = server.receive();
+            assert!(answer.get("result").is_some(), "{answer}");
         });
     });
     group.finish();

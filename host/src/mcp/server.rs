@@ -128,11 +128,14 @@ impl ServerHandler for ToolServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.shared
+        let mut peers = self
+            .shared
             .peers
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(context.peer);
+            .unwrap_or_else(PoisonError::into_inner);
+        // HTTP sessions come and go; forget the ones that went.
+        peers.retain(|peer| !peer.is_transport_closed());
+        peers.push(context.peer);
     }
 
     async fn list_tools(
