@@ -45,6 +45,7 @@ fn agent_turn(c: &mut Criterion) {
             standard_tools: true,
             cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache")),
             protected: Vec::new(),
+            typed: Default::default(),
             policy: Policy {
                 defaults: ToolPolicy {
                     grants,

@@ -97,6 +97,7 @@ fn mcp(c: &mut Criterion) {
             standard_tools: true,
             cache_dir: Some(cache_dir()),
             protected: Vec::new(),
+            typed: Default::default(),
             policy: Policy {
                 defaults: ToolPolicy {
                     grants: vec![Grant {

@@ -94,6 +94,7 @@ fn main() {
             plugin_files: plugin.into_iter().collect(),
             cache_dir: Some(tmp.join("bench-cache")),
             protected: Vec::new(),
+            typed: Default::default(),
             policy: Policy {
                 defaults: ToolPolicy {
                     grants: vec![Grant {

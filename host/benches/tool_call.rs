@@ -33,6 +33,7 @@ fn tool_call(c: &mut Criterion) {
             standard_tools: true,
             cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache")),
             protected: Vec::new(),
+            typed: Default::default(),
             policy: Policy {
                 defaults: ToolPolicy {
                     grants,

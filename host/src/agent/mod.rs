@@ -249,6 +249,7 @@ mod tests {
             // Inside the target directory, so only the first run compiles.
             cache_dir: Some(std::path::Path::new(env!("OUT_DIR")).join("agent-test-cache")),
             protected: Vec::new(),
+            typed: Default::default(),
             policy: Policy {
                 defaults: ToolPolicy {
                     grants: vec![Grant {

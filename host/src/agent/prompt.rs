@@ -121,6 +121,7 @@ mod tests {
                     at_any_depth: true,
                 },
             ],
+            typed: Default::default(),
         })
         .await
         .expect("sandbox loads");

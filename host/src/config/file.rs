@@ -25,6 +25,26 @@ pub(crate) struct ConfigFile {
     pub(crate) model: ModelSection,
     #[serde(default)]
     pub(crate) sandbox: SandboxSection,
+    /// `[plugins.<file stem>]`, e.g. `[plugins.fs]` for `fs.wasm`.
+    #[serde(default)]
+    pub(crate) plugins: BTreeMap<String, PluginSection>,
+}
+
+/// `[plugins.<stem>]`: what the user says about one plugin file.
+#[derive(Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PluginSection {
+    /// For a component with typed exports: `<prefix>_` before every tool
+    /// name it derives.
+    pub(crate) prefix: Option<Spanned<String>>,
+}
+
+/// How a typed export's parameter is used as a path: `"read"` or `"write"`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum PathUse {
+    Read,
+    Write,
 }
 
 /// `[sandbox]`: rules for every tool beyond grants and limits.
@@ -91,6 +111,10 @@ pub(crate) struct ToolSection {
     pub(crate) write: GrantList,
     #[serde(default)]
     pub(crate) limits: LimitsSection,
+    /// For a tool derived from typed exports: which parameters are paths.
+    pub(crate) paths: Option<BTreeMap<String, PathUse>>,
+    /// For a tool derived from typed exports: it changes nothing.
+    pub(crate) read_only: Option<bool>,
 }
 
 #[cfg(test)]

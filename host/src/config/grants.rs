@@ -96,10 +96,7 @@ pub(super) fn from_file(
     list.iter()
         .flatten()
         .map(|path| {
-            let line = text[..path.span().start.min(text.len())]
-                .matches('\n')
-                .count()
-                + 1;
+            let line = line_of(text, path.span().start);
             let (file, section) = (file.to_path_buf(), section.clone());
             GrantSpec {
                 path: path.get_ref().clone(),
@@ -236,4 +233,9 @@ pub(super) fn resolve(
         guest_path,
         access: spec.access,
     })
+}
+
+/// The 1-based line of byte `offset` in `text`.
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
 }

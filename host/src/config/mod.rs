@@ -27,13 +27,13 @@ use std::time::Duration;
 
 use crate::sandbox::{
     Access, Grant, Limits, Policy, ProtectedPath, Protection, SandboxOptions, ToolPolicy,
-    simplify_grants,
+    TypedConfig, TypedToolConfig, simplify_grants,
 };
 use crate::workspace::{self, Layout};
-use file::{ConfigFile, LimitsSection};
+use file::{ConfigFile, LimitsSection, PathUse};
 pub use file::{ModelSection, ProviderKind};
 pub use grants::GrantOrigin;
-use grants::{FileKind, GrantSpec};
+use grants::{FileKind, GrantSpec, line_of};
 pub use model::{ModelChoiceError, ModelFlags, RecordedModel, resolve_model};
 pub use user::TrustList;
 
@@ -334,10 +334,59 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             cache_dir,
             policy: Policy { defaults, per_tool },
             protected,
+            typed: typed_config(&sources)?,
         },
         config_file,
         model,
     })
+}
+
+/// What the files say about tools derived from typed exports: the
+/// workspace's keys over the user's. None of it widens what a tool may
+/// reach (path parameters add checks; the grants still hold), so an
+/// untrusted workspace may set it too.
+fn typed_config(sources: &[Source]) -> Result<TypedConfig, ConfigError> {
+    let mut typed = TypedConfig::default();
+    for source in sources {
+        for (tool, section) in &source.file.tools {
+            if section.paths.is_none() && section.read_only.is_none() {
+                continue;
+            }
+            let entry: &mut TypedToolConfig = typed.tools.entry(tool.clone()).or_default();
+            for (param, use_) in section.paths.iter().flatten() {
+                let access = match use_ {
+                    PathUse::Read => Access::Read,
+                    PathUse::Write => Access::Write,
+                };
+                entry.paths.insert(param.clone(), access);
+            }
+            if section.read_only.is_some() {
+                entry.read_only = section.read_only;
+            }
+        }
+        for (stem, section) in &source.file.plugins {
+            let Some(prefix) = &section.prefix else {
+                continue;
+            };
+            let text = prefix.get_ref();
+            let valid = (1..=32).contains(&text.len())
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid {
+                return Err(ConfigError::ParseFile {
+                    path: source.path.clone(),
+                    message: format!(
+                        "[plugins.{stem}] prefix = {text:?} at line {}: a prefix is 1-32 characters of \
+                         [a-zA-Z0-9_-], as tool names are",
+                        line_of(&source.text, prefix.span().start)
+                    ),
+                });
+            }
+            typed.prefixes.insert(stem.clone(), text.clone());
+        }
+    }
+    Ok(typed)
 }
 
 /// The `[model]` keys: the workspace's over the user's. A base URL from an

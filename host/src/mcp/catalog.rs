@@ -21,12 +21,17 @@ pub(super) fn tools(sandbox: &Sandbox) -> Vec<McpTool> {
 fn entry(tool: &Tool) -> McpTool {
     // The sandbox checked at load that the schema is a JSON object.
     let schema = tool.input_schema.as_object().cloned().unwrap_or_default();
-    McpTool::new(
+    let mut entry = McpTool::new(
         tool.name.clone(),
         tool.description.clone(),
         Arc::new(schema),
-    )
-    .with_annotations(
+    );
+    // A typed export's result type is known: clients get it as
+    // `outputSchema` and each result as `structuredContent`.
+    if let Some(output) = tool.output_schema.as_ref().and_then(|s| s.as_object()) {
+        entry = entry.with_raw_output_schema(Arc::new(output.clone()));
+    }
+    entry.with_annotations(
         ToolAnnotations::new()
             .read_only(tool.read_only)
             // A tool that is not read-only may overwrite or delete inside

@@ -174,7 +174,7 @@ impl ServerHandler for ToolServer {
         let ticket = context.extensions.get::<Arrival>().and_then(Arrival::take);
         let Some(admission) = self.shared.lanes.admit(name, ticket, &cancel).await else {
             // Cancelled before it started: rmcp sends no response for it.
-            return Ok(result(&ToolFault::Cancelled.model_text(name), true));
+            return Ok(result(&ToolFault::Cancelled.model_text(name), true, None));
         };
 
         let number = self.shared.calls.fetch_add(1, Ordering::Relaxed) + 1;
@@ -213,16 +213,19 @@ impl ServerHandler for ToolServer {
         if let Some(audit) = &self.shared.audit {
             audit.call_ended(&call_id, name, &report, &text, took);
         }
-        Ok(result(&text, report.is_error()))
+        Ok(result(&text, report.is_error(), report.structured))
     }
 }
 
-/// One text block: exactly what `toolhost run` shows the model.
-fn result(text: &str, is_error: bool) -> CallToolResponse {
+/// One text block: exactly what `toolhost run` shows the model; plus, for a
+/// typed export's success, the value as `structuredContent`.
+fn result(text: &str, is_error: bool, structured: Option<serde_json::Value>) -> CallToolResponse {
     let content = vec![ContentBlock::text(text)];
-    if is_error {
-        CallToolResult::error(content).into()
+    let mut result = if is_error {
+        CallToolResult::error(content)
     } else {
-        CallToolResult::success(content).into()
-    }
+        CallToolResult::success(content)
+    };
+    result.structured_content = structured;
+    result.into()
 }

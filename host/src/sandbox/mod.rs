@@ -15,6 +15,7 @@ mod limits;
 mod outcome;
 mod output;
 mod plugin;
+mod typed;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,12 +34,13 @@ pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::CONCURRENT_CALLS;
 pub use limits::Limits;
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
-pub use plugin::{LoadError, PluginOrigin};
+pub use plugin::{LoadError, LoadNotice, PluginOrigin};
+pub use typed::{TypedConfig, TypedToolConfig};
 
 use call::{RunPolicy, State};
 use capabilities::filesystem::FsRules;
 use capabilities::{PathCheck, Preopens};
-use plugin::{CallTool, LoadedPlugin};
+use plugin::{CallTool, CheckedSpec, Exports, LoadedPlugin};
 
 include!(concat!(env!("OUT_DIR"), "/standard_plugins.rs"));
 
@@ -85,6 +87,9 @@ pub struct SandboxOptions {
     /// Paths no tool may change, relative to the workspace (the config
     /// layer lists toolhost's own, git's and the user's).
     pub protected: Vec<ProtectedPath>,
+    /// Names, path parameters and read-only flags of tools derived from
+    /// typed exports, which carry none of their own.
+    pub typed: TypedConfig,
 }
 
 /// A problem that stops the sandbox from starting at all (as opposed to a
@@ -104,8 +109,12 @@ pub enum SandboxError {
 pub struct Tool {
     pub name: String,
     pub description: String,
-    /// The JSON Schema of its input, as the plugin declared it.
+    /// The JSON Schema of its input, as the plugin declared it (or as
+    /// derived from a typed export's parameters).
     pub input_schema: serde_json::Value,
+    /// For a typed export: the schema of its structured result,
+    /// `{"result": ...}`, which MCP clients receive as `structuredContent`.
+    pub output_schema: Option<serde_json::Value>,
     pub read_only: bool,
     pub plugin: PluginOrigin,
     /// sha256 of the plugin's `.wasm`.
@@ -124,6 +133,9 @@ pub struct Tool {
 #[derive(Debug, Clone)]
 pub struct CallReport {
     pub outcome: ToolOutcome,
+    /// A typed export's successful result as JSON, `{"result": ...}`,
+    /// matching the tool's `output_schema`.
+    pub structured: Option<serde_json::Value>,
     pub stats: CallStats,
     pub captured: Captured,
 }
@@ -157,6 +169,7 @@ pub struct Sandbox {
     plugins: Vec<LoadedPlugin>,
     tools: Vec<Tool>,
     load_errors: Vec<LoadError>,
+    load_notices: Vec<LoadNotice>,
 }
 
 impl Sandbox {
@@ -221,6 +234,7 @@ impl Sandbox {
             plugins: Vec::new(),
             tools: Vec::new(),
             load_errors,
+            load_notices: Vec::new(),
         };
         let load_limits = options.policy.defaults.limits;
         // `list-tools` runs with no grants at all.
@@ -233,30 +247,50 @@ impl Sandbox {
                 rules: &load_rules,
             };
             match plugin::load(&engine, &linker, &cache, origin, &bytes, policy).await {
-                Ok(loaded) => sandbox.add(loaded, &options.policy),
+                Ok(loaded) => sandbox.add(loaded, &options.policy, &options.typed),
                 Err(error) => sandbox.load_errors.push(error),
             }
         }
         Ok(sandbox)
     }
 
-    /// Adds a loaded plugin's tools, unless one of its names is taken: then
-    /// the whole plugin is skipped with an error naming both plugins.
-    fn add(&mut self, loaded: LoadedPlugin, policy: &Policy) {
-        for spec in &loaded.tools {
-            if let Some(existing) = self.tools.iter().find(|t| t.name == spec.name) {
-                self.load_errors.push(LoadError {
-                    origin: loaded.origin.clone(),
-                    reason: format!(
-                        "tool `{}` is already offered by `{}`; rename one of them or remove one plugin",
-                        spec.name, existing.plugin
-                    ),
-                });
-                return;
+    /// Adds a loaded plugin's tools. A toolhost-world plugin whose tool
+    /// name is taken is skipped whole, with an error naming both plugins; a
+    /// typed export whose name is taken is renamed with the file's stem.
+    fn add(&mut self, mut loaded: LoadedPlugin, policy: &Policy, typed: &TypedConfig) {
+        let notices = std::mem::take(&mut loaded.notices);
+        self.load_notices
+            .extend(notices.into_iter().map(|message| LoadNotice {
+                origin: loaded.origin.clone(),
+                message,
+            }));
+        if matches!(loaded.exports, Exports::Typed(_)) {
+            self.settle_typed(&mut loaded, typed);
+        } else {
+            for spec in &loaded.tools {
+                if let Some(existing) = self.tools.iter().find(|t| t.name == spec.name) {
+                    self.load_errors.push(LoadError {
+                        origin: loaded.origin.clone(),
+                        reason: format!(
+                            "tool `{}` is already offered by `{}`; rename one of them or remove one plugin",
+                            spec.name, existing.plugin
+                        ),
+                    });
+                    return;
+                }
+                self.note_typed_only_keys(&loaded.origin, &spec.name, typed);
             }
         }
         let plugin_index = self.plugins.len();
-        for spec in &loaded.tools {
+        let output_schemas: Vec<Option<serde_json::Value>> = match &loaded.exports {
+            Exports::Typed(functions) => loaded
+                .tools
+                .iter()
+                .map(|spec| spec.function.map(|i| functions[i].output_schema.clone()))
+                .collect(),
+            Exports::Toolhost(_) => vec![None; loaded.tools.len()],
+        };
+        for (spec, output_schema) in loaded.tools.iter().zip(output_schemas) {
             let tool_policy = policy.for_tool(&spec.name).clone();
             let fs_rules = Arc::new(FsRules::new(
                 Arc::clone(&self.protection),
@@ -267,6 +301,7 @@ impl Sandbox {
                 name: spec.name.clone(),
                 description: spec.description.clone(),
                 input_schema: spec.schema.clone(),
+                output_schema,
                 read_only: spec.read_only,
                 plugin: loaded.origin.clone(),
                 plugin_sha256: loaded.sha256.clone(),
@@ -282,6 +317,98 @@ impl Sandbox {
         self.plugins.push(loaded);
     }
 
+    /// Gives a typed plugin's tools their final names (the configured
+    /// prefix, or the file's stem where a name is taken) and applies the
+    /// config's read-only flags and path parameters under those names.
+    fn settle_typed(&mut self, loaded: &mut LoadedPlugin, typed: &TypedConfig) {
+        let Exports::Typed(functions) = &loaded.exports else {
+            return;
+        };
+        let stem = loaded.origin.stem();
+        let configured = typed.prefixes.get(&stem);
+        let mut kept: Vec<CheckedSpec> = Vec::with_capacity(loaded.tools.len());
+        for mut spec in std::mem::take(&mut loaded.tools) {
+            let function = &functions[spec.function.expect("typed specs name their function")];
+            let taken = |name: &str, kept: &[CheckedSpec]| {
+                self.tools.iter().any(|t| t.name == name) || kept.iter().any(|t| t.name == name)
+            };
+            let name = match configured {
+                Some(prefix) => format!("{prefix}_{}", spec.name),
+                None if taken(&spec.name, &kept) => {
+                    let renamed = format!("{}_{}", typed::stem_prefix(&stem), spec.name);
+                    let holder = self
+                        .tools
+                        .iter()
+                        .find(|t| t.name == spec.name)
+                        .map_or_else(|| "this plugin".to_string(), |t| format!("`{}`", t.plugin));
+                    self.load_notices.push(LoadNotice {
+                        origin: loaded.origin.clone(),
+                        message: format!(
+                            "tool name `{}` is taken by {holder}, so `{}` is offered as `{renamed}` \
+                             (set `[plugins.{stem}] prefix` in toolhost.toml to choose the prefix)",
+                            spec.name, function.wit_name
+                        ),
+                    });
+                    renamed
+                }
+                None => spec.name.clone(),
+            };
+            if !typed::valid_name(&name) || taken(&name, &kept) {
+                self.load_notices.push(LoadNotice {
+                    origin: loaded.origin.clone(),
+                    message: format!(
+                        "function `{}` is not offered: its tool name `{name}` is {}",
+                        function.wit_name,
+                        if typed::valid_name(&name) {
+                            "taken too; set `[plugins.<stem>] prefix` in toolhost.toml"
+                        } else {
+                            "not 1-64 characters of [a-zA-Z0-9_-]"
+                        }
+                    ),
+                });
+                continue;
+            }
+            spec.name = name;
+            if let Some(config) = typed.tools.get(&spec.name) {
+                spec.read_only = config.read_only.unwrap_or(false);
+                for (param, access) in &config.paths {
+                    if typed::is_string_param(function, param) {
+                        spec.path_args.push(plugin::PathArg {
+                            key: param.clone(),
+                            access: *access,
+                            default: None,
+                        });
+                    } else {
+                        self.load_notices.push(LoadNotice {
+                            origin: loaded.origin.clone(),
+                            message: format!(
+                                "`[tools.{}] paths` names `{param}`, which is not a string parameter of `{}`; \
+                                 it is not checked as a path (the sandbox still holds the tool to its grants)",
+                                spec.name, function.wit_name
+                            ),
+                        });
+                    }
+                }
+            }
+            kept.push(spec);
+        }
+        loaded.tools = kept;
+    }
+
+    /// `paths` and `read_only` in `[tools.<name>]` describe typed exports;
+    /// a toolhost-world tool declares both itself, so say they do nothing.
+    fn note_typed_only_keys(&mut self, origin: &PluginOrigin, tool: &str, typed: &TypedConfig) {
+        if typed.tools.contains_key(tool) {
+            self.load_notices.push(LoadNotice {
+                origin: origin.clone(),
+                message: format!(
+                    "`[tools.{tool}] paths` and `read_only` apply only to tools derived from typed exports; \
+                     `{tool}` declares its own (`x-toolhost-path`, `read-only`), so they are ignored"
+                ),
+            });
+        }
+    }
+
     /// The loaded tools, standard tools first, then plugins in file order.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
@@ -295,6 +422,12 @@ impl Sandbox {
     /// Plugins that were skipped, with the reason.
     pub fn load_errors(&self) -> &[LoadError] {
         &self.load_errors
+    }
+
+    /// What the user should know about plugins that loaded: functions
+    /// that are not tools, tools renamed on a clash, ignored config keys.
+    pub fn load_notices(&self) -> &[LoadNotice] {
+        &self.load_notices
     }
 
     /// The paths no tool may change (unless the user lifted one for it).
@@ -313,6 +446,7 @@ impl Sandbox {
         let start = Instant::now();
         let refuse = |fault: ToolFault| CallReport {
             outcome: ToolOutcome::Fault(fault),
+            structured: None,
             stats: CallStats {
                 duration: start.elapsed(),
                 ..CallStats::default()
@@ -334,36 +468,77 @@ impl Sandbox {
         }
 
         let plugin = &self.plugins[tool.plugin_index];
-        let export = CallTool {
-            exports: &plugin.exports,
-            name,
-            input: &input,
-        };
         let policy = RunPolicy {
             preopens: &tool.preopens,
             limits: &tool.policy.limits,
             rules: &tool.fs_rules,
         };
-        let run = call::run(
-            &self.engine,
-            &plugin.pre,
-            policy,
-            &options.cancel,
-            options.progress.clone(),
-            export,
-        )
-        .await;
+        let (result, run) = match &plugin.exports {
+            Exports::Toolhost(exports) => {
+                let export = CallTool {
+                    exports,
+                    name,
+                    input: &input,
+                };
+                let run = call::run(
+                    &self.engine,
+                    &plugin.pre,
+                    policy,
+                    &options.cancel,
+                    options.progress.clone(),
+                    export,
+                )
+                .await;
+                let result = run
+                    .result
+                    .map(|answer| answer.map(|text| (text, None::<serde_json::Value>)));
+                (result, (run.stats, run.captured, run.denial))
+            }
+            Exports::Typed(functions) => {
+                let spec = plugin.tools.iter().find(|s| s.name == tool.name);
+                let function = &functions[spec.and_then(|s| s.function).expect("a typed tool")];
+                let params = match serde_json::from_str(&input)
+                    .map_err(|e| e.to_string())
+                    .and_then(|value| typed::value::params(&value, &function.params))
+                {
+                    Ok(params) => params,
+                    Err(error) => return refuse(ToolFault::InvalidInput(error)),
+                };
+                let export = typed::CallTyped { function, params };
+                let run = call::run(
+                    &self.engine,
+                    &plugin.pre,
+                    policy,
+                    &options.cancel,
+                    options.progress.clone(),
+                    export,
+                )
+                .await;
+                let result = run.result.map(|returned| {
+                    typed::answer(returned, function).map(|(text, json)| (text, Some(json)))
+                });
+                (result, (run.stats, run.captured, run.denial))
+            }
+        };
+        let (stats, captured, denial) = run;
+        let (result, structured) = match result {
+            Ok(Ok((text, structured))) => (Ok(Ok(text)), structured),
+            Ok(Err(error)) => (Ok(Err(error)), None),
+            Err(fault) => (Err(fault), None),
+        };
         let outcome = call::outcome_of(
-            run.result,
-            run.denial.as_ref(),
+            result,
+            denial.as_ref(),
             name,
             &tool.policy.grants,
             &tool.policy.limits,
         );
+        let structured = structured.filter(|_| !outcome.is_error());
         CallReport {
             outcome,
-            stats: run.stats,
-            captured: run.captured,
+            structured,
+            stats,
+            captured,
         }
     }
 

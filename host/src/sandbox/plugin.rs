@@ -1,5 +1,7 @@
 //! Loading plugins: bytes → compiled component (through the cache) →
-//! `InstancePre` → `list-tools` → validated tool specs.
+//! `InstancePre` → tool specs: from `list-tools` for the toolhost world,
+//! derived from the WIT types for a component with typed exports
+//! ([`super::typed`]).
 //!
 //! Every way a plugin can fail to load is a [`LoadError`] naming the plugin;
 //! the caller reports it and goes on with the other plugins.
@@ -15,6 +17,7 @@ use super::bindings::{CallError, PluginIndices, ToolSpec};
 use super::cache::{CacheStatus, CompileCache, sha256_hex};
 use super::call::{self, Export, RunPolicy, State};
 use super::capabilities::Access;
+use super::typed::{self, TypedFunction, docs::Docs};
 
 /// Where a plugin came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,15 +51,47 @@ pub struct LoadError {
     pub reason: String,
 }
 
+/// Something the user should know about a plugin that loaded: a function
+/// that is not a tool, a tool renamed to avoid a clash.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("plugin `{origin}`: {message}")]
+pub struct LoadNotice {
+    pub origin: PluginOrigin,
+    pub message: String,
+}
+
+impl PluginOrigin {
+    /// The file's stem (`fs` for `fs.wasm`), or the standard tool's name.
+    pub(crate) fn stem(&self) -> String {
+        match self {
+            PluginOrigin::Builtin(name) => name.clone(),
+            PluginOrigin::File(path) => path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// A loaded plugin: ready to instantiate, with its checked tools.
 pub(crate) struct LoadedPlugin {
     pub(crate) origin: PluginOrigin,
     pub(crate) sha256: String,
     pub(crate) cache: CacheStatus,
     pub(crate) pre: InstancePre<State>,
-    /// Where the world's exports are, found once at load.
-    pub(crate) exports: PluginIndices,
+    pub(crate) exports: Exports,
     pub(crate) tools: Vec<CheckedSpec>,
+    /// What the user should know about a plugin that loaded (functions
+    /// that are not tools).
+    pub(crate) notices: Vec<String>,
+}
+
+/// How a plugin's tools are called, found once at load.
+pub(crate) enum Exports {
+    /// The `toolhost:plugin` world: `call-tool` with a name and JSON.
+    Toolhost(PluginIndices),
+    /// Typed functions; [`CheckedSpec::function`] indexes them.
+    Typed(Vec<TypedFunction>),
 }
 
 /// The world's `list-tools`.
@@ -104,6 +139,8 @@ pub(crate) struct CheckedSpec {
     pub(crate) read_only: bool,
     /// Top-level string properties marked `x-toolhost-path`.
     pub(crate) path_args: Vec<PathArg>,
+    /// For a typed function: its index in [`Exports::Typed`].
+    pub(crate) function: Option<usize>,
 }
 
 /// Compiles (or loads from the cache) and instantiates `bytes`, then asks it
@@ -135,12 +172,19 @@ pub(crate) async fn load(
     let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
         fail(format!("it imports something toolhost does not provide: {e:#}; plugins may import only WASI p2 and toolhost:plugin/host"))
     })?;
-    let exports = PluginIndices::new(&instance_pre).map_err(|e| {
-        fail(format!(
-            "it does not implement the toolhost:plugin/plugin world ({e:#}); it must export `list-tools` and \
-             `call-tool` as defined in wit/plugin.wit"
-        ))
-    })?;
+    let exports = match PluginIndices::new(&instance_pre) {
+        Ok(exports) => exports,
+        Err(e) if targets_toolhost_world(engine, &component) => {
+            return Err(fail(format!(
+                "it does not implement the toolhost:plugin/plugin world ({e:#}); it must export `list-tools` and \
+                 `call-tool` as defined in wit/plugin.wit"
+            )));
+        }
+        Err(_) => {
+            let discovered = typed::discover(engine, &component, &Docs::of_component(bytes));
+            return typed_plugin(origin, sha256, cache_status, instance_pre, discovered);
+        }
+    };
 
     let run = call::run(
         engine,
@@ -169,8 +213,81 @@ pub(crate) async fn load(
         sha256,
         cache: cache_status,
         pre: instance_pre,
-        exports,
+        exports: Exports::Toolhost(exports),
         tools,
+        notices: Vec::new(),
+    })
+}
+
+/// A component that exports `list-tools` or `call-tool` means to be a
+/// toolhost plugin: a mistake in either is reported as such, not read as
+/// typed exports.
+fn targets_toolhost_world(engine: &Engine, component: &wasmtime::component::Component) -> bool {
+    let ty = component.component_type();
+    ["list-tools", "call-tool"]
+        .iter()
+        .any(|name| ty.get_export(engine, name).is_some())
+}
+
+/// The plugin of a component with typed exports: one tool per function.
+/// Read-only flags and path arguments come from the user's config, when the
+/// sandbox adds the tools under their final names.
+fn typed_plugin(
+    origin: PluginOrigin,
+    sha256: String,
+    cache: CacheStatus,
+    pre: InstancePre<State>,
+    discovered: typed::Discovered,
+) -> Result<LoadedPlugin, LoadError> {
+    let fail = |reason: String| LoadError {
+        origin: origin.clone(),
+        reason,
+    };
+    if discovered.functions.is_empty() {
+        let mut reason = String::from(
+            "it does not implement the toolhost:plugin/plugin world and exports no functions to offer as tools",
+        );
+        if !discovered.wasi_exports.is_empty() {
+            reason.push_str(&format!(
+                " (it exports only {}: an entry point for other hosts, such as a WASI command's `run`)",
+                discovered.wasi_exports.join(", ")
+            ));
+        }
+        for skipped in &discovered.skipped {
+            reason.push_str("; ");
+            reason.push_str(skipped);
+        }
+        reason.push_str(
+            "; export `list-tools` and `call-tool` as defined in wit/plugin.wit, or functions with typed parameters",
+        );
+        return Err(fail(reason));
+    }
+    let mut tools = Vec::with_capacity(discovered.functions.len());
+    for (index, function) in discovered.functions.iter().enumerate() {
+        let validator = jsonschema::validator_for(&function.input_schema).map_err(|e| {
+            fail(format!(
+                "the schema derived for `{}` is not valid ({e}); please report this as a toolhost bug",
+                function.wit_name
+            ))
+        })?;
+        tools.push(CheckedSpec {
+            name: function.name.clone(),
+            description: function.description.clone(),
+            schema: function.input_schema.clone(),
+            validator,
+            read_only: false,
+            path_args: Vec::new(),
+            function: Some(index),
+        });
+    }
+    Ok(LoadedPlugin {
+        origin,
+        sha256,
+        cache,
+        pre,
+        exports: Exports::Typed(discovered.functions),
+        tools,
+        notices: discovered.skipped,
     })
 }
 
@@ -203,6 +320,7 @@ fn check_spec(spec: ToolSpec) -> Result<CheckedSpec, String> {
         validator,
         read_only: spec.read_only,
         path_args,
+        function: None,
     })
 }
 

@@ -7,10 +7,13 @@ names what differed.
 
 usage: client.py ERA TOOLHOST [ARG...]
        client.py http ERA URL
+       client.py typed ERA TOOLHOST [ARG...]
   ERA       `legacy` (the initialize handshake) or `modern` (server/discover,
             protocol 2026-07-28)
   TOOLHOST  the toolhost binary; ARG... its arguments (global flags, `mcp`)
   URL       a `toolhost mcp --http` endpoint; a shorter round of calls
+  typed     calls of the typed-exports fixture: output schemas and
+            structured content (which the SDK validates against them)
 """
 
 import json
@@ -214,7 +217,32 @@ async def drive_http(era, session):
     return seen
 
 
+async def drive_typed(era, session):
+    seen = await open_session(era, session)
+    listed = await session.list_tools()
+    seen["output_schemas"] = {tool.name: tool.output_schema for tool in listed.tools}
+
+    def structured(result):
+        return {**result_of(result), "structured": result.structured_content}
+
+    seen["add"] = structured(await session.call_tool("add", {"a": 18446744073709551614, "b": 1}))
+    seen["read"] = structured(await session.call_tool("typed_read_file", {"path": "notes.txt"}))
+    seen["record"] = structured(await session.call_tool("echo_record", {"p": {"x": 1, "y": 2}}))
+    seen["nothing"] = structured(await session.call_tool("nothing", {}))
+    seen["fail"] = structured(await session.call_tool("fail", {"message": "no"}))
+    seen["schema"] = structured(await session.call_tool("add", {"a": -1, "b": 0}))
+    return seen
+
+
 async def main():
+    if sys.argv[1] == "typed":
+        era, command, args = sys.argv[2], sys.argv[3], sys.argv[4:]
+        params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                seen = await drive_typed(era, session)
+        print(json.dumps(seen))
+        return
     if sys.argv[1] == "http":
         era, url = sys.argv[2], sys.argv[3]
         async with streamable_http_client(url) as (read, write):

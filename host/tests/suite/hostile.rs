@@ -79,6 +79,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         standard_tools: true,
         cache_dir: Some(shared_cache()),
         protected: Vec::new(),
+        typed: Default::default(),
         policy: Policy { defaults, per_tool },
     })
     .await

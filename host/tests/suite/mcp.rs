@@ -391,6 +391,81 @@ impl RawServer {
     }
 }
 
+/// A typed export's tools carry an `outputSchema`, and each success its
+/// value as `structuredContent`, which the SDK checks against that schema
+/// (it raises on a mismatch); a failure carries none.
+#[test]
+fn typed_exports_have_output_schemas_and_structured_results() {
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let ws = workspace();
+    ws.install_plugin(test_plugins::TYPED, "typed.wasm");
+    let server = server_command(&ws, &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    for era in ["legacy", "modern"] {
+        let output = Command::new(&python)
+            .arg(&script)
+            .args(["typed", era])
+            .arg(server.get_program())
+            .args(server.get_args())
+            .envs(server.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .current_dir(ws.path())
+            .output()
+            .expect("run the Python client");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "{era}: the client failed:\n{stderr}"
+        );
+        let seen: Value = serde_json::from_slice(&output.stdout).expect("client JSON");
+
+        let schemas = &seen["output_schemas"];
+        assert_eq!(schemas["read_file"], Value::Null, "{era}");
+        assert_eq!(
+            schemas["add"],
+            json!({
+                "type": "object",
+                "properties": {"result": {"type": "integer", "minimum": 0, "maximum": u64::MAX}},
+                "required": ["result"],
+                "additionalProperties": false,
+            }),
+            "{era}"
+        );
+        let ok = |text: &str, structured: Value| json!({"blocks": 1, "text": text, "is_error": false, "structured": structured});
+        assert_eq!(
+            seen["add"],
+            ok("18446744073709551615", json!({"result": u64::MAX})),
+            "{era}"
+        );
+        assert_eq!(
+            seen["read"],
+            ok(
+                "remember the milk\n",
+                json!({"result": "remember the milk\n"})
+            ),
+            "{era}"
+        );
+        assert_eq!(
+            seen["record"],
+            ok(r#"{"x":1,"y":2}"#, json!({"result": {"x": 1, "y": 2}})),
+            "{era}"
+        );
+        assert_eq!(
+            seen["nothing"],
+            ok("null", json!({"result": null})),
+            "{era}"
+        );
+        assert_eq!(
+            seen["fail"],
+            json!({"blocks": 1, "text": "error: `fail` failed: no", "is_error": true, "structured": null}),
+            "{era}"
+        );
+        assert_eq!(seen["schema"]["is_error"], true, "{era}");
+        assert_eq!(seen["schema"]["structured"], Value::Null, "{era}");
+    }
+}
+
 fn call(id: u64, tool: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments}})

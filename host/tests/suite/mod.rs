@@ -13,3 +13,4 @@ mod search_speed;
 mod sessions;
 mod standard_tools;
 mod trust;
+mod typed;

@@ -65,7 +65,8 @@ fn plugin_check_prints_the_tools_of_a_good_plugin() {
     assert_eq!(
         out,
         format!(
-            "ok: `{}` is a toolhost plugin with 1 tool(s):\n  echo (read-only): Return `text` unchanged.\n",
+            "ok: `{}` is a toolhost plugin with 1 tool(s):\n  echo (read-only): Return `text` unchanged.\n    \
+             input schema: {{\"properties\":{{\"text\":{{\"type\":\"string\"}}}},\"required\":[\"text\"],\"type\":\"object\"}}\n",
             fixture(test_plugins::ECHO).display()
         )
     );

@@ -37,6 +37,7 @@ async fn load(corpus: &Corpus, limits: Limits) -> Sandbox {
         standard_tools: true,
         cache_dir: Some(shared_cache()),
         protected: Vec::new(),
+        typed: Default::default(),
         policy: Policy {
             defaults: ToolPolicy {
                 grants: vec![Grant {

@@ -203,6 +203,9 @@ pub(super) fn load_problems(sandbox: &Sandbox, warnings: &[String]) {
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
+    for notice in sandbox.load_notices() {
+        eprintln!("warning: {notice}");
+    }
     for error in sandbox.load_errors() {
         eprintln!("warning: skipped {error}");
     }
@@ -303,6 +306,7 @@ fn tool_json(tool: &Tool) -> serde_json::Value {
             "write_bytes": limits.write,
         },
         "input_schema": tool.input_schema,
+        "output_schema": tool.output_schema,
     })
 }
 
@@ -336,11 +340,12 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<End
         eprintln!("error: {error}");
         return Ok(Ended::Failed);
     }
-    println!(
-        "ok: `{}` is a toolhost plugin with {} tool(s):",
-        file.display(),
-        own.len()
-    );
+    let kind = if own.iter().any(|t| t.output_schema.is_some()) {
+        "a component with typed exports, offered as"
+    } else {
+        "a toolhost plugin with"
+    };
+    println!("ok: `{}` is {kind} {} tool(s):", file.display(), own.len());
     for tool in own {
         let mode = if tool.read_only {
             "read-only"
@@ -352,6 +357,15 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<End
             tool.name,
             first_sentence(&tool.description)
         );
+        println!("    input schema: {}", tool.input_schema);
+        if let Some(output) = &tool.output_schema {
+            println!("    output schema: {output}");
+        }
+    }
+    for notice in sandbox.load_notices() {
+        if matches!(&notice.origin, crate::sandbox::PluginOrigin::File(p) if p == file) {
+            println!("  note: {}", notice.message);
+        }
     }
     Ok(Ended::Done)
 }
