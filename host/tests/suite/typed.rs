@@ -201,6 +201,30 @@ fn compound_types_cross_in_their_documented_shapes() {
             r#"[{"err":"no"}]"#,
         ),
         ("area", json!({"s": {"rect": {"x": 3, "y": 4}}}), "12.0"),
+        (
+            "echo_scalars_in",
+            json!({"a": u64::MAX, "b": -128, "c": "🦀", "f": -0.5, "t": true}),
+            r#"[18446744073709551615,-128,"🦀",-0.5,true]"#,
+        ),
+        // The world's own compound types.
+        (
+            "mix",
+            json!({"p": {"a": 1}, "e": {"click": {"a": 2, "b": "x"}}, "l": "high", "m": ["safe"],
+                   "o": 9, "r": {"err": "bad"}, "xs": [-1, 2], "t": [false, 0.25]}),
+            r#"[{"a":1},{"click":{"a":2,"b":"x"}},"high",["safe"],9,[{"err":"bad"}],[-1,2],[false,0.25]]"#,
+        ),
+        (
+            "mix",
+            json!({"p": {"a": 0, "b": null}, "e": "quit", "l": "low", "m": [],
+                   "r": {"ok": 255}, "xs": [], "t": [true, -1e300]}),
+            r#"[{"a":0},"quit","low",[],null,[{"ok":255}],[],[true,-1e+300]]"#,
+        ),
+        (
+            "mix",
+            json!({"p": {"a": 0}, "e": {"key": "k"}, "l": "low", "m": ["fast", "safe"], "o": null,
+                   "r": {"ok": 0}, "xs": [32767], "t": [true, 1.0]}),
+            r#"[{"a":0},{"key":"k"},"low",["fast","safe"],null,[{"ok":0}],[32767],[true,1.0]]"#,
+        ),
     ];
     for (tool, input, expected) in cases {
         assert_eq!(ok(&ws, tool, input.clone()), expected, "{tool} {input}");
@@ -371,7 +395,7 @@ fn plugin_check_shows_the_derived_schemas_and_what_is_not_a_tool() {
     let out = stdout_of(ws.toolhost().args(["plugin", "check", test_plugins::TYPED]));
     assert!(
         out.starts_with(&format!(
-            "ok: `{}` is a component with typed exports, offered as 21 tool(s):\n",
+            "ok: `{}` is a component with typed exports, offered as 23 tool(s):\n",
             test_plugins::TYPED
         )),
         "{out}"

@@ -280,16 +280,28 @@ pub(crate) fn is_string_param(function: &TypedFunction, param: &str) -> bool {
     })
 }
 
+/// Past this many characters a signature says less than the schema and
+/// costs the model more: the description names only the parameters.
+const LONGEST_SIGNATURE: usize = 240;
+
 /// The description when the component kept no doc comment.
 fn signature_sentence(wit_name: &str, params: &[(String, Type)], result: Option<&Type>) -> String {
-    let params: Vec<String> = params
+    let typed: Vec<String> = params
         .iter()
         .map(|(n, t)| format!("{n}: {}", wit_type(t)))
         .collect();
     let result = result.map_or(String::new(), |t| format!(" -> {}", wit_type(t)));
-    format!(
+    let sentence = format!(
         "Calls the component's function `{wit_name}({}){result}`.",
-        params.join(", ")
+        typed.join(", ")
+    );
+    if sentence.len() <= LONGEST_SIGNATURE {
+        return sentence;
+    }
+    let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+    format!(
+        "Calls the component's function `{wit_name}({})`; the input schema gives the types.",
+        names.join(", ")
     )
 }
 

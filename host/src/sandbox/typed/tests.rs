@@ -129,8 +129,9 @@ fn the_output_schema_wraps_the_ok_value() {
     );
 }
 
-/// Every type of every parameter and result, and all the types inside them.
-fn all_types() -> Vec<Type> {
+/// Every type of the parameters and results of the functions `pick`
+/// selects, and all the types inside them.
+fn types_of(pick: impl Fn(&super::TypedFunction) -> bool) -> Vec<Type> {
     fn walk(ty: &Type, out: &mut Vec<Type>) {
         if out.contains(ty) {
             return;
@@ -152,7 +153,7 @@ fn all_types() -> Vec<Type> {
         }
     }
     let mut out = Vec::new();
-    for f in &discovered().functions {
+    for f in discovered().functions.iter().filter(|f| pick(f)) {
         for (_, ty) in &f.params {
             walk(ty, &mut out);
         }
@@ -165,21 +166,35 @@ fn all_types() -> Vec<Type> {
 
 fn types() -> &'static [Type] {
     static TYPES: OnceLock<Vec<Type>> = OnceLock::new();
-    TYPES.get_or_init(all_types)
+    TYPES.get_or_init(|| types_of(|_| true))
 }
 
 #[test]
-fn the_fixture_covers_every_type() {
-    let types = types();
-    let has = |pred: fn(&Type) -> bool| types.iter().any(pred);
-    assert!(has(|t| matches!(t, Type::Bool)));
-    assert!(has(|t| matches!(t, Type::S8)) && has(|t| matches!(t, Type::U64)));
-    assert!(has(|t| matches!(t, Type::Float32)) && has(|t| matches!(t, Type::Float64)));
-    assert!(has(|t| matches!(t, Type::Char)) && has(|t| matches!(t, Type::String)));
-    assert!(has(|t| matches!(t, Type::List(_))) && has(|t| matches!(t, Type::Tuple(_))));
-    assert!(has(|t| matches!(t, Type::Record(_))) && has(|t| matches!(t, Type::Variant(_))));
-    assert!(has(|t| matches!(t, Type::Enum(_))) && has(|t| matches!(t, Type::Flags(_))));
-    assert!(has(|t| matches!(t, Type::Option(_))) && has(|t| matches!(t, Type::Result(_))));
+fn the_fixture_covers_every_type_at_the_world_level_and_in_an_interface() {
+    let world = types_of(|f| !f.wit_name.contains('#'));
+    let interface = types_of(|f| f.wit_name.contains('#'));
+    for (level, types) in [("world", world), ("interface", interface)] {
+        let has = |pred: fn(&Type) -> bool| types.iter().any(pred);
+        let kinds: [(&str, fn(&Type) -> bool); 14] = [
+            ("bool", |t| matches!(t, Type::Bool)),
+            ("s8", |t| matches!(t, Type::S8)),
+            ("u64", |t| matches!(t, Type::U64)),
+            ("f32 or f64", |t| matches!(t, Type::Float32 | Type::Float64)),
+            ("char", |t| matches!(t, Type::Char)),
+            ("string", |t| matches!(t, Type::String)),
+            ("list", |t| matches!(t, Type::List(_))),
+            ("tuple", |t| matches!(t, Type::Tuple(_))),
+            ("record", |t| matches!(t, Type::Record(_))),
+            ("variant", |t| matches!(t, Type::Variant(_))),
+            ("enum", |t| matches!(t, Type::Enum(_))),
+            ("flags", |t| matches!(t, Type::Flags(_))),
+            ("option", |t| matches!(t, Type::Option(_))),
+            ("result", |t| matches!(t, Type::Result(_))),
+        ];
+        for (kind, pred) in kinds {
+            assert!(has(pred), "no {kind} at the {level} level");
+        }
+    }
 }
 
 /// Any JSON value of type `ty`, in the documented shape.

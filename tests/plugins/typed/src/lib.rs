@@ -66,6 +66,29 @@ impl Guest for Typed {
     fn describe() -> String {
         "the world's describe".into()
     }
+
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn mix(
+        p: Pair,
+        e: Event,
+        l: Level,
+        m: Mode,
+        o: Option<u8>,
+        r: Result<u8, String>,
+        xs: Vec<i16>,
+        t: (bool, f64),
+    ) -> (
+        Pair,
+        Event,
+        Level,
+        Mode,
+        Option<u8>,
+        Vec<Result<u8, String>>,
+        Vec<i16>,
+        (bool, f64),
+    ) {
+        (p, e, l, m, o, vec![r], xs, t)
+    }
 }
 
 impl shapes::Guest for Typed {
@@ -113,6 +136,10 @@ impl shapes::Guest for Typed {
 
     fn describe() -> String {
         "the interface's describe".into()
+    }
+
+    fn echo_scalars_in(a: u64, b: i8, c: char, f: f32, t: bool) -> (u64, i8, char, f32, bool) {
+        (a, b, c, f, t)
     }
 
     fn make_counter() -> Counter {
