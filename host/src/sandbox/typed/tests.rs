@@ -169,13 +169,16 @@ fn types() -> &'static [Type] {
     TYPES.get_or_init(|| types_of(|_| true))
 }
 
+/// A kind of type and how to recognise it.
+type Kind = (&'static str, fn(&Type) -> bool);
+
 #[test]
 fn the_fixture_covers_every_type_at_the_world_level_and_in_an_interface() {
     let world = types_of(|f| !f.wit_name.contains('#'));
     let interface = types_of(|f| f.wit_name.contains('#'));
     for (level, types) in [("world", world), ("interface", interface)] {
         let has = |pred: fn(&Type) -> bool| types.iter().any(pred);
-        let kinds: [(&str, fn(&Type) -> bool); 14] = [
+        let kinds: [Kind; 14] = [
             ("bool", |t| matches!(t, Type::Bool)),
             ("s8", |t| matches!(t, Type::S8)),
             ("u64", |t| matches!(t, Type::U64)),
