@@ -5,6 +5,7 @@ mod escape;
 mod grants;
 mod hostile;
 mod mcp;
+mod network;
 mod plugins;
 mod provider_http;
 mod providers;
