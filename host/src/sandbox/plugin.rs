@@ -15,6 +15,7 @@ use super::bindings::{CallError, PluginIndices, ToolSpec};
 use super::cache::{CacheStatus, CompileCache, sha256_hex};
 use super::call::{self, Export, RunPolicy, State};
 use super::capabilities::Access;
+use super::imports;
 
 /// Where a plugin came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,6 +126,8 @@ pub(crate) async fn load(
             "not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into(),
         ));
     }
+    // Before the compile, which takes seconds for a big component.
+    imports::check(bytes).map_err(|refusal| fail(refusal.message()))?;
     let sha256 = sha256_hex(bytes);
     let (component, cache_status) = cache.component(engine, bytes, &sha256).map_err(|e| {
         fail(format!(
