@@ -2,6 +2,7 @@ mod common;
 mod config_errors;
 mod corpus;
 mod escape;
+mod examples;
 mod grants;
 mod hostile;
 mod mcp;
