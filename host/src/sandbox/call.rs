@@ -14,9 +14,11 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::component::{HasSelf, Instance, InstancePre, Linker, ResourceTable};
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{CallError, Plugin};
 use super::capabilities::filesystem::{Denial, FsGuard, FsRules, Guarded, WriteBudget};
+use super::capabilities::network::NetworkPolicy;
 use super::capabilities::{self, Grant, Preopens, SandboxView};
 use super::limits::{Limits, MemoryLimiter};
 use super::outcome::{self, ToolFault, ToolOutcome};
@@ -34,6 +36,8 @@ pub(crate) struct State {
     table: ResourceTable,
     limiter: MemoryLimiter,
     fs_guard: FsGuard,
+    http: WasiHttpCtx,
+    network: NetworkPolicy,
     progress_sink: Option<ProgressSink>,
 }
 
@@ -54,6 +58,16 @@ impl WasiView for State {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for State {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.network,
         }
     }
 }
@@ -162,6 +176,8 @@ pub(crate) async fn run<E: Export>(
         table: ResourceTable::new(),
         limiter: MemoryLimiter::new(limits.memory),
         fs_guard: FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write)),
+        http: WasiHttpCtx::new(),
+        network: NetworkPolicy,
         progress_sink,
     };
     let mut store = Store::new(engine, state);

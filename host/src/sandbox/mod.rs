@@ -11,6 +11,7 @@ mod cache;
 mod call;
 mod capabilities;
 mod engine;
+mod imports;
 mod limits;
 mod outcome;
 mod output;

@@ -17,6 +17,7 @@ use super::bindings::{CallError, PluginIndices, ToolSpec};
 use super::cache::{CacheStatus, CompileCache, sha256_hex};
 use super::call::{self, Export, RunPolicy, State};
 use super::capabilities::Access;
+use super::imports;
 use super::typed::{self, TypedFunction, docs::Docs};
 
 /// Where a plugin came from.
@@ -162,6 +163,8 @@ pub(crate) async fn load(
             "not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into(),
         ));
     }
+    // Before the compile, which takes seconds for a big component.
+    imports::check(bytes).map_err(|refusal| fail(refusal.message()))?;
     let sha256 = sha256_hex(bytes);
     let (component, cache_status) = cache.component(engine, bytes, &sha256).map_err(|e| {
         fail(format!(

@@ -196,3 +196,37 @@ fn a_plugin_fs_world_plugin_sees_only_its_grants() {
         "{err}"
     );
 }
+
+/// A plugin that imports what toolhost does not provide is refused before
+/// it is compiled: one message names every missing import and the fix, and
+/// nothing of it reaches the compile cache.
+#[test]
+fn a_plugin_importing_what_toolhost_lacks_is_refused_before_compiling() {
+    let ws = Workspace::new();
+    let cache = ws.mkdir("cache");
+    let plugin = fixture(test_plugins::MISSING_IMPORTS);
+    let err = stderr_of_failure(
+        ws.toolhost()
+            .env("TOOLHOST_CACHE_DIR", &cache)
+            .args(["plugin", "check"])
+            .arg(&plugin),
+        1,
+    );
+    assert_eq!(
+        err,
+        format!(
+            "error: plugin `{}`: it needs 2 imports toolhost does not provide: \
+             `fixture:missing/vault`, `wasi:keyvalue/store@0.2.0-draft`. Plugins may import \
+             WASI 0.2 (io, clocks, filesystem, random, cli, sockets, http) and \
+             toolhost:plugin/host@0.1.0; build against toolhost's wit/plugin.wit (world \
+             `plugin`, or `plugin-fs` for componentize-js) and remove the other imports from \
+             the world you build\n",
+            plugin.display()
+        )
+    );
+    // Only the standard plugins were compiled.
+    assert_eq!(
+        fs::read_dir(&cache).expect("cache dir").count(),
+        toolhost::sandbox::STANDARD_PLUGINS.len()
+    );
+}

@@ -6,11 +6,13 @@
 //! no environment variables, no arguments, no sockets, no name lookup, no
 //! stdin. Clocks and random numbers are allowed. `wasi:filesystem/types` is
 //! linked through [`filesystem`], which adds the rules a grant cannot say
-//! (protected paths, links, the write budget). The path check here only
+//! (protected paths, links, the write budget); `wasi:http` through
+//! [`network`], which refuses every request. The path check here only
 //! makes refusals readable before any wasm runs; the preopens and the guard
 //! are what enforce them.
 
 pub(crate) mod filesystem;
+pub(crate) mod network;
 pub(crate) mod protect;
 
 use std::path::{Component, Path, PathBuf};
@@ -18,12 +20,14 @@ use std::path::{Component, Path, PathBuf};
 use wasmtime::component::{HasData, Linker, ResourceTable};
 use wasmtime_wasi::filesystem::WasiFilesystemCtx;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiView};
+use wasmtime_wasi_http::WasiHttpView;
 
 use super::output::CapturedOutput;
 use filesystem::{Guarded, GuardedFilesystem};
 
-/// A store's state that can hand out the guarded file system view.
-pub(crate) trait SandboxView: WasiView {
+/// A store's state that can hand out the guarded file system view and the
+/// `wasi:http` view whose hooks are the [`network::NetworkPolicy`].
+pub(crate) trait SandboxView: WasiView + WasiHttpView {
     fn guarded_filesystem(&mut self) -> Guarded<'_>;
 }
 
@@ -38,7 +42,8 @@ impl HasData for Io {
 /// `add_to_linker_async` links, except that `wasi:filesystem/types` goes
 /// through the guard. What each interface may do is decided by the
 /// per-call `WasiCtx` ([`wasi_ctx`]): sockets and name lookup are linked
-/// (so components that import them load) and denied there.
+/// (so components that import them load) and denied there; `wasi:http` is
+/// linked and every request refused by [`network::NetworkPolicy`].
 pub(crate) fn add_wasi_to_linker<T: SandboxView + 'static>(
     linker: &mut Linker<T>,
 ) -> wasmtime::Result<()> {
@@ -77,6 +82,7 @@ pub(crate) fn add_wasi_to_linker<T: SandboxView + 'static>(
     sockets::tcp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
     sockets::udp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
     sockets::udp_create_socket::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+    network::add_to_linker(l)?;
     Ok(())
 }
 
