@@ -3,6 +3,7 @@
 
 pub mod exit;
 mod render;
+mod scaffold;
 mod session;
 
 use std::io::Read as _;
@@ -190,6 +191,17 @@ enum PluginCommand {
         /// The plugin's `.wasm` file.
         file: PathBuf,
     },
+    /// Write a new plugin project: the WIT, one tool with its schema, the
+    /// build command and a README. It builds as written and loads.
+    New {
+        /// The tool's name, [a-zA-Z0-9_-]{1,64}.
+        name: String,
+        /// The language of the project.
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: scaffold::Lang,
+        /// Where to write it [default: ./NAME]; must be new or empty.
+        dir: Option<PathBuf>,
+    },
 }
 
 /// Flags that shape the sandbox, accepted by every command.
@@ -261,6 +273,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
             } else {
                 Ended::Done
             })
+        }
+        Command::Plugin(PluginCommand::New { name, lang, dir }) => {
+            let dir = scaffold::new_plugin(name, *lang, dir.as_deref())?;
+            render::plugin_created(&dir, &scaffold::build_command(name, *lang), name);
+            Ok(Ended::Done)
         }
         Command::Plugin(PluginCommand::Check { file }) => {
             if !file.is_file() {

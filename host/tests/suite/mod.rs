@@ -11,6 +11,7 @@ mod plugins;
 mod provider_http;
 mod providers;
 mod run;
+mod scaffold;
 mod search_speed;
 mod sessions;
 mod standard_tools;

