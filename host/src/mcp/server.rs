@@ -9,9 +9,10 @@ use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    Tool as McpTool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
@@ -35,8 +36,12 @@ struct Shared {
     audit: Option<Arc<AuditLog>>,
     /// Numbers the calls, for their audit records' ids.
     calls: AtomicU64,
-    /// Clients told when the tool list changes (those that initialized).
+    /// Clients told when the tool list changes: those that initialized
+    /// (2025 era) ...
     peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// ... and the open `subscriptions/listen` streams that asked for it
+    /// (2026-07-28, which has no initialize).
+    listeners: Mutex<Vec<SubscriptionSink>>,
 }
 
 /// One version of the tools and what the client is told of them.
@@ -79,6 +84,7 @@ impl ToolServer {
                 audit,
                 calls: AtomicU64::new(0),
                 peers: Mutex::new(Vec::new()),
+                listeners: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -113,6 +119,17 @@ impl ToolServer {
             // A client that has gone away is simply not told.
             let _ = peer.notify_tool_list_changed().await;
         }
+        let listeners: Vec<SubscriptionSink> = self
+            .shared
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        for listener in listeners {
+            // A closed stream refuses the send; it is dropped when its
+            // `listen` returns.
+            let _ = listener.notify_tool_list_changed().await;
+        }
     }
 }
 
@@ -125,6 +142,33 @@ impl ServerHandler for ToolServer {
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
             .with_instructions(self.current().instructions.clone())
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the one notification toolhost
+    /// sends unasked is that the tool list changed.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    /// Holds the stream's sink until the client cancels it (or goes away).
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let sink = context.sink().clone();
+        let id = sink.id().clone();
+        self.shared
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(sink);
+        context.cancelled().await;
+        self.shared
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|listener| listener.id() != &id);
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

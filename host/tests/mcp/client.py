@@ -26,6 +26,8 @@ import anyio
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import listen
+from mcp.shared.subscriptions import ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
 
@@ -121,18 +123,35 @@ async def drive(era, session):
 
     # Hot reload: the Rust test asked for echo to be dropped into the
     # plugins directory now (MCP_DROP_FROM -> MCP_DROP_TO).
-    shutil.copyfile(os.environ["MCP_DROP_FROM"], os.environ["MCP_DROP_TO"] + ".part")
-    os.rename(os.environ["MCP_DROP_TO"] + ".part", os.environ["MCP_DROP_TO"])
-    started = time.monotonic()
-    names = []
-    while "echo" not in names and time.monotonic() - started < 15:
-        if era == "legacy":
-            # A client that initialized is told.
+    # A client that initialized is told by a notification; a 2026-07-28
+    # client, which has no initialize, listens for it (subscriptions/listen).
+    async def drop_in_and_wait():
+        shutil.copyfile(os.environ["MCP_DROP_FROM"], os.environ["MCP_DROP_TO"] + ".part")
+        os.rename(os.environ["MCP_DROP_TO"] + ".part", os.environ["MCP_DROP_TO"])
+        started = time.monotonic()
+        names = []
+        while "echo" not in names and time.monotonic() - started < 15:
             with anyio.move_on_after(0.2):
                 await list_changed.wait()
-        else:
-            await anyio.sleep(0.2)
-        names = [tool.name for tool in (await session.list_tools()).tools]
+            names = [tool.name for tool in (await session.list_tools()).tools]
+        return names
+
+    if era == "legacy":
+        names = await drop_in_and_wait()
+    else:
+        async with listen(session, tools_list_changed=True) as subscription:
+            seen["listen_honored"] = subscription.honored.model_dump(by_alias=True, exclude_none=True)
+
+            async def watch():
+                async for event in subscription:
+                    if isinstance(event, ToolsListChanged):
+                        list_changed.set()
+                        return
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(watch)
+                names = await drop_in_and_wait()
+                group.cancel_scope.cancel()
     seen["reload"] = {"listed": "echo" in names, "told": list_changed.is_set()}
 
     updates = []

@@ -196,10 +196,10 @@ fn sdk_session(era: &str) {
 
     // echo, dropped in while serving, was listed (and, for a client that
     // initialized, announced) and answers.
-    assert_eq!(
-        seen["reload"],
-        json!({"listed": true, "told": era == "legacy"})
-    );
+    assert_eq!(seen["reload"], json!({"listed": true, "told": true}));
+    if era == "modern" {
+        assert_eq!(seen["listen_honored"], json!({"toolsListChanged": true}));
+    }
     assert_eq!(seen["echo"], ok("hi"));
     assert_eq!(
         seen["echo_progress"],
