@@ -65,6 +65,13 @@ fn allowed_origins(addr: SocketAddr) -> Vec<String> {
     origins
 }
 
+/// Cancelled when the HTTP connection a request came on is closed. Calls
+/// are served statelessly (no session to resume a response on), so a
+/// client that hung up can never read the result: its calls stop, as on
+/// stdio when stdin closes.
+#[derive(Clone, Debug)]
+pub(super) struct ConnectionGone(pub(super) CancellationToken);
+
 /// Serves `handler` on `listener` until `stop` is cancelled.
 pub(super) async fn serve(
     handler: ToolServer,
@@ -97,8 +104,12 @@ pub(super) async fn serve(
         let service = service.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
-            let routed = hyper::service::service_fn(move |request| {
+            // Cancelled when the client's connection ends: its calls stop.
+            let gone = ConnectionGone(CancellationToken::new());
+            let _cancel_on_close = gone.0.clone().drop_guard();
+            let routed = hyper::service::service_fn(move |mut request: hyper::Request<_>| {
                 let mut service = service.clone();
+                request.extensions_mut().insert(gone.clone());
                 async move {
                     if request.uri().path() != PATH {
                         return Ok::<_, Infallible>(not_found());

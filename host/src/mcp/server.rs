@@ -16,6 +16,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, Su
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use super::http::ConnectionGone;
 use super::lanes::{Arrival, Lanes};
 use super::{catalog, progress};
 use crate::sandbox::{CallOptions, Sandbox, ToolFault};
@@ -214,7 +215,13 @@ impl ServerHandler for ToolServer {
             return Err(ErrorData::invalid_params(fault.model_text(name), None));
         }
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-        let cancel = context.ct.clone();
+        let cancel = context.ct.child_token();
+        // Over HTTP, the connection closing cancels the call too.
+        let gone = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<ConnectionGone>())
+            .map(|gone| gone.0.clone());
         let ticket = context.extensions.get::<Arrival>().and_then(Arrival::take);
         let Some(admission) = self.shared.lanes.admit(name, ticket, &cancel).await else {
             // Cancelled before it started: rmcp sends no response for it.
@@ -233,6 +240,7 @@ impl ServerHandler for ToolServer {
             }
             None => (None, None),
         };
+        let call_cancel = cancel.clone();
         let options = CallOptions {
             cancel,
             progress: sink,
@@ -246,8 +254,23 @@ impl ServerHandler for ToolServer {
             drop(options);
             report
         };
-        let report = match forwarder {
-            Some(forwarder) => tokio::join!(call, forwarder).0,
+        let call = async {
+            match forwarder {
+                Some(forwarder) => tokio::join!(call, forwarder).0,
+                None => call.await,
+            }
+        };
+        let report = match gone {
+            Some(gone) => {
+                tokio::pin!(call);
+                tokio::select! {
+                    report = &mut call => report,
+                    () = gone.cancelled() => {
+                        call_cancel.cancel();
+                        call.await
+                    }
+                }
+            }
             None => call.await,
         };
         let took = started.elapsed();

@@ -624,6 +624,37 @@ impl HttpServer {
         response.lines().next().unwrap_or_default().to_owned()
     }
 
+    /// Sends a POST of `body` on a new connection and returns the stream
+    /// once the response's status line and headers have arrived, with the
+    /// headers.
+    fn post(&self, body: &str, headers: &str) -> (std::net::TcpStream, String) {
+        use std::io::Read as _;
+        let authority = self
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp");
+        let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {authority}\r\n{headers}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("send");
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream
+                .read_exact(&mut byte)
+                .expect("read the response head");
+            head.push(byte[0]);
+        }
+        (stream, String::from_utf8_lossy(&head).into_owned())
+    }
+
     /// SIGTERM, then the exit status within a few seconds.
     fn stop(mut self) {
         let pid = i32::try_from(self.child.id()).expect("pid");
@@ -724,6 +755,62 @@ fn streamable_http_serves_both_eras_on_loopback_and_refuses_rebinding() {
     let records = last_session(&ws);
     let stop = records.last().expect("records");
     assert_eq!(stop["type"], "stop", "{stop}");
+}
+
+/// Over HTTP there is no stdin to close: a client that hangs up on a call
+/// (closes the connection its response was coming on) cancels it, and the
+/// guest stops within a tick instead of running to its deadline.
+#[test]
+fn an_http_client_that_hangs_up_cancels_its_call() {
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    let (_, head) = server.post(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+        "",
+    );
+    let session = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in:\n{head}"));
+    let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+    server.post(
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        &headers,
+    );
+    // `chatter` with count 0 runs until its 20 s deadline.
+    let (stream, head) = server.post(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chatter","arguments":{"count":0}}}"#,
+        &headers,
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    std::thread::sleep(Duration::from_millis(300));
+    let hung_up = Instant::now();
+    drop(stream);
+
+    let ended = loop {
+        let end = last_session(&ws)
+            .into_iter()
+            .find(|r| r["type"] == "tool_execution_end" && r["tool"] == "chatter");
+        if let Some(end) = end {
+            break end;
+        }
+        assert!(
+            hung_up.elapsed() < Duration::from_secs(10),
+            "the call did not end after the client hung up"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        hung_up.elapsed() < Duration::from_secs(3),
+        "ended {:?} after the hang-up",
+        hung_up.elapsed()
+    );
+    assert_eq!(ended["execution"]["outcome"], "cancelled", "{ended}");
+    server.stop();
 }
 
 /// The directory where `.ci/run` npm-installed the conformance suite and
