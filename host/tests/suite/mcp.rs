@@ -579,6 +579,15 @@ struct HttpServer {
     url: String,
 }
 
+/// A test that fails before `stop` must not leave the server running (it
+/// may be spinning a guest until its deadline).
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl HttpServer {
     fn start(ws: &Workspace) -> Self {
         let mut child = server_command(ws, &["--http", "127.0.0.1:0"])
