@@ -44,11 +44,7 @@ const COMPONENTIZE_JS: &str = "@bytecodealliance/componentize-js@0.23.0";
 /// Writes the project for tool `name` into `dir` (default `./NAME`) and
 /// returns the directory.
 pub(super) fn new_plugin(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let valid = (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if !valid {
+    if !crate::sandbox::is_tool_name(name) {
         bail!(
             "`{name}` cannot be a tool name: use 1-64 characters of [a-zA-Z0-9_-], e.g. `word_count`"
         );

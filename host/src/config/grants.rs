@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use super::ConfigError;
 use super::file::GrantList;
-use crate::sandbox::{Access, Grant};
+use crate::sandbox::{Access, Grant, is_tool_name};
 
 /// Where a grant was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,13 +153,6 @@ pub(super) fn from_flags(
         }
     }
     (global, per_tool)
-}
-
-fn is_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// Turns a written grant into a checked [`Grant`]. `trusted`: whether the

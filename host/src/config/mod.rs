@@ -369,10 +369,7 @@ fn typed_config(sources: &[Source]) -> Result<TypedConfig, ConfigError> {
                 continue;
             };
             let text = prefix.get_ref();
-            let valid = (1..=32).contains(&text.len())
-                && text
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            let valid = text.len() <= 32 && crate::sandbox::is_tool_name(text);
             if !valid {
                 return Err(ConfigError::ParseFile {
                     path: source.path.clone(),

@@ -35,7 +35,7 @@ pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::CONCURRENT_CALLS;
 pub use limits::Limits;
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
-pub use plugin::{LoadError, LoadNotice, PluginOrigin};
+pub use plugin::{LoadError, LoadNotice, PluginOrigin, is_tool_name};
 pub use typed::{TypedConfig, TypedToolConfig};
 
 use call::{RunPolicy, State};
@@ -128,6 +128,8 @@ pub struct Tool {
     validator: jsonschema::Validator,
     path_args: Vec<plugin::PathArg>,
     plugin_index: usize,
+    /// For a typed export: its index in the plugin's functions.
+    function: Option<usize>,
 }
 
 /// The end of one call with everything measured about it.
@@ -313,6 +315,7 @@ impl Sandbox {
                 validator: spec.validator.clone(),
                 path_args: spec.path_args.clone(),
                 plugin_index,
+                function: spec.function,
             });
         }
         self.plugins.push(loaded);
@@ -354,13 +357,13 @@ impl Sandbox {
                 }
                 None => spec.name.clone(),
             };
-            if !typed::valid_name(&name) || taken(&name, &kept) {
+            if !is_tool_name(&name) || taken(&name, &kept) {
                 self.load_notices.push(LoadNotice {
                     origin: loaded.origin.clone(),
                     message: format!(
                         "function `{}` is not offered: its tool name `{name}` is {}",
                         function.wit_name,
-                        if typed::valid_name(&name) {
+                        if is_tool_name(&name) {
                             "taken too; set `[plugins.<stem>] prefix` in toolhost.toml"
                         } else {
                             "not 1-64 characters of [a-zA-Z0-9_-]"
@@ -496,8 +499,9 @@ impl Sandbox {
                 (result, (run.stats, run.captured, run.denial))
             }
             Exports::Typed(functions) => {
-                let spec = plugin.tools.iter().find(|s| s.name == tool.name);
-                let function = &functions[spec.and_then(|s| s.function).expect("a typed tool")];
+                let function = &functions[tool
+                    .function
+                    .expect("a typed plugin's tools name their function")];
                 let params = match serde_json::from_str(&input)
                     .map_err(|e| e.to_string())
                     .and_then(|value| typed::value::params(&value, &function.params))

@@ -294,14 +294,19 @@ fn typed_plugin(
     })
 }
 
+/// A name toolhost accepts for a tool: 1-64 characters of `[a-zA-Z0-9_-]`,
+/// what every model API allows.
+pub fn is_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
 /// Checks a tool's name and schema; the error names the tool.
 fn check_spec(spec: ToolSpec) -> Result<CheckedSpec, String> {
     let name = spec.name;
-    let valid_name = (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if !valid_name {
+    if !is_tool_name(&name) {
         return Err(format!(
             "tool name `{name}` is not 1-64 characters of [a-zA-Z0-9_-]"
         ));

@@ -22,6 +22,7 @@ use wasmtime::{Engine, Store};
 use super::bindings::CallError;
 use super::call::{Export, State};
 use super::capabilities::Access;
+use super::plugin::is_tool_name;
 use docs::Docs;
 use schema::Direction;
 
@@ -167,7 +168,7 @@ pub(crate) fn discover(engine: &Engine, component: &Component, docs: &Docs) -> D
             }
             _ => bare(&f),
         };
-        if !valid_name(&name) {
+        if !is_tool_name(&name) {
             skipped.push(format!(
                 "function `{wit_name}` is not a tool: its name `{name}` is longer than 64 characters"
             ));
@@ -243,14 +244,6 @@ fn snake(name: &str) -> String {
 fn short_interface(name: &str) -> &str {
     let name = name.rsplit_once('/').map_or(name, |(_, n)| n);
     name.split_once('@').map_or(name, |(n, _)| n)
-}
-
-/// A tool name toolhost accepts: 1-64 characters of `[a-zA-Z0-9_-]`.
-pub(crate) fn valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// The prefix a plugin file gives its tools on a clash: its stem with
