@@ -135,6 +135,18 @@ pub(crate) struct Run<T> {
     pub(crate) denial: Option<Denial>,
 }
 
+impl<T> Run<T> {
+    /// The same run with what the export returned mapped by `f`.
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Run<U> {
+        Run {
+            result: self.result.map(f),
+            stats: self.stats,
+            captured: self.captured,
+            denial: self.denial,
+        }
+    }
+}
+
 /// What one run may touch and consume.
 pub(crate) struct RunPolicy<'a> {
     pub(crate) preopens: &'a Preopens,

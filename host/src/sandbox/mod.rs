@@ -477,26 +477,17 @@ impl Sandbox {
             limits: &tool.policy.limits,
             rules: &tool.fs_rules,
         };
-        let (result, run) = match &plugin.exports {
+        // What each kind of export answered, as text and (typed) JSON.
+        let run = match &plugin.exports {
             Exports::Toolhost(exports) => {
                 let export = CallTool {
                     exports,
                     name,
                     input: &input,
                 };
-                let run = call::run(
-                    &self.engine,
-                    &plugin.pre,
-                    policy,
-                    &options.cancel,
-                    options.progress.clone(),
-                    export,
-                )
-                .await;
-                let result = run
-                    .result
-                    .map(|answer| answer.map(|text| (text, None::<serde_json::Value>)));
-                (result, (run.stats, run.captured, run.denial))
+                self.run(plugin, policy, options, export)
+                    .await
+                    .map(|answer| answer.map(|text| (text, None)))
             }
             Exports::Typed(functions) => {
                 let function = &functions[tool
@@ -510,22 +501,19 @@ impl Sandbox {
                     Err(error) => return refuse(ToolFault::InvalidInput(error)),
                 };
                 let export = typed::CallTyped { function, params };
-                let run = call::run(
-                    &self.engine,
-                    &plugin.pre,
-                    policy,
-                    &options.cancel,
-                    options.progress.clone(),
-                    export,
-                )
-                .await;
-                let result = run.result.map(|returned| {
-                    typed::answer(returned, function).map(|(text, json)| (text, Some(json)))
-                });
-                (result, (run.stats, run.captured, run.denial))
+                self.run(plugin, policy, options, export)
+                    .await
+                    .map(|returned| {
+                        typed::answer(returned, function).map(|(text, json)| (text, Some(json)))
+                    })
             }
         };
-        let (stats, captured, denial) = run;
+        let call::Run {
+            result,
+            stats,
+            captured,
+            denial,
+        } = run;
         let (result, structured) = match result {
             Ok(Ok((text, structured))) => (Ok(Ok(text)), structured),
             Ok(Err(error)) => (Ok(Err(error)), None),
@@ -545,6 +533,25 @@ impl Sandbox {
             stats,
             captured,
         }
+    }
+
+    /// Runs `export` of `plugin` in a fresh instance under `policy`.
+    async fn run<E: call::Export>(
+        &self,
+        plugin: &LoadedPlugin,
+        policy: RunPolicy<'_>,
+        options: &CallOptions,
+        export: E,
+    ) -> call::Run<E::Output> {
+        call::run(
+            &self.engine,
+            &plugin.pre,
+            policy,
+            &options.cancel,
+            options.progress.clone(),
+            export,
+        )
+        .await
     }
 
     /// Parses and validates the input before any wasm runs, and checks path
