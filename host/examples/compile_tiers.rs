@@ -15,7 +15,54 @@
 use std::time::Instant;
 
 use wasmtime::component::Component;
-use wasmtime::{Config, Engine, OptLevel, RegallocAlgorithm, Strategy};
+use wasmtime::{Config, Engine, Module, OptLevel, RegallocAlgorithm, Store, Strategy, Trap};
+
+/// `(module (func (export "spin") (loop (br 0))))`, assembled by hand (the
+/// build has no `wat` feature).
+const SPIN: &[u8] = &[
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+    0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // type: () -> ()
+    0x03, 0x02, 0x01, 0x00, // func 0: type 0
+    0x07, 0x08, 0x01, 0x04, b's', b'p', b'i', b'n', 0x00, 0x00, // export "spin"
+    0x0a, 0x09, 0x01, 0x07, 0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b, // loop { br 0 }
+];
+
+/// Whether code from `engine` still stops an endless loop by fuel and by
+/// the epoch deadline: the two limits toolhost relies on.
+fn limits_hold(engine: &Engine) -> String {
+    let module = match Module::new(engine, SPIN) {
+        Ok(module) => module,
+        Err(e) => return format!("spin does not compile: {e:#}"),
+    };
+    let run = |fuel: u64, ticks: u64| {
+        let mut store = Store::new(engine, ());
+        let _ = store.set_fuel(fuel);
+        store.set_epoch_deadline(ticks);
+        let instance = wasmtime::Instance::new(&mut store, &module, &[]).expect("instantiate");
+        let spin = instance
+            .get_typed_func::<(), ()>(&mut store, "spin")
+            .expect("spin");
+        let ticker = engine.clone();
+        let handle = std::thread::spawn(move || {
+            for _ in 0..20 {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                ticker.increment_epoch();
+            }
+        });
+        let start = Instant::now();
+        let err = spin.call(&mut store, ()).expect_err("an endless loop ends");
+        let elapsed = start.elapsed();
+        let _ = handle.join();
+        (err.downcast_ref::<Trap>().copied(), elapsed)
+    };
+    let (fuel_trap, fuel_time) = run(50_000_000, u64::MAX);
+    let (epoch_trap, epoch_time) = run(u64::MAX, 5);
+    format!(
+        "fuel 50M: {fuel_trap:?} after {:.0} ms; epoch deadline 5 ticks of 10 ms: {epoch_trap:?} after {:.0} ms",
+        fuel_time.as_secs_f64() * 1e3,
+        epoch_time.as_secs_f64() * 1e3
+    )
+}
 
 fn base() -> Config {
     let mut config = Config::new();
@@ -56,6 +103,16 @@ fn main() {
         std::process::exit(2);
     }
     let wanted = std::env::var("TIERS").ok();
+    for (name, config) in variants() {
+        if let Some(w) = &wanted
+            && !w.split(',').any(|w| name.contains(w))
+        {
+            continue;
+        }
+        if let Ok(engine) = Engine::new(&config) {
+            println!("limits, {name}: {}", limits_hold(&engine));
+        }
+    }
     for path in &files {
         let bytes = std::fs::read(path).expect("read the component");
         println!("{path} ({:.1} MB)", bytes.len() as f64 / 1e6);
