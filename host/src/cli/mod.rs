@@ -542,7 +542,8 @@ async fn load_resolved(
         options.plugin_files = vec![file.clone()];
     }
     let policy = options.policy.clone();
-    let sandbox = Sandbox::load(options).await?;
+    let progress = render::CompileProgress::new();
+    let sandbox = Sandbox::load_with_progress(options, &|event| progress.event(event)).await?;
     let warnings =
         config::unknown_tool_warnings(&policy, sandbox.tools().iter().map(|t| t.name.as_str()));
     if only_file.is_none() {

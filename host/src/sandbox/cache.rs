@@ -51,17 +51,23 @@ impl CompileCache {
 
     /// Loads the compiled form of `bytes` (whose hash is `sha256`), compiling
     /// and storing it when it is not cached yet.
+    /// `compiling` is told when a compile starts (`true`) and ends
+    /// (`false`), so the caller can show progress for the seconds it takes.
     pub(crate) fn component(
         &self,
         engine: &Engine,
         bytes: &[u8],
         sha256: &str,
+        compiling: &dyn Fn(bool),
     ) -> wasmtime::Result<(Component, CacheStatus)> {
+        let compile = || {
+            compiling(true);
+            let component = Component::from_binary(engine, bytes);
+            compiling(false);
+            component
+        };
         let Some(dir) = &self.dir else {
-            return Ok((
-                Component::from_binary(engine, bytes)?,
-                CacheStatus::Uncached,
-            ));
+            return Ok((compile()?, CacheStatus::Uncached));
         };
         let entry = dir.join(format!("{sha256}-{}.cwasm", engine_key(engine)));
         if entry.is_file() {
@@ -74,7 +80,7 @@ impl CompileCache {
                 return Ok((component, CacheStatus::Hit));
             }
         }
-        let component = Component::from_binary(engine, bytes)?;
+        let component = compile()?;
         let status = match store(dir, &entry, &component) {
             Ok(()) => CacheStatus::Miss,
             Err(_) => CacheStatus::Uncached,

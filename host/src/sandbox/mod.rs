@@ -35,7 +35,7 @@ pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::CONCURRENT_CALLS;
 pub use limits::Limits;
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
-pub use plugin::{LoadError, LoadNotice, PluginOrigin, is_tool_name};
+pub use plugin::{LoadError, LoadEvent, LoadNotice, PluginOrigin, is_tool_name};
 pub use typed::{TypedConfig, TypedToolConfig};
 
 use call::{RunPolicy, State};
@@ -180,6 +180,15 @@ impl Sandbox {
     /// directories. A plugin that fails to load is recorded in
     /// [`Sandbox::load_errors`] and skipped; the others still load.
     pub async fn load(options: SandboxOptions) -> Result<Sandbox, SandboxError> {
+        Self::load_with_progress(options, &|_| {}).await
+    }
+
+    /// [`Sandbox::load`], telling `progress` when a plugin's compile starts
+    /// and ends (the CLI shows a spinner naming it).
+    pub async fn load_with_progress(
+        options: SandboxOptions,
+        progress: &(dyn Fn(&LoadEvent<'_>) + Sync),
+    ) -> Result<Sandbox, SandboxError> {
         let engine = engine::shared_engine().map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
         let linker: Linker<State> =
             call::linker(&engine).map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
@@ -249,7 +258,7 @@ impl Sandbox {
                 limits: &load_limits,
                 rules: &load_rules,
             };
-            match plugin::load(&engine, &linker, &cache, origin, &bytes, policy).await {
+            match plugin::load(&engine, &linker, &cache, origin, &bytes, policy, progress).await {
                 Ok(loaded) => sandbox.add(loaded, &options.policy, &options.typed),
                 Err(error) => sandbox.load_errors.push(error),
             }

@@ -74,6 +74,21 @@ impl PluginOrigin {
     }
 }
 
+/// What loading reports as it goes: a plugin that is not in the compile
+/// cache takes seconds to compile (a Python or JavaScript component ten or
+/// more), and a user on a terminal should see which one and that it is
+/// moving.
+#[derive(Debug, Clone, Copy)]
+pub enum LoadEvent<'a> {
+    /// Compiling `origin` (`bytes` long) starts.
+    CompileStart {
+        origin: &'a PluginOrigin,
+        bytes: usize,
+    },
+    /// The compile of `origin` has ended (well or not).
+    CompileEnd { origin: &'a PluginOrigin },
+}
+
 /// A loaded plugin: ready to instantiate, with its checked tools.
 pub(crate) struct LoadedPlugin {
     pub(crate) origin: PluginOrigin,
@@ -153,6 +168,7 @@ pub(crate) async fn load(
     origin: PluginOrigin,
     bytes: &[u8],
     policy: RunPolicy<'_>,
+    progress: &(dyn Fn(&LoadEvent<'_>) + Sync),
 ) -> Result<LoadedPlugin, LoadError> {
     let fail = |reason: String| LoadError {
         origin: origin.clone(),
@@ -166,7 +182,17 @@ pub(crate) async fn load(
     // Before the compile, which takes seconds for a big component.
     imports::check(bytes).map_err(|refusal| fail(refusal.message()))?;
     let sha256 = sha256_hex(bytes);
-    let (component, cache_status) = cache.component(engine, bytes, &sha256).map_err(|e| {
+    let compiling = |started: bool| {
+        progress(&if started {
+            LoadEvent::CompileStart {
+                origin: &origin,
+                bytes: bytes.len(),
+            }
+        } else {
+            LoadEvent::CompileEnd { origin: &origin }
+        });
+    };
+    let (component, cache_status) = cache.component(engine, bytes, &sha256, &compiling).map_err(|e| {
         fail(format!(
             "not a valid WebAssembly component: {e}; build it for wasm32-wasip2 or wrap a core module with \
              `wasm-tools component new`"

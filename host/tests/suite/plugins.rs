@@ -230,3 +230,48 @@ fn a_plugin_importing_what_toolhost_lacks_is_refused_before_compiling() {
         toolhost::sandbox::STANDARD_PLUGINS.len()
     );
 }
+
+/// Each compile is reported to the load observer (the CLI's spinner names
+/// the plugin from it), with the plugin it is for; a cache hit is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn loading_reports_each_compile_and_no_cache_hit() {
+    use std::sync::Mutex;
+    use toolhost::sandbox::{LoadEvent, PluginOrigin, Sandbox, SandboxOptions};
+
+    let ws = Workspace::new();
+    let echo = ws.install_plugin(test_plugins::ECHO, "echo.wasm");
+    let options = SandboxOptions {
+        workspace: ws.path().to_path_buf(),
+        plugin_dirs: vec![echo.parent().expect("plugins dir").to_path_buf()],
+        plugin_files: Vec::new(),
+        standard_tools: false,
+        cache_dir: Some(ws.mkdir("cache")),
+        protected: Vec::new(),
+        typed: Default::default(),
+        policy: Default::default(),
+    };
+    let load = |options: SandboxOptions| async move {
+        let events = Mutex::new(Vec::new());
+        let record = |event: &LoadEvent<'_>| {
+            let text = match event {
+                LoadEvent::CompileStart { origin, bytes } => {
+                    assert!(*bytes > 0);
+                    format!("start {origin}")
+                }
+                LoadEvent::CompileEnd { origin } => format!("end {origin}"),
+            };
+            events.lock().expect("events").push(text);
+        };
+        let sandbox = Sandbox::load_with_progress(options, &record)
+            .await
+            .expect("loads");
+        assert!(sandbox.load_errors().is_empty());
+        events.into_inner().expect("events")
+    };
+    let origin = PluginOrigin::File(echo.clone());
+    assert_eq!(
+        load(options.clone()).await,
+        vec![format!("start {origin}"), format!("end {origin}")]
+    );
+    assert!(load(options).await.is_empty());
+}

@@ -18,7 +18,7 @@ use serde_json::json;
 use super::OutputFormat;
 use super::exit::Ended;
 use crate::agent::{AgentEvent, EventSink, Message, StopReason, StopRecord};
-use crate::sandbox::{CallReport, Grant, Limits, Sandbox, Tool, ToolOutcome};
+use crate::sandbox::{CallReport, Grant, Limits, LoadEvent, Sandbox, Tool, ToolOutcome};
 use crate::transcript::show::{self, Summary};
 use crate::transcript::{SessionFile, SessionWriter, TranscriptError};
 
@@ -437,5 +437,52 @@ pub(super) fn trust_changed(workspace: &Path, removed: bool, changed: bool, file
         (false, false) => println!("`{workspace}` is already trusted (in `{file}`)"),
         (true, true) => println!("`{workspace}` is no longer trusted (recorded in `{file}`)"),
         (true, false) => println!("`{workspace}` was not trusted (see `toolhost trust --list`)"),
+    }
+}
+
+/// A spinner naming the plugin while it compiles (seconds for a Python or
+/// JavaScript component, only on its first load), when stderr is a
+/// terminal; elsewhere nothing, as scripts and tests read stderr.
+pub(super) struct CompileProgress {
+    interactive: bool,
+    spinner: Mutex<Option<indicatif::ProgressBar>>,
+}
+
+impl CompileProgress {
+    pub(super) fn new() -> Self {
+        use std::io::IsTerminal as _;
+        CompileProgress {
+            interactive: io::stderr().is_terminal(),
+            spinner: Mutex::new(None),
+        }
+    }
+
+    pub(super) fn event(&self, event: &LoadEvent<'_>) {
+        if !self.interactive {
+            return;
+        }
+        let mut slot = self.spinner.lock().unwrap_or_else(PoisonError::into_inner);
+        match event {
+            LoadEvent::CompileStart { origin, bytes } => {
+                let spinner = indicatif::ProgressBar::new_spinner();
+                spinner.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                if let Ok(style) =
+                    indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                {
+                    spinner.set_style(style);
+                }
+                spinner.set_message(format!(
+                    "compiling plugin {origin} ({:.1} MB; first load only, later starts use the compile cache)",
+                    *bytes as f64 / 1e6
+                ));
+                spinner.enable_steady_tick(std::time::Duration::from_millis(100));
+                *slot = Some(spinner);
+            }
+            LoadEvent::CompileEnd { .. } => {
+                if let Some(spinner) = slot.take() {
+                    spinner.finish_and_clear();
+                }
+            }
+        }
     }
 }
