@@ -367,18 +367,7 @@ impl RawServer {
     /// lines it wrote after the last one read.
     fn close(mut self) -> (String, Vec<Value>) {
         drop(self.stdin.take());
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                assert!(status.success(), "toolhost mcp exited with {status}");
-                break;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "toolhost mcp did not exit after stdin closed"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        exits_cleanly(&mut self.child, "toolhost mcp", "after stdin closed");
         let mut stderr = String::new();
         std::io::Read::read_to_string(&mut self.child.stderr.take().expect("stderr"), &mut stderr)
             .expect("read stderr");
@@ -574,6 +563,22 @@ fn calls_of_tools_that_write_run_in_arrival_order() {
 }
 
 /// A `toolhost mcp --http 127.0.0.1:0` process and the URL it serves.
+/// Waits up to 10 s for `child` to exit, and asserts it exited with 0.
+fn exits_cleanly(child: &mut Child, what: &str, when: &str) {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            assert!(status.success(), "{what} exited with {status}");
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{what} did not exit {when}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 struct HttpServer {
     child: Child,
     url: String,
@@ -669,18 +674,7 @@ impl HttpServer {
         let pid = i32::try_from(self.child.id()).expect("pid");
         // SAFETY: kill(2) on our own child's pid has no memory effects.
         unsafe { libc::kill(pid, libc::SIGTERM) };
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                assert!(status.success(), "toolhost mcp --http exited with {status}");
-                break;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "toolhost mcp --http did not stop at SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        exits_cleanly(&mut self.child, "toolhost mcp --http", "at SIGTERM");
         let mut stdout = String::new();
         std::io::Read::read_to_string(&mut self.child.stdout.take().expect("stdout"), &mut stdout)
             .expect("read stdout");
