@@ -2,6 +2,7 @@
 //! `render` prints; only `exit` decides exit codes.
 
 pub mod exit;
+mod plugin_add;
 mod render;
 mod scaffold;
 mod session;
@@ -186,6 +187,16 @@ pub(crate) enum OutputFormat {
 
 #[derive(Debug, Subcommand)]
 enum PluginCommand {
+    /// Install FILE into the plugins directory [default: <workspace>/.toolhost/plugins,
+    /// else the first --plugins DIR], compiled now with the optimizing compiler so
+    /// later starts load it from the cache at once.
+    Add {
+        /// The plugin's `.wasm` file.
+        file: PathBuf,
+        /// Replace an installed plugin of the same file name.
+        #[arg(long)]
+        force: bool,
+    },
     /// Check that FILE is a loadable toolhost plugin and print its tools.
     Check {
         /// The plugin's `.wasm` file.
@@ -277,6 +288,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
         Command::Plugin(PluginCommand::New { name, lang, dir }) => {
             let dir = scaffold::new_plugin(name, *lang, dir.as_deref())?;
             render::plugin_created(&dir, &scaffold::build_command(name, *lang), name);
+            Ok(Ended::Done)
+        }
+        Command::Plugin(PluginCommand::Add { file, force }) => {
+            let added = plugin_add::add(&cli.sandbox, file, *force).await?;
+            render::plugin_added(&added.installed, &added.tools, added.unchanged);
             Ok(Ended::Done)
         }
         Command::Plugin(PluginCommand::Check { file }) => {

@@ -105,6 +105,11 @@ pub enum ConfigError {
     },
     #[error("limit `{key}` (from {origin}) must be greater than zero")]
     ZeroLimit { key: &'static str, origin: String },
+    #[error(
+        "`TOOLHOST_BASELINE_MIN_BYTES` is `{value}`; set it to a number of bytes (0 compiles every new plugin \
+         with the baseline compiler first) or to `off` (always wait for the optimized compile)"
+    )]
+    BaselineMinBytes { value: String },
     #[error(transparent)]
     StateLink(#[from] crate::workspace::StateLink),
 }
@@ -332,6 +337,9 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             plugin_files: Vec::new(),
             standard_tools: true,
             cache_dir,
+            baseline_min_bytes: baseline_min_bytes(
+                std::env::var("TOOLHOST_BASELINE_MIN_BYTES").ok(),
+            )?,
             policy: Policy { defaults, per_tool },
             protected,
             typed: typed_config(&sources)?,
@@ -552,6 +560,22 @@ fn apply_limits(
     Ok(limits)
 }
 
+/// From `$TOOLHOST_BASELINE_MIN_BYTES` (the user's own setting): how big a
+/// new plugin must be to run baseline code first.
+fn baseline_min_bytes(value: Option<String>) -> Result<Option<u64>, ConfigError> {
+    let Some(value) = value.filter(|v| !v.trim().is_empty()) else {
+        return Ok(Some(crate::sandbox::DEFAULT_BASELINE_MIN_BYTES));
+    };
+    let trimmed = value.trim();
+    if trimmed.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    trimmed
+        .parse()
+        .map(Some)
+        .map_err(|_| ConfigError::BaselineMinBytes { value })
+}
+
 /// `$TOOLHOST_CACHE_DIR`, else `$XDG_CACHE_HOME/toolhost`, else
 /// `~/.cache/toolhost`.
 fn default_cache_dir() -> Option<PathBuf> {
@@ -571,6 +595,27 @@ fn env_path(var: &str) -> Option<PathBuf> {
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn the_baseline_threshold_is_a_number_or_off() {
+        let read = |v: Option<&str>| baseline_min_bytes(v.map(str::to_string));
+        assert_eq!(
+            read(None).expect("test setup"),
+            Some(crate::sandbox::DEFAULT_BASELINE_MIN_BYTES)
+        );
+        assert_eq!(
+            read(Some("")).expect("test setup"),
+            Some(crate::sandbox::DEFAULT_BASELINE_MIN_BYTES)
+        );
+        assert_eq!(read(Some("0")).expect("test setup"), Some(0));
+        assert_eq!(read(Some(" 1048576 ")).expect("test setup"), Some(1 << 20));
+        assert_eq!(read(Some("OFF")).expect("test setup"), None);
+        let error = read(Some("4MB")).expect_err("an error").to_string();
+        assert!(
+            error.contains("`4MB`") && error.contains("`off`"),
+            "{error}"
+        );
+    }
 
     fn workspace() -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -1,10 +1,11 @@
-//! The one wasmtime engine of the process and its epoch ticker.
+//! The process's wasmtime engines, one per compiler tier, and their epoch
+//! tickers.
 
 use std::sync::OnceLock;
 use std::thread;
 use std::time::Duration;
 
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Strategy};
 
 /// How often the epoch advances. A running guest yields to the host at every
 /// tick, so a deadline or a cancellation stops it within about this long.
@@ -13,13 +14,41 @@ pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Wasm stack available to a guest before it traps with a stack overflow.
 const MAX_WASM_STACK: usize = 1 << 20;
 
-/// The process's engine, built on first use: async (so the host can drop a
-/// call that is blocked or spinning), fuel metering (a deterministic compute
-/// budget) and epoch interruption (wall-clock deadlines and cancellation).
-/// Engines are meant to be shared; one also means one ticker thread.
-pub(crate) fn shared_engine() -> wasmtime::Result<Engine> {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    if let Some(engine) = ENGINE.get() {
+/// Which compiler made the code a plugin runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Winch, wasmtime's baseline compiler: 7-8x faster to compile than
+    /// Cranelift, slower code. A big plugin's first load runs on it while
+    /// its optimized code compiles in the background.
+    Baseline,
+    /// Cranelift with its optimisations: what every plugin runs in the end.
+    Optimized,
+}
+
+impl Tier {
+    /// The name in cache entries and `toolhost tools --json`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Tier::Baseline => "baseline",
+            Tier::Optimized => "optimized",
+        }
+    }
+}
+
+/// The process's engine for `tier`, built on first use: async (so the host
+/// can drop a call that is blocked or spinning), fuel metering (a
+/// deterministic compute budget) and epoch interruption (wall-clock
+/// deadlines and cancellation), the same for both compilers. Engines are
+/// meant to be shared; one per tier also means one ticker thread each.
+pub(crate) fn engine(tier: Tier) -> wasmtime::Result<Engine> {
+    static OPTIMIZED: OnceLock<Engine> = OnceLock::new();
+    static BASELINE: OnceLock<Engine> = OnceLock::new();
+    let slot = match tier {
+        Tier::Optimized => &OPTIMIZED,
+        Tier::Baseline => &BASELINE,
+    };
+    if let Some(engine) = slot.get() {
         return Ok(engine.clone());
     }
     let mut config = Config::new();
@@ -28,18 +57,29 @@ pub(crate) fn shared_engine() -> wasmtime::Result<Engine> {
         .consume_fuel(true)
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK);
-    // A fresh instance per call makes instantiation the host's main cost;
-    // the pooling allocator keeps memories, tables and fiber stacks mapped
-    // between calls instead of mapping and unmapping them (each unmap is a
-    // TLB shootdown across cores). Where the address space cannot hold the
-    // pool (a tight `ulimit -v`), fall back to allocating on demand.
-    let mut pooled = config.clone();
-    pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config()));
-    let engine = match Engine::new(&pooled) {
-        Ok(engine) => engine,
-        Err(_) => Engine::new(&config)?,
+    let engine = match tier {
+        // Baseline code serves a plugin only until its optimized code is
+        // in, so it allocates on demand rather than reserving a second pool.
+        Tier::Baseline => {
+            config.strategy(Strategy::Winch);
+            Engine::new(&config)?
+        }
+        // A fresh instance per call makes instantiation the host's main
+        // cost; the pooling allocator keeps memories, tables and fiber
+        // stacks mapped between calls instead of mapping and unmapping them
+        // (each unmap is a TLB shootdown across cores). Where the address
+        // space cannot hold the pool (a tight `ulimit -v`), fall back to
+        // allocating on demand.
+        Tier::Optimized => {
+            let mut pooled = config.clone();
+            pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config()));
+            match Engine::new(&pooled) {
+                Ok(engine) => engine,
+                Err(_) => Engine::new(&config)?,
+            }
+        }
     };
-    Ok(ENGINE
+    Ok(slot
         .get_or_init(|| {
             start_ticker(engine.clone());
             engine

@@ -279,7 +279,8 @@ mod tests {
     /// again fails, as the linker refuses to shadow a name.
     #[test]
     fn every_provided_name_is_in_the_linker() {
-        let engine = crate::sandbox::engine::shared_engine().expect("engine");
+        let engine =
+            crate::sandbox::engine::engine(crate::sandbox::Tier::Optimized).expect("engine");
         let mut linker = crate::sandbox::call::linker(&engine).expect("linker");
         for name in PROVIDED {
             let defined_again = linker.root().func_wrap(name, |_, (): ()| Ok(()));

@@ -16,6 +16,7 @@ mod limits;
 mod outcome;
 mod output;
 mod plugin;
+mod tiers;
 mod typed;
 
 use std::collections::BTreeMap;
@@ -24,24 +25,24 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
-use wasmtime::Engine;
-use wasmtime::component::Linker;
 
 pub use cache::CacheStatus;
 pub use call::{CAPTURE_LIMIT, CallStats, Captured, ProgressSink};
 pub use capabilities::filesystem::Denial;
 pub use capabilities::protect::{Hit, ProtectedPath, Protection};
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
-pub use engine::CONCURRENT_CALLS;
+pub use engine::{CONCURRENT_CALLS, Tier};
 pub use limits::Limits;
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, LoadEvent, LoadNotice, PluginOrigin, is_tool_name};
+pub use tiers::DEFAULT_BASELINE_MIN_BYTES;
 pub use typed::{TypedConfig, TypedToolConfig};
 
-use call::{RunPolicy, State};
+use call::RunPolicy;
 use capabilities::filesystem::FsRules;
 use capabilities::{PathCheck, Preopens};
 use plugin::{CallTool, CheckedSpec, Exports, LoadedPlugin};
+use tiers::{Code, Compilers, Optimizer};
 
 include!(concat!(env!("OUT_DIR"), "/standard_plugins.rs"));
 
@@ -84,6 +85,10 @@ pub struct SandboxOptions {
     pub standard_tools: bool,
     /// Compile cache directory; `None` compiles every time.
     pub cache_dir: Option<PathBuf>,
+    /// A component at least this big that is not in the cache is compiled
+    /// with the baseline compiler first and optimized in the background;
+    /// `None` always waits for the optimized compile.
+    pub baseline_min_bytes: Option<u64>,
     pub policy: Policy,
     /// Paths no tool may change, relative to the workspace (the config
     /// layer lists toolhost's own, git's and the user's).
@@ -91,6 +96,12 @@ pub struct SandboxOptions {
     /// Names, path parameters and read-only flags of tools derived from
     /// typed exports, which carry none of their own.
     pub typed: TypedConfig,
+}
+
+/// The `*.wasm` files a plugins directory holds, in load order (symbolic
+/// links left out: they are not loaded).
+pub fn plugin_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    plugin::wasm_files(dir).map(|(files, _links)| files)
 }
 
 /// A problem that stops the sandbox from starting at all (as opposed to a
@@ -166,13 +177,13 @@ pub struct CallOptions {
 
 /// Loaded plugins and their tools, ready to call from any task.
 pub struct Sandbox {
-    engine: Engine,
     workspace: PathBuf,
     protection: Arc<Protection>,
     plugins: Vec<LoadedPlugin>,
     tools: Vec<Tool>,
     load_errors: Vec<LoadError>,
     load_notices: Vec<LoadNotice>,
+    optimizer: Optimizer,
 }
 
 impl Sandbox {
@@ -189,18 +200,16 @@ impl Sandbox {
         options: SandboxOptions,
         progress: &(dyn Fn(&LoadEvent<'_>) + Sync),
     ) -> Result<Sandbox, SandboxError> {
-        let engine = engine::shared_engine().map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
-        let linker: Linker<State> =
-            call::linker(&engine).map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
-        let cache = cache::CompileCache::new(options.cache_dir.clone());
+        let compilers = Compilers::new(
+            cache::CompileCache::new(options.cache_dir.clone()),
+            options.baseline_min_bytes,
+        )
+        .map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
 
-        let mut sources: Vec<(PluginOrigin, Arc<[u8]>)> = Vec::new();
+        let mut sources: Vec<(PluginOrigin, Option<&'static [u8]>)> = Vec::new();
         if options.standard_tools {
             for (name, bytes) in STANDARD_PLUGINS {
-                sources.push((
-                    PluginOrigin::Builtin((*name).to_string()),
-                    Arc::from(*bytes),
-                ));
+                sources.push((PluginOrigin::Builtin((*name).to_string()), Some(*bytes)));
             }
         }
         let mut load_errors = Vec::new();
@@ -223,24 +232,18 @@ impl Sandbox {
             }));
         }
         files.extend(options.plugin_files.iter().cloned());
-        {
-            for path in files {
-                match std::fs::read(&path) {
-                    Ok(bytes) => sources.push((PluginOrigin::File(path), Arc::from(bytes))),
-                    Err(e) => load_errors.push(LoadError {
-                        origin: PluginOrigin::File(path),
-                        reason: format!("cannot read it: {e}"),
-                    }),
-                }
-            }
-        }
+        sources.extend(
+            files
+                .into_iter()
+                .map(|path| (PluginOrigin::File(path), None)),
+        );
 
         let protection = Arc::new(Protection::new(
             &options.workspace,
             options.protected.clone(),
         ));
         let mut sandbox = Sandbox {
-            engine: engine.clone(),
+            optimizer: Optimizer::new(&compilers),
             workspace: options.workspace.clone(),
             protection: Arc::clone(&protection),
             plugins: Vec::new(),
@@ -252,14 +255,21 @@ impl Sandbox {
         // `list-tools` runs with no grants at all.
         let load_rules = Arc::new(FsRules::new(protection, Vec::new(), &[]));
         let no_preopens = Preopens::open(&[]);
-        for (origin, bytes) in sources {
+        for (origin, builtin) in sources {
             let policy = RunPolicy {
                 preopens: &no_preopens,
                 limits: &load_limits,
                 rules: &load_rules,
             };
-            match plugin::load(&engine, &linker, &cache, origin, &bytes, policy, progress).await {
-                Ok(loaded) => sandbox.add(loaded, &options.policy, &options.typed),
+            match plugin::load(&compilers, origin, builtin, policy, progress).await {
+                Ok(mut loaded) => {
+                    let optimize = loaded.optimize.take();
+                    if sandbox.add(loaded, &options.policy, &options.typed)
+                        && let Some(job) = optimize
+                    {
+                        sandbox.optimizer.submit(job);
+                    }
+                }
                 Err(error) => sandbox.load_errors.push(error),
             }
         }
@@ -269,14 +279,16 @@ impl Sandbox {
     /// Adds a loaded plugin's tools. A toolhost-world plugin whose tool
     /// name is taken is skipped whole, with an error naming both plugins; a
     /// typed export whose name is taken is renamed with the file's stem.
-    fn add(&mut self, mut loaded: LoadedPlugin, policy: &Policy, typed: &TypedConfig) {
+    /// Returns whether the plugin was added.
+    fn add(&mut self, mut loaded: LoadedPlugin, policy: &Policy, typed: &TypedConfig) -> bool {
         let notices = std::mem::take(&mut loaded.notices);
         self.load_notices
             .extend(notices.into_iter().map(|message| LoadNotice {
                 origin: loaded.origin.clone(),
                 message,
             }));
-        if matches!(loaded.exports, Exports::Typed(_)) {
+        let code = loaded.code.current();
+        if matches!(code.exports, Exports::Typed(_)) {
             self.settle_typed(&mut loaded, typed);
         } else {
             for spec in &loaded.tools {
@@ -288,13 +300,13 @@ impl Sandbox {
                             spec.name, existing.plugin
                         ),
                     });
-                    return;
+                    return false;
                 }
                 self.note_typed_only_keys(&loaded.origin, &spec.name, typed);
             }
         }
         let plugin_index = self.plugins.len();
-        let output_schemas: Vec<Option<serde_json::Value>> = match &loaded.exports {
+        let output_schemas: Vec<Option<serde_json::Value>> = match &code.exports {
             Exports::Typed(functions) => loaded
                 .tools
                 .iter()
@@ -328,13 +340,15 @@ impl Sandbox {
             });
         }
         self.plugins.push(loaded);
+        true
     }
 
     /// Gives a typed plugin's tools their final names (the configured
     /// prefix, or the file's stem where a name is taken) and applies the
     /// config's read-only flags and path parameters under those names.
     fn settle_typed(&mut self, loaded: &mut LoadedPlugin, typed: &TypedConfig) {
-        let Exports::Typed(functions) = &loaded.exports else {
+        let code = loaded.code.current();
+        let Exports::Typed(functions) = &code.exports else {
             return;
         };
         let stem = loaded.origin.stem();
@@ -480,21 +494,21 @@ impl Sandbox {
             return refuse(ToolFault::Cancelled);
         }
 
-        let plugin = &self.plugins[tool.plugin_index];
+        let code = self.plugins[tool.plugin_index].code.current();
         let policy = RunPolicy {
             preopens: &tool.preopens,
             limits: &tool.policy.limits,
             rules: &tool.fs_rules,
         };
         // What each kind of export answered, as text and (typed) JSON.
-        let run = match &plugin.exports {
+        let run = match &code.exports {
             Exports::Toolhost(exports) => {
                 let export = CallTool {
                     exports,
                     name,
                     input: &input,
                 };
-                self.run(plugin, policy, options, export)
+                Self::run(&code, policy, options, export)
                     .await
                     .map(|answer| answer.map(|text| (text, None)))
             }
@@ -510,7 +524,7 @@ impl Sandbox {
                     Err(error) => return refuse(ToolFault::InvalidInput(error)),
                 };
                 let export = typed::CallTyped { function, params };
-                self.run(plugin, policy, options, export)
+                Self::run(&code, policy, options, export)
                     .await
                     .map(|returned| {
                         typed::answer(returned, function).map(|(text, json)| (text, Some(json)))
@@ -544,23 +558,35 @@ impl Sandbox {
         }
     }
 
-    /// Runs `export` of `plugin` in a fresh instance under `policy`.
+    /// Runs `export` of `code` in a fresh instance under `policy`.
     async fn run<E: call::Export>(
-        &self,
-        plugin: &LoadedPlugin,
+        code: &Code,
         policy: RunPolicy<'_>,
         options: &CallOptions,
         export: E,
     ) -> call::Run<E::Output> {
         call::run(
-            &self.engine,
-            &plugin.pre,
+            &code.engine,
+            &code.pre,
             policy,
             &options.cancel,
             options.progress.clone(),
             export,
         )
         .await
+    }
+
+    /// Which compiler made the code `tool` runs now: baseline for a big
+    /// plugin new to the cache until its optimized code is in.
+    pub fn tier(&self, tool: &Tool) -> Tier {
+        self.plugins[tool.plugin_index].code.current().tier
+    }
+
+    /// Resolves when every plugin loaded with baseline code runs its
+    /// optimized code (stored in the cache for the next start), or its
+    /// optimized compile failed and it keeps the baseline code.
+    pub async fn optimized(&self) {
+        self.optimizer.settled().await;
     }
 
     /// Parses and validates the input before any wasm runs, and checks path

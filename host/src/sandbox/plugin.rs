@@ -1,4 +1,5 @@
-//! Loading plugins: bytes → compiled component (through the cache) →
+//! Loading plugins: bytes → compiled component (through the cache, with the
+//! baseline compiler first for a big one: [`super::tiers`]) →
 //! `InstancePre` → tool specs: from `list-tools` for the toolhost world,
 //! derived from the WIT types for a component with typed exports
 //! ([`super::typed`]).
@@ -7,17 +8,22 @@
 //! the caller reports it and goes on with the other plugins.
 
 use std::fmt;
+use std::fs::{self, File};
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use wasmtime::component::{Instance, InstancePre, Linker};
+use wasmtime::component::{Component, Instance};
 use wasmtime::{Engine, Store};
 
 use super::bindings::{CallError, PluginIndices, ToolSpec};
 use super::cache::{CacheStatus, CompileCache, sha256_hex};
 use super::call::{self, Export, RunPolicy, State};
 use super::capabilities::Access;
+use super::engine::Tier;
 use super::imports;
+use super::tiers::{Backend, Code, CodeSlot, Compilers, Job};
 use super::typed::{self, TypedFunction, docs::Docs};
 
 /// Where a plugin came from.
@@ -94,12 +100,93 @@ pub(crate) struct LoadedPlugin {
     pub(crate) origin: PluginOrigin,
     pub(crate) sha256: String,
     pub(crate) cache: CacheStatus,
-    pub(crate) pre: InstancePre<State>,
-    pub(crate) exports: Exports,
+    pub(crate) code: Arc<CodeSlot>,
     pub(crate) tools: Vec<CheckedSpec>,
     /// What the user should know about a plugin that loaded (functions
     /// that are not tools).
     pub(crate) notices: Vec<String>,
+    /// Loaded with baseline code: the optimized compile to queue.
+    pub(crate) optimize: Option<Job>,
+}
+
+/// A plugin's bytes: embedded in the binary or read from its file.
+#[derive(Clone)]
+pub(crate) enum Bytes {
+    Static(&'static [u8]),
+    Read(Arc<[u8]>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Static(bytes) => bytes,
+            Bytes::Read(bytes) => bytes,
+        }
+    }
+}
+
+/// A plugin's bytes as loading needs them: a file is opened at once (so an
+/// unreadable one is refused) but read only when its compiled code is not
+/// in the cache or its contents are needed.
+struct Source {
+    file: Option<(PathBuf, File, fs::Metadata)>,
+    bytes: Option<Bytes>,
+}
+
+impl Source {
+    fn open(origin: &PluginOrigin, builtin: Option<&'static [u8]>) -> Result<Source, String> {
+        if let Some(bytes) = builtin {
+            return Ok(Source {
+                file: None,
+                bytes: Some(Bytes::Static(bytes)),
+            });
+        }
+        let PluginOrigin::File(path) = origin else {
+            return Err(
+                "no bytes for this standard tool; please report this as a toolhost bug".into(),
+            );
+        };
+        let file = File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| format!("cannot read it: {e}"))?;
+        Ok(Source {
+            file: Some((path.clone(), file, meta)),
+            bytes: None,
+        })
+    }
+
+    fn bytes(&mut self) -> Result<Bytes, String> {
+        if let Some(bytes) = &self.bytes {
+            return Ok(bytes.clone());
+        }
+        let Some((_, file, meta)) = &mut self.file else {
+            unreachable!("a source has a file or its bytes");
+        };
+        let mut read = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        file.read_to_end(&mut read)
+            .map_err(|e| format!("cannot read it: {e}"))?;
+        let bytes = Bytes::Read(Arc::from(read));
+        self.bytes = Some(bytes.clone());
+        Ok(bytes)
+    }
+
+    /// The sha256 of the bytes: remembered for an unchanged file, else
+    /// hashed (and remembered).
+    fn sha256(&mut self, cache: &CompileCache) -> Result<String, String> {
+        if let Some((path, _, meta)) = &self.file
+            && let Some(known) = cache.known_sha256(path, meta)
+        {
+            return Ok(known);
+        }
+        let sha256 = sha256_hex(&self.bytes()?);
+        if let Some((path, _, meta)) = &self.file {
+            cache.remember_sha256(path, meta, &sha256);
+        }
+        Ok(sha256)
+    }
 }
 
 /// How a plugin's tools are called, found once at load.
@@ -159,14 +246,14 @@ pub(crate) struct CheckedSpec {
     pub(crate) function: Option<usize>,
 }
 
-/// Compiles (or loads from the cache) and instantiates `bytes`, then asks it
-/// for its tools under `policy` (no grants).
+/// Loads the plugin from `origin` (a standard tool's bytes are `builtin`):
+/// its code from the cache, or compiled (with the baseline compiler first
+/// when it is big), instantiated and asked for its tools under `policy` (no
+/// grants).
 pub(crate) async fn load(
-    engine: &Engine,
-    linker: &Linker<State>,
-    cache: &CompileCache,
+    compilers: &Compilers,
     origin: PluginOrigin,
-    bytes: &[u8],
+    builtin: Option<&'static [u8]>,
     policy: RunPolicy<'_>,
     progress: &(dyn Fn(&LoadEvent<'_>) + Sync),
 ) -> Result<LoadedPlugin, LoadError> {
@@ -174,35 +261,24 @@ pub(crate) async fn load(
         origin: origin.clone(),
         reason,
     };
-    if !bytes.starts_with(b"\0asm") {
-        return Err(fail(
-            "not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into(),
-        ));
-    }
-    // Before the compile, which takes seconds for a big component.
-    imports::check(bytes).map_err(|refusal| fail(refusal.message()))?;
-    let sha256 = sha256_hex(bytes);
-    let compiling = |started: bool| {
-        progress(&if started {
-            LoadEvent::CompileStart {
-                origin: &origin,
-                bytes: bytes.len(),
+    let cache = &compilers.cache;
+    let mut source = Source::open(&origin, builtin).map_err(fail)?;
+    let sha256 = source.sha256(cache).map_err(fail)?;
+    let optimized = &compilers.optimized;
+    let (backend, component, cache_status) =
+        match cache.load(&optimized.engine, Tier::Optimized, &sha256) {
+            Some(component) => (optimized, component, CacheStatus::Hit),
+            None => {
+                let bytes = source.bytes().map_err(fail)?;
+                compile(compilers, &origin, &bytes, &sha256, progress).map_err(fail)?
             }
-        } else {
-            LoadEvent::CompileEnd { origin: &origin }
-        });
-    };
-    let (component, cache_status) = cache.component(engine, bytes, &sha256, &compiling).map_err(|e| {
-        fail(format!(
-            "not a valid WebAssembly component: {e}; build it for wasm32-wasip2 or wrap a core module with \
-             `wasm-tools component new`"
-        ))
-    })?;
-    let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
+        };
+    let instance_pre = backend.linker.instantiate_pre(&component).map_err(|e| {
         fail(format!("it imports something toolhost does not provide: {e:#}; plugins may import only WASI p2 and toolhost:plugin/host"))
     })?;
-    let exports = match PluginIndices::new(&instance_pre) {
-        Ok(exports) => exports,
+    let engine = &backend.engine;
+    let indices = match PluginIndices::new(&instance_pre) {
+        Ok(indices) => indices,
         Err(e) if targets_toolhost_world(engine, &component) => {
             return Err(fail(format!(
                 "it does not implement the toolhost:plugin/plugin world ({e:#}); it must export `list-tools` and \
@@ -210,8 +286,21 @@ pub(crate) async fn load(
             )));
         }
         Err(_) => {
-            let discovered = typed::discover(engine, &component, &Docs::of_component(bytes));
-            return typed_plugin(origin, sha256, cache_status, instance_pre, discovered);
+            let docs = Docs::of_component(&source.bytes().map_err(fail)?);
+            let discovered = typed::discover(engine, &component, &docs);
+            let code = |functions| Code {
+                tier: backend.tier,
+                engine: engine.clone(),
+                pre: instance_pre,
+                exports: Exports::Typed(functions),
+            };
+            let mut loaded = typed_plugin(origin, sha256, cache_status, code, discovered)?;
+            loaded.optimize =
+                job_for(&loaded.code, &mut source, &loaded.sha256).map_err(|reason| LoadError {
+                    origin: loaded.origin.clone(),
+                    reason,
+                })?;
+            return Ok(loaded);
         }
     };
 
@@ -221,7 +310,7 @@ pub(crate) async fn load(
         policy,
         &CancellationToken::new(),
         None,
-        ListTools(&exports),
+        ListTools(&indices),
     )
     .await;
     let specs = run
@@ -237,15 +326,83 @@ pub(crate) async fn load(
         }
         tools.push(check_spec(spec).map_err(fail)?);
     }
+    let code = CodeSlot::new(Code {
+        tier: backend.tier,
+        engine: engine.clone(),
+        pre: instance_pre,
+        exports: Exports::Toolhost(indices),
+    });
     Ok(LoadedPlugin {
+        optimize: job_for(&code, &mut source, &sha256).map_err(fail)?,
         origin,
         sha256,
         cache: cache_status,
-        pre: instance_pre,
-        exports: Exports::Toolhost(exports),
+        code,
         tools,
         notices: Vec::new(),
     })
+}
+
+/// The optimized compile to queue for a plugin loaded with baseline code.
+fn job_for(code: &Arc<CodeSlot>, source: &mut Source, sha256: &str) -> Result<Option<Job>, String> {
+    if code.current().tier == Tier::Optimized {
+        return Ok(None);
+    }
+    Ok(Some(Job {
+        slot: Arc::clone(code),
+        bytes: source.bytes()?,
+        sha256: sha256.to_string(),
+    }))
+}
+
+/// Compiles a plugin that is not in the cache: with the baseline compiler
+/// when it is big (falling back to Cranelift should Winch refuse it), else
+/// with Cranelift. Checks its magic and its imports first: a refused
+/// plugin costs no compile time.
+fn compile<'c>(
+    compilers: &'c Compilers,
+    origin: &PluginOrigin,
+    bytes: &[u8],
+    sha256: &str,
+    progress: &(dyn Fn(&LoadEvent<'_>) + Sync),
+) -> Result<(&'c Backend, Component, CacheStatus), String> {
+    if !bytes.starts_with(b"\0asm") {
+        return Err(
+            "not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into(),
+        );
+    }
+    imports::check(bytes).map_err(|refusal| refusal.message())?;
+    let compiling = |started: bool| {
+        progress(&if started {
+            LoadEvent::CompileStart {
+                origin,
+                bytes: bytes.len(),
+            }
+        } else {
+            LoadEvent::CompileEnd { origin }
+        });
+    };
+    let cache = &compilers.cache;
+    if let Some(baseline) = compilers.baseline_for(bytes.len()) {
+        if let Some(component) = cache.load(&baseline.engine, Tier::Baseline, sha256) {
+            return Ok((baseline, component, CacheStatus::Hit));
+        }
+        if let Ok((component, status)) =
+            cache.compile(&baseline.engine, Tier::Baseline, bytes, sha256, &compiling)
+        {
+            return Ok((baseline, component, status));
+        }
+    }
+    let optimized = &compilers.optimized;
+    let (component, status) = cache
+        .compile(&optimized.engine, Tier::Optimized, bytes, sha256, &compiling)
+        .map_err(|e| {
+            format!(
+                "not a valid WebAssembly component: {e}; build it for wasm32-wasip2 or wrap a core module with \
+                 `wasm-tools component new`"
+            )
+        })?;
+    Ok((optimized, component, status))
 }
 
 /// A component that exports `list-tools` or `call-tool` means to be a
@@ -265,7 +422,7 @@ fn typed_plugin(
     origin: PluginOrigin,
     sha256: String,
     cache: CacheStatus,
-    pre: InstancePre<State>,
+    code: impl FnOnce(Vec<TypedFunction>) -> Code,
     discovered: typed::Discovered,
 ) -> Result<LoadedPlugin, LoadError> {
     let fail = |reason: String| LoadError {
@@ -313,10 +470,10 @@ fn typed_plugin(
         origin,
         sha256,
         cache,
-        pre,
-        exports: Exports::Typed(discovered.functions),
+        code: CodeSlot::new(code(discovered.functions)),
         tools,
         notices: discovered.skipped,
+        optimize: None,
     })
 }
 

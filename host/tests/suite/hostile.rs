@@ -78,6 +78,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         plugin_files: Vec::new(),
         standard_tools: true,
         cache_dir: Some(shared_cache()),
+        baseline_min_bytes: None,
         protected: Vec::new(),
         typed: Default::default(),
         policy: Policy { defaults, per_tool },

@@ -15,5 +15,6 @@ mod scaffold;
 mod search_speed;
 mod sessions;
 mod standard_tools;
+mod tiers;
 mod trust;
 mod typed;

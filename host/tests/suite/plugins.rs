@@ -2,6 +2,7 @@
 //! duplicates, `plugin check`, and the compile cache.
 
 use std::fs;
+use std::path::Path;
 
 use super::common::{Workspace, fixture, stderr_of_failure, stdout_of, test_plugins};
 
@@ -141,7 +142,7 @@ fn the_second_start_loads_every_plugin_from_the_compile_cache() {
     assert!(first.iter().all(|s| s == "miss"), "{first:?}");
     let second = statuses();
     assert!(second.iter().all(|s| s == "hit"), "{second:?}");
-    assert_eq!(fs::read_dir(&cache).expect("cache dir").count(), plugins);
+    assert_eq!(compiled_entries(&cache), plugins);
 
     let out = stdout_of(ws.toolhost().env("TOOLHOST_CACHE_DIR", &cache).args([
         "--no-cache",
@@ -226,7 +227,7 @@ fn a_plugin_importing_what_toolhost_lacks_is_refused_before_compiling() {
     );
     // Only the standard plugins were compiled.
     assert_eq!(
-        fs::read_dir(&cache).expect("cache dir").count(),
+        compiled_entries(&cache),
         toolhost::sandbox::STANDARD_PLUGINS.len()
     );
 }
@@ -246,6 +247,7 @@ async fn loading_reports_each_compile_and_no_cache_hit() {
         plugin_files: Vec::new(),
         standard_tools: false,
         cache_dir: Some(ws.mkdir("cache")),
+        baseline_min_bytes: None,
         protected: Vec::new(),
         typed: Default::default(),
         policy: Default::default(),
@@ -274,4 +276,150 @@ async fn loading_reports_each_compile_and_no_cache_hit() {
         vec![format!("start {origin}"), format!("end {origin}")]
     );
     assert!(load(options).await.is_empty());
+}
+
+/// The compiled components in a cache directory (beside them, `files/`
+/// remembers each plugin file's hash).
+fn compiled_entries(cache: &Path) -> usize {
+    fs::read_dir(cache)
+        .expect("cache dir")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+        })
+        .count()
+}
+
+/// The `tools --json` fields of tool `name`.
+fn tool_fields(
+    ws: &Workspace,
+    cache: &Path,
+    name: &str,
+    extra_env: &[(&str, &str)],
+) -> (String, String) {
+    let mut cmd = ws.toolhost();
+    cmd.env("TOOLHOST_CACHE_DIR", cache)
+        .args(["tools", "--json"]);
+    for (key, value) in extra_env {
+        cmd.env(key, value);
+    }
+    let doc: serde_json::Value = serde_json::from_str(&stdout_of(&mut cmd)).expect("json");
+    let tool = doc["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no tool `{name}` in {doc}"))
+        .clone();
+    (
+        tool["compile_cache"].as_str().expect("status").to_string(),
+        tool["compiled"].as_str().expect("tier").to_string(),
+    )
+}
+
+#[test]
+fn a_big_new_plugin_runs_baseline_code_first_and_the_threshold_is_the_users() {
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
+    let cache = ws.mkdir("cache");
+    // The default threshold (4 MiB) leaves a small plugin to Cranelift.
+    assert_eq!(
+        tool_fields(&ws, &cache, "echo", &[]),
+        ("miss".to_string(), "optimized".to_string())
+    );
+    let fresh = ws.mkdir("fresh-cache");
+    let all_baseline = [("TOOLHOST_BASELINE_MIN_BYTES", "0")];
+    assert_eq!(
+        tool_fields(&ws, &fresh, "echo", &all_baseline),
+        ("miss".to_string(), "baseline".to_string())
+    );
+    let err = stderr_of_failure(
+        ws.toolhost()
+            .env("TOOLHOST_BASELINE_MIN_BYTES", "4MB")
+            .arg("tools"),
+        1,
+    );
+    assert!(
+        err.contains("`TOOLHOST_BASELINE_MIN_BYTES` is `4MB`") && err.contains("`off`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn plugin_add_installs_a_checked_plugin_already_compiled_for_the_next_start() {
+    let ws = Workspace::new();
+    let cache = ws.mkdir("cache");
+    let add = |file: &Path, extra: &[&str]| {
+        let mut cmd = ws.toolhost();
+        cmd.env("TOOLHOST_CACHE_DIR", &cache)
+            .env("TOOLHOST_BASELINE_MIN_BYTES", "0")
+            .args(["plugin", "add"])
+            .arg(file)
+            .args(extra);
+        cmd
+    };
+    let echo = fixture(test_plugins::ECHO);
+    let out = stdout_of(&mut add(&echo, &[]));
+    let installed = ws.path().join(".toolhost/plugins/echo.wasm");
+    assert_eq!(
+        out,
+        format!(
+            "installed: `{}`, compiled into the cache; 1 tool(s): echo\n",
+            installed.display()
+        )
+    );
+    assert_eq!(
+        fs::read(&installed).expect("test setup"),
+        fs::read(&echo).expect("test setup")
+    );
+    // Compiled with Cranelift at install time: even a start that would send
+    // every new plugin through the baseline compiler finds optimized code.
+    assert_eq!(
+        tool_fields(&ws, &cache, "echo", &[("TOOLHOST_BASELINE_MIN_BYTES", "0")]),
+        ("hit".to_string(), "optimized".to_string())
+    );
+
+    // Again: nothing to do.
+    let out = stdout_of(&mut add(&echo, &[]));
+    assert!(out.starts_with("already installed (identical): "), "{out}");
+
+    // A different file under the same name needs --force.
+    let other = ws.path().join("elsewhere/echo.wasm");
+    fs::create_dir_all(other.parent().expect("test setup")).expect("test setup");
+    fs::copy(fixture(test_plugins::CHATTY), &other).expect("test setup");
+    let err = stderr_of_failure(&mut add(&other, &[]), 1);
+    assert!(
+        err.contains("already exists and differs") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read(&installed).expect("test setup"),
+        fs::read(&echo).expect("test setup")
+    );
+    stdout_of(&mut add(&other, &["--force"]));
+    assert_eq!(
+        fs::read(&installed).expect("test setup"),
+        fs::read(&other).expect("test setup")
+    );
+
+    // Refused plugins are not installed: missing imports, a tool name taken.
+    let err = stderr_of_failure(&mut add(&fixture(test_plugins::MISSING_IMPORTS), &[]), 1);
+    assert!(err.contains("nothing was installed"), "{err}");
+    let second = ws.path().join("elsewhere/echo-again.wasm");
+    fs::copy(&other, &second).expect("test setup");
+    let err = stderr_of_failure(&mut add(&second, &[]), 1);
+    assert!(
+        err.contains("is already offered by") && err.contains("nothing was installed"),
+        "{err}"
+    );
+    let names: Vec<_> = fs::read_dir(ws.path().join(".toolhost/plugins"))
+        .expect("test setup")
+        .map(|e| {
+            e.expect("test setup")
+                .file_name()
+                .into_string()
+                .expect("test setup")
+        })
+        .collect();
+    assert_eq!(names, vec!["echo.wasm".to_string()]);
 }

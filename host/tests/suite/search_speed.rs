@@ -36,6 +36,7 @@ async fn load(corpus: &Corpus, limits: Limits) -> Sandbox {
         plugin_files: Vec::new(),
         standard_tools: true,
         cache_dir: Some(shared_cache()),
+        baseline_min_bytes: None,
         protected: Vec::new(),
         typed: Default::default(),
         policy: Policy {

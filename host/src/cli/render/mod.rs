@@ -18,7 +18,7 @@ use serde_json::json;
 use super::OutputFormat;
 use super::exit::Ended;
 use crate::agent::{AgentEvent, EventSink, Message, StopReason, StopRecord};
-use crate::sandbox::{CallReport, Grant, Limits, LoadEvent, Sandbox, Tool, ToolOutcome};
+use crate::sandbox::{CallReport, Grant, Limits, LoadEvent, Sandbox, Tier, Tool, ToolOutcome};
 use crate::transcript::show::{self, Summary};
 use crate::transcript::{SessionFile, SessionWriter, TranscriptError};
 
@@ -215,7 +215,11 @@ pub(super) fn load_problems(sandbox: &Sandbox, warnings: &[String]) {
 pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
     let mut out = io::stdout().lock();
     if as_json {
-        let tools: Vec<_> = sandbox.tools().iter().map(tool_json).collect();
+        let tools: Vec<_> = sandbox
+            .tools()
+            .iter()
+            .map(|tool| tool_json(tool, sandbox.tier(tool)))
+            .collect();
         let errors: Vec<_> = sandbox
             .load_errors()
             .iter()
@@ -283,7 +287,7 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
     ))
 }
 
-fn tool_json(tool: &Tool) -> serde_json::Value {
+fn tool_json(tool: &Tool, tier: Tier) -> serde_json::Value {
     let limits = &tool.policy.limits;
     json!({
         "name": tool.name,
@@ -292,6 +296,7 @@ fn tool_json(tool: &Tool) -> serde_json::Value {
         "plugin": tool.plugin,
         "plugin_sha256": tool.plugin_sha256,
         "compile_cache": tool.cache,
+        "compiled": tier,
         "lifted": tool.policy.lifted,
         "grants": tool.policy.grants.iter().map(|g| json!({
             "path": g.guest_path,
@@ -334,6 +339,21 @@ pub(super) fn plugin_created(dir: &Path, build: &str, name: &str) {
     println!("created `{}`; build it with:", dir.display());
     println!("  cd {} && {build}", dir.display());
     println!("then: toolhost plugin check {name}.wasm (its README says how to drop it in)");
+}
+
+/// `toolhost plugin add FILE`: where it went and what it offers.
+pub(super) fn plugin_added(installed: &Path, tools: &[String], unchanged: bool) {
+    let what = if unchanged {
+        "already installed (identical)"
+    } else {
+        "installed"
+    };
+    println!(
+        "{what}: `{}`, compiled into the cache; {} tool(s): {}",
+        installed.display(),
+        tools.len(),
+        tools.join(", ")
+    );
 }
 
 /// `toolhost plugin check FILE`: the file's tools, or why it cannot load.

@@ -16,7 +16,8 @@ const TYPED_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/test-plugins
 fn discovered() -> &'static Discovered {
     static DISCOVERED: OnceLock<Discovered> = OnceLock::new();
     DISCOVERED.get_or_init(|| {
-        let engine = crate::sandbox::engine::shared_engine().expect("engine");
+        let engine =
+            crate::sandbox::engine::engine(crate::sandbox::Tier::Optimized).expect("engine");
         let component = Component::new(&engine, TYPED_WASM).expect("the fixture compiles");
         discover(&engine, &component, &Docs::of_component(TYPED_WASM))
     })

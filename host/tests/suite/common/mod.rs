@@ -83,7 +83,8 @@ impl Workspace {
         cmd.current_dir(self.path())
             .env("TOOLHOST_CACHE_DIR", shared_cache())
             .env("TOOLHOST_CONFIG_DIR", self.user_config.path())
-            .env_remove("XDG_CACHE_HOME");
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("TOOLHOST_BASELINE_MIN_BYTES");
         cmd
     }
 

@@ -1,0 +1,109 @@
+//! `toolhost plugin add FILE`: install a plugin the way every later start
+//! will find it: checked, compiled with the optimizing compiler into the
+//! cache (so no later start waits for a compile or runs baseline code), then
+//! copied into the plugins directory.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+
+use crate::config;
+use crate::sandbox::{PluginOrigin, Sandbox, Tool};
+use crate::workspace::Layout;
+
+use super::{SandboxArgs, render};
+
+/// What `plugin add` did, for the report.
+pub(super) struct Added {
+    pub(super) installed: PathBuf,
+    pub(super) tools: Vec<String>,
+    /// An identical file was already installed.
+    pub(super) unchanged: bool,
+}
+
+/// Checks and compiles `file` alongside every plugin the workspace already
+/// loads (so a tool name clash is found now, not at the next start), then
+/// copies it into the first plugins directory.
+pub(super) async fn add(args: &SandboxArgs, file: &Path, force: bool) -> anyhow::Result<Added> {
+    if !file.is_file() {
+        bail!(
+            "plugin file `{}` does not exist or is not a file",
+            file.display()
+        );
+    }
+    if file.extension().is_none_or(|ext| ext != "wasm") {
+        bail!(
+            "plugin file `{}` does not end in `.wasm`; toolhost loads only `*.wasm` files from a plugins directory",
+            file.display()
+        );
+    }
+    let name = file
+        .file_name()
+        .context("the plugin file has no file name")?
+        .to_owned();
+    let mut options = config::resolve(&args.inputs())?.sandbox;
+    let dir = match options.plugin_dirs.first() {
+        Some(dir) if !args.plugins.is_empty() => dir.clone(),
+        _ => Layout::of(&options.workspace).plugins_dir(),
+    };
+    let installed = dir.join(&name);
+    let unchanged = installed.is_file() && fs::read(&installed)? == fs::read(file)?;
+    if installed.exists() && !unchanged && !force {
+        bail!(
+            "`{}` already exists and differs from `{}`; pass --force to replace it",
+            installed.display(),
+            file.display()
+        );
+    }
+
+    // Load what the next start loads, with the new file in place of any
+    // installed copy, compiling with Cranelift now.
+    options.plugin_dirs.retain(|d| d != &dir);
+    let mut files = match crate::sandbox::plugin_files(&dir) {
+        Ok(files) => files,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("reading the plugins directory `{}`", dir.display()));
+        }
+    };
+    files.retain(|f| f.file_name() != Some(name.as_os_str()));
+    files.push(file.to_path_buf());
+    options.plugin_files.splice(0..0, files);
+    options.baseline_min_bytes = None;
+    let progress = render::CompileProgress::new();
+    let sandbox = Sandbox::load_with_progress(options, &|event| progress.event(event)).await?;
+    let origin = PluginOrigin::File(file.to_path_buf());
+    if let Some(error) = sandbox.load_errors().iter().find(|e| e.origin == origin) {
+        bail!("{error}; nothing was installed");
+    }
+    let tools: Vec<String> = sandbox
+        .tools()
+        .iter()
+        .filter(|t: &&Tool| t.plugin == origin)
+        .map(|t| t.name.clone())
+        .collect();
+
+    if !unchanged {
+        copy_into(file, &dir, &installed)?;
+    }
+    Ok(Added {
+        installed,
+        tools,
+        unchanged,
+    })
+}
+
+/// Copies `file` to `installed` in `dir` through a temporary file, so a
+/// toolhost starting meanwhile sees no half-written plugin.
+fn copy_into(file: &Path, dir: &Path, installed: &Path) -> anyhow::Result<()> {
+    fs::create_dir_all(dir)
+        .with_context(|| format!("creating the plugins directory `{}`", dir.display()))?;
+    let temp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("writing into `{}`", dir.display()))?;
+    fs::copy(file, temp.path()).with_context(|| format!("copying `{}`", file.display()))?;
+    temp.persist(installed)
+        .with_context(|| format!("installing `{}`", installed.display()))?;
+    Ok(())
+}
