@@ -44,7 +44,7 @@ fn agent_turn(c: &mut Criterion) {
             plugin_files: vec![echo],
             standard_tools: true,
             cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache")),
-            baseline_min_bytes: None,
+            tiering: Default::default(),
             protected: Vec::new(),
             typed: Default::default(),
             policy: Policy {

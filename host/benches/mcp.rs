@@ -96,7 +96,7 @@ fn mcp(c: &mut Criterion) {
             plugin_files: Vec::new(),
             standard_tools: true,
             cache_dir: Some(cache_dir()),
-            baseline_min_bytes: None,
+            tiering: Default::default(),
             protected: Vec::new(),
             typed: Default::default(),
             policy: Policy {

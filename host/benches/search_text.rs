@@ -93,7 +93,7 @@ fn main() {
             standard_tools: plugin.is_none(),
             plugin_files: plugin.into_iter().collect(),
             cache_dir: Some(tmp.join("bench-cache")),
-            baseline_min_bytes: None,
+            tiering: Default::default(),
             protected: Vec::new(),
             typed: Default::default(),
             policy: Policy {

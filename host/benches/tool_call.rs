@@ -32,7 +32,7 @@ fn tool_call(c: &mut Criterion) {
             plugin_files: Vec::new(),
             standard_tools: true,
             cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache")),
-            baseline_min_bytes: None,
+            tiering: Default::default(),
             protected: Vec::new(),
             typed: Default::default(),
             policy: Policy {

@@ -248,7 +248,7 @@ mod tests {
             standard_tools: true,
             // Inside the target directory, so only the first run compiles.
             cache_dir: Some(std::path::Path::new(env!("OUT_DIR")).join("agent-test-cache")),
-            baseline_min_bytes: None,
+            tiering: Default::default(),
             protected: Vec::new(),
             typed: Default::default(),
             policy: Policy {

@@ -98,7 +98,7 @@ mod tests {
             plugin_files: Vec::new(),
             standard_tools: true,
             cache_dir: Some(std::path::Path::new(env!("OUT_DIR")).join("agent-test-cache")),
-            baseline_min_bytes: None,
+            tiering: Default::default(),
             policy: Policy {
                 defaults: ToolPolicy {
                     grants: vec![Grant {

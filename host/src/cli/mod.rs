@@ -543,8 +543,13 @@ fn spawn_ctrl_c_handler(cancel: tokio_util::sync::CancellationToken) {
 
 /// Resolves the configuration and loads the sandbox. With `only_file`, the
 /// plugin directories are replaced by that one file (for `plugin check`).
+/// These commands exit right after: a plugin loaded with baseline code
+/// keeps it (in the cache too) rather than starting an optimized compile
+/// the exit would throw away.
 async fn load_sandbox(args: &SandboxArgs, only_file: Option<&PathBuf>) -> anyhow::Result<Sandbox> {
-    load_resolved(config::resolve(&args.inputs())?, only_file).await
+    let mut resolved = config::resolve(&args.inputs())?;
+    resolved.sandbox.tiering.optimize_in_background = false;
+    load_resolved(resolved, only_file).await
 }
 
 /// Loads the sandbox of an already resolved configuration.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 
 use crate::config;
-use crate::sandbox::{PluginOrigin, Sandbox, Tool};
+use crate::sandbox::{PluginOrigin, Sandbox, Tiering, Tool};
 use crate::workspace::Layout;
 
 use super::{SandboxArgs, render};
@@ -71,7 +71,7 @@ pub(super) async fn add(args: &SandboxArgs, file: &Path, force: bool) -> anyhow:
     files.retain(|f| f.file_name() != Some(name.as_os_str()));
     files.push(file.to_path_buf());
     options.plugin_files.splice(0..0, files);
-    options.baseline_min_bytes = None;
+    options.tiering = Tiering::default();
     let progress = render::CompileProgress::new();
     let sandbox = Sandbox::load_with_progress(options, &|event| progress.event(event)).await?;
     let origin = PluginOrigin::File(file.to_path_buf());

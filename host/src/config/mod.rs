@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::sandbox::{
-    Access, Grant, Limits, Policy, ProtectedPath, Protection, SandboxOptions, ToolPolicy,
+    Access, Grant, Limits, Policy, ProtectedPath, Protection, SandboxOptions, Tiering, ToolPolicy,
     TypedConfig, TypedToolConfig, simplify_grants,
 };
 use crate::workspace::{self, Layout};
@@ -337,9 +337,12 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             plugin_files: Vec::new(),
             standard_tools: true,
             cache_dir,
-            baseline_min_bytes: baseline_min_bytes(
-                std::env::var("TOOLHOST_BASELINE_MIN_BYTES").ok(),
-            )?,
+            tiering: Tiering {
+                baseline_min_bytes: baseline_min_bytes(
+                    std::env::var("TOOLHOST_BASELINE_MIN_BYTES").ok(),
+                )?,
+                optimize_in_background: true,
+            },
             policy: Policy { defaults, per_tool },
             protected,
             typed: typed_config(&sources)?,

@@ -85,10 +85,8 @@ pub struct SandboxOptions {
     pub standard_tools: bool,
     /// Compile cache directory; `None` compiles every time.
     pub cache_dir: Option<PathBuf>,
-    /// A component at least this big that is not in the cache is compiled
-    /// with the baseline compiler first and optimized in the background;
-    /// `None` always waits for the optimized compile.
-    pub baseline_min_bytes: Option<u64>,
+    /// Which plugins new to the cache run baseline code first.
+    pub tiering: Tiering,
     pub policy: Policy,
     /// Paths no tool may change, relative to the workspace (the config
     /// layer lists toolhost's own, git's and the user's).
@@ -102,6 +100,20 @@ pub struct SandboxOptions {
 /// links left out: they are not loaded).
 pub fn plugin_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     plugin::wasm_files(dir).map(|(files, _links)| files)
+}
+
+/// When a plugin that is not in the compile cache runs baseline (Winch)
+/// code first. The default never does: every plugin waits for Cranelift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tiering {
+    /// A component at least this big is compiled with the baseline compiler
+    /// first; `None`: always wait for the optimized compile.
+    pub baseline_min_bytes: Option<u64>,
+    /// Compile the optimized code on a background thread and swap it in.
+    /// For a process that lives on (`run`, `mcp`); a one-shot command leaves
+    /// the baseline code in the cache, and the next long-lived start
+    /// optimizes it.
+    pub optimize_in_background: bool,
 }
 
 /// A problem that stops the sandbox from starting at all (as opposed to a
@@ -202,7 +214,7 @@ impl Sandbox {
     ) -> Result<Sandbox, SandboxError> {
         let compilers = Compilers::new(
             cache::CompileCache::new(options.cache_dir.clone()),
-            options.baseline_min_bytes,
+            options.tiering,
         )
         .map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
 
@@ -255,6 +267,9 @@ impl Sandbox {
         // `list-tools` runs with no grants at all.
         let load_rules = Arc::new(FsRules::new(protection, Vec::new(), &[]));
         let no_preopens = Preopens::open(&[]);
+        // Optimized compiles wait until every plugin is loaded: on two
+        // cores they would otherwise slow the loads still to come.
+        let mut to_optimize = Vec::new();
         for (origin, builtin) in sources {
             let policy = RunPolicy {
                 preopens: &no_preopens,
@@ -264,14 +279,15 @@ impl Sandbox {
             match plugin::load(&compilers, origin, builtin, policy, progress).await {
                 Ok(mut loaded) => {
                     let optimize = loaded.optimize.take();
-                    if sandbox.add(loaded, &options.policy, &options.typed)
-                        && let Some(job) = optimize
-                    {
-                        sandbox.optimizer.submit(job);
+                    if sandbox.add(loaded, &options.policy, &options.typed) {
+                        to_optimize.extend(optimize);
                     }
                 }
                 Err(error) => sandbox.load_errors.push(error),
             }
+        }
+        for job in to_optimize {
+            sandbox.optimizer.submit(job);
         }
         Ok(sandbox)
     }

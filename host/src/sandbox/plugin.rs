@@ -158,6 +158,15 @@ impl Source {
         })
     }
 
+    /// The plugin's size in bytes.
+    fn len(&self) -> usize {
+        match (&self.bytes, &self.file) {
+            (Some(bytes), _) => bytes.len(),
+            (None, Some((_, _, meta))) => usize::try_from(meta.len()).unwrap_or(usize::MAX),
+            (None, None) => 0,
+        }
+    }
+
     fn bytes(&mut self) -> Result<Bytes, String> {
         if let Some(bytes) = &self.bytes {
             return Ok(bytes.clone());
@@ -264,15 +273,13 @@ pub(crate) async fn load(
     let cache = &compilers.cache;
     let mut source = Source::open(&origin, builtin).map_err(fail)?;
     let sha256 = source.sha256(cache).map_err(fail)?;
-    let optimized = &compilers.optimized;
-    let (backend, component, cache_status) =
-        match cache.load(&optimized.engine, Tier::Optimized, &sha256) {
-            Some(component) => (optimized, component, CacheStatus::Hit),
-            None => {
-                let bytes = source.bytes().map_err(fail)?;
-                compile(compilers, &origin, &bytes, &sha256, progress).map_err(fail)?
-            }
-        };
+    let (backend, component, cache_status) = match cached(compilers, &source, &sha256) {
+        Some((backend, component)) => (backend, component, CacheStatus::Hit),
+        None => {
+            let bytes = source.bytes().map_err(fail)?;
+            compile(compilers, &origin, &bytes, &sha256, progress).map_err(fail)?
+        }
+    };
     let instance_pre = backend.linker.instantiate_pre(&component).map_err(|e| {
         fail(format!("it imports something toolhost does not provide: {e:#}; plugins may import only WASI p2 and toolhost:plugin/host"))
     })?;
@@ -295,8 +302,8 @@ pub(crate) async fn load(
                 exports: Exports::Typed(functions),
             };
             let mut loaded = typed_plugin(origin, sha256, cache_status, code, discovered)?;
-            loaded.optimize =
-                job_for(&loaded.code, &mut source, &loaded.sha256).map_err(|reason| LoadError {
+            loaded.optimize = job_for(compilers, &loaded.code, &mut source, &loaded.sha256)
+                .map_err(|reason| LoadError {
                     origin: loaded.origin.clone(),
                     reason,
                 })?;
@@ -333,7 +340,7 @@ pub(crate) async fn load(
         exports: Exports::Toolhost(indices),
     });
     Ok(LoadedPlugin {
-        optimize: job_for(&code, &mut source, &sha256).map_err(fail)?,
+        optimize: job_for(compilers, &code, &mut source, &sha256).map_err(fail)?,
         origin,
         sha256,
         cache: cache_status,
@@ -343,9 +350,15 @@ pub(crate) async fn load(
     })
 }
 
-/// The optimized compile to queue for a plugin loaded with baseline code.
-fn job_for(code: &Arc<CodeSlot>, source: &mut Source, sha256: &str) -> Result<Option<Job>, String> {
-    if code.current().tier == Tier::Optimized {
+/// The optimized compile to queue for a plugin loaded with baseline code,
+/// when this process optimizes in the background.
+fn job_for(
+    compilers: &Compilers,
+    code: &Arc<CodeSlot>,
+    source: &mut Source,
+    sha256: &str,
+) -> Result<Option<Job>, String> {
+    if code.current().tier == Tier::Optimized || !compilers.optimizes_in_background() {
         return Ok(None);
     }
     Ok(Some(Job {
@@ -353,6 +366,24 @@ fn job_for(code: &Arc<CodeSlot>, source: &mut Source, sha256: &str) -> Result<Op
         bytes: source.bytes()?,
         sha256: sha256.to_string(),
     }))
+}
+
+/// The plugin's compiled code from the cache: the optimized code, else
+/// (for a plugin big enough to start on it) the baseline code. Neither
+/// reads the plugin's file.
+fn cached<'c>(
+    compilers: &'c Compilers,
+    source: &Source,
+    sha256: &str,
+) -> Option<(&'c Backend, Component)> {
+    let cache = &compilers.cache;
+    let optimized = &compilers.optimized;
+    if let Some(component) = cache.load(&optimized.engine, Tier::Optimized, sha256) {
+        return Some((optimized, component));
+    }
+    let baseline = compilers.baseline_for(source.len())?;
+    let component = cache.load(&baseline.engine, Tier::Baseline, sha256)?;
+    Some((baseline, component))
 }
 
 /// Compiles a plugin that is not in the cache: with the baseline compiler
@@ -383,15 +414,11 @@ fn compile<'c>(
         });
     };
     let cache = &compilers.cache;
-    if let Some(baseline) = compilers.baseline_for(bytes.len()) {
-        if let Some(component) = cache.load(&baseline.engine, Tier::Baseline, sha256) {
-            return Ok((baseline, component, CacheStatus::Hit));
-        }
-        if let Ok((component, status)) =
+    if let Some(baseline) = compilers.baseline_for(bytes.len())
+        && let Ok((component, status)) =
             cache.compile(&baseline.engine, Tier::Baseline, bytes, sha256, &compiling)
-        {
-            return Ok((baseline, component, status));
-        }
+    {
+        return Ok((baseline, component, status));
     }
     let optimized = &compilers.optimized;
     let (component, status) = cache

@@ -14,6 +14,7 @@ use std::thread;
 use wasmtime::Engine;
 use wasmtime::component::{InstancePre, Linker};
 
+use super::Tiering;
 use super::bindings::PluginIndices;
 use super::cache::CompileCache;
 use super::call::{self, State};
@@ -21,10 +22,13 @@ use super::engine::{self, Tier};
 use super::plugin::{Bytes, Exports};
 use super::typed::{self, docs::Docs};
 
-/// Components at least this big compile with the baseline compiler first
-/// (Python and JavaScript components are 12-20 MB and take Cranelift 10 s
-/// or more; toolhost's Rust plugins are under 2 MB and take under 1.5 s).
-pub const DEFAULT_BASELINE_MIN_BYTES: u64 = 4 << 20;
+/// Components at least this big compile with the baseline compiler first:
+/// Python and JavaScript components (12-20 MB, 10 s or more with
+/// Cranelift) and the bigger Rust plugins (`search_text`, 1.8 MB, about 1 s);
+/// below it Cranelift takes a fraction of a second. On a first start with
+/// an empty cache and the Python example, 1 MiB took `toolhost tools` from
+/// 4.4-5.3 s (with 4 MiB) to 3.4-3.6 s (BENCHMARKS.md).
+pub const DEFAULT_BASELINE_MIN_BYTES: u64 = 1 << 20;
 
 /// An engine and the linker of toolhost's imports for it.
 #[derive(Clone)]
@@ -51,27 +55,30 @@ pub(crate) struct Compilers {
     pub(crate) cache: CompileCache,
     pub(crate) optimized: Backend,
     baseline: OnceLock<Option<Backend>>,
-    baseline_min_bytes: Option<u64>,
+    tiering: Tiering,
 }
 
 impl Compilers {
-    pub(crate) fn new(
-        cache: CompileCache,
-        baseline_min_bytes: Option<u64>,
-    ) -> wasmtime::Result<Compilers> {
+    pub(crate) fn new(cache: CompileCache, tiering: Tiering) -> wasmtime::Result<Compilers> {
         Ok(Compilers {
             cache,
             optimized: Backend::new(Tier::Optimized)?,
             baseline: OnceLock::new(),
-            baseline_min_bytes,
+            tiering,
         })
+    }
+
+    /// Whether a plugin loaded with baseline code gets an optimized compile
+    /// in this process.
+    pub(crate) fn optimizes_in_background(&self) -> bool {
+        self.tiering.optimize_in_background
     }
 
     /// The baseline backend, for a component of `len` bytes that is not
     /// cached: `None` when it is small enough to wait for Cranelift (or the
     /// baseline engine cannot be built here).
     pub(crate) fn baseline_for(&self, len: usize) -> Option<&Backend> {
-        let min = self.baseline_min_bytes?;
+        let min = self.tiering.baseline_min_bytes?;
         if (len as u64) < min {
             return None;
         }

@@ -78,7 +78,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         plugin_files: Vec::new(),
         standard_tools: true,
         cache_dir: Some(shared_cache()),
-        baseline_min_bytes: None,
+        tiering: Default::default(),
         protected: Vec::new(),
         typed: Default::default(),
         policy: Policy { defaults, per_tool },

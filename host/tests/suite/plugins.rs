@@ -247,7 +247,7 @@ async fn loading_reports_each_compile_and_no_cache_hit() {
         plugin_files: Vec::new(),
         standard_tools: false,
         cache_dir: Some(ws.mkdir("cache")),
-        baseline_min_bytes: None,
+        tiering: Default::default(),
         protected: Vec::new(),
         typed: Default::default(),
         policy: Default::default(),

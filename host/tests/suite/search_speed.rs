@@ -36,7 +36,7 @@ async fn load(corpus: &Corpus, limits: Limits) -> Sandbox {
         plugin_files: Vec::new(),
         standard_tools: true,
         cache_dir: Some(shared_cache()),
-        baseline_min_bytes: None,
+        tiering: Default::default(),
         protected: Vec::new(),
         typed: Default::default(),
         policy: Policy {

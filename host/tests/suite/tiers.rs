@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use toolhost::sandbox::{
     Access, CacheStatus, CallOptions, Grant, Limits, Policy, Sandbox, SandboxOptions, Tier,
-    ToolFault, ToolOutcome, ToolPolicy,
+    Tiering, ToolFault, ToolOutcome, ToolPolicy,
 };
 
 use super::common::{fixture, test_plugins};
@@ -80,7 +80,10 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)]) -> Sandbox
         plugin_files: vec![fixture(plugin)],
         standard_tools: false,
         cache_dir: Some(root.join("cache")),
-        baseline_min_bytes: Some(0),
+        tiering: Tiering {
+            baseline_min_bytes: Some(0),
+            optimize_in_background: true,
+        },
         protected: Vec::new(),
         typed: Default::default(),
         policy: Policy {
