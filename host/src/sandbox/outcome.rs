@@ -238,6 +238,11 @@ fn fs_denied_text(tool: &str, denial: &Denial) -> String {
             "error: `{tool}` may not hard-link `{source}`: it may not write that file, and a second name \
              for it would let it. Copy the file instead."
         ),
+        Denial::SpecialFile { path, kind } => format!(
+            "error: `{tool}` may not open `{path}`: it is {kind}, not a file, and opening or reading it \
+             could block the tool past its deadline. Tools may open only files and directories; leave \
+             it alone."
+        ),
     }
 }
 
@@ -330,6 +335,7 @@ mod tests {
             ToolFault::FsDenied(Denial::LinkIntoProtected { .. }) => 15,
             ToolFault::FsDenied(Denial::AbsoluteLink { .. }) => 16,
             ToolFault::FsDenied(Denial::HardLinkSource { .. }) => 17,
+            ToolFault::FsDenied(Denial::SpecialFile { .. }) => 18,
         }
     }
 
@@ -472,6 +478,15 @@ mod tests {
                 "error: `t` may not hard-link `toolhost.toml`: it may not write that file, and a \
                  second name for it would let it. Copy the file instead.",
             ),
+            (
+                ToolFault::FsDenied(Denial::SpecialFile {
+                    path: "logs/pipe".into(),
+                    kind: "a FIFO (named pipe)",
+                }),
+                "error: `t` may not open `logs/pipe`: it is a FIFO (named pipe), not a file, and \
+                 opening or reading it could block the tool past its deadline. Tools may open only \
+                 files and directories; leave it alone.",
+            ),
         ]
     }
 
@@ -480,11 +495,9 @@ mod tests {
         let table = every_fault();
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
-        assert_eq!(
-            seen,
-            (0..table.len()).collect::<Vec<_>>(),
-            "one row per variant"
-        );
+        // The highest index `variant_index` gives: a new variant raises it.
+        let last = 18;
+        assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());
             assert!(ToolOutcome::Fault(fault).is_error());

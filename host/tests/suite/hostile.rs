@@ -392,3 +392,49 @@ async fn chatty_output_is_captured_bounded_and_kept_from_the_model() {
     );
     s.assert_still_works().await;
 }
+
+/// A FIFO (or a device) in a grant: opening it for reading blocks until a
+/// writer comes, in the host thread running the call, so no deadline could
+/// end the call. The guard refuses to open anything but files and
+/// directories, and the call ends at once with a text saying why. (The call
+/// runs on a thread of its own, so that a regression fails here instead of
+/// hanging the suite.)
+#[test]
+fn a_fifo_in_a_grant_is_refused_instead_of_blocking_the_call() {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().expect("runtime");
+        runtime.block_on(async {
+            let s = setup(&[("read_path", limits(|l| l.timeout = Duration::from_secs(2)))]).await;
+            let fifo = s.workspace.join("docs/pipe");
+            let made = std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .expect("run mkfifo");
+            assert!(made.success(), "mkfifo {}", fifo.display());
+            let start = Instant::now();
+            let report = s
+                .call("read_path", serde_json::json!({"path": "docs/pipe"}))
+                .await;
+            let took = start.elapsed();
+            let works = s
+                .call("read_file", serde_json::json!({"path": "readme.txt"}))
+                .await;
+            let _ = done.send((report, took, works));
+        });
+    });
+    let (report, took, works) = result
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the call ends instead of blocking on the FIFO");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(
+        matches!(fault(&report), ToolFault::FsDenied(_)),
+        "{report:?}"
+    );
+    let text = report.outcome.model_text("read_path");
+    assert!(
+        text.contains("`docs/pipe`") && text.contains("FIFO"),
+        "{text}"
+    );
+    assert!(!works.is_error(), "{works:?}");
+}

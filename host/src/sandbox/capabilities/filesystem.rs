@@ -51,6 +51,9 @@ pub enum Denial {
     AbsoluteLink { link: String, target: String },
     /// A hard link to `source`, which the tool may not write.
     HardLinkSource { source: String },
+    /// Opening `path`, which is `kind` (a FIFO, a socket, a device): no
+    /// deadline could end a call blocked in opening or reading one.
+    SpecialFile { path: String, kind: &'static str },
 }
 
 /// Bytes a call may still write to files, shared with the streams it opens.
@@ -169,6 +172,55 @@ impl FsGuard {
     }
 }
 
+/// Whether `path` under the directory `dir` is something other than a
+/// file, a directory or a symbolic link: one `fstatat`, as this runs before
+/// every open.
+#[cfg(unix)]
+fn is_special(dir: &std::fs::File, path: &str, follow: bool) -> bool {
+    use std::os::fd::AsRawFd as _;
+    let Ok(name) = std::ffi::CString::new(path) else {
+        return false;
+    };
+    let flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `name` is NUL-terminated, `stat` is a valid out-pointer, and
+    // the descriptor is open for the duration of the call.
+    let found = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), stat.as_mut_ptr(), flags) };
+    if found != 0 {
+        return false;
+    }
+    // SAFETY: `fstatat` succeeded, so it filled `stat`.
+    let mode = unsafe { stat.assume_init() }.st_mode & libc::S_IFMT;
+    !matches!(mode, libc::S_IFREG | libc::S_IFDIR | libc::S_IFLNK)
+}
+
+#[cfg(not(unix))]
+fn is_special(_dir: &std::fs::File, _path: &str, _follow: bool) -> bool {
+    false
+}
+
+/// What kind of special file `path` is, for the model's text.
+fn special_kind(path: &Path) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if let Ok(meta) = std::fs::metadata(path) {
+            let kind = meta.file_type();
+            if kind.is_fifo() {
+                return "a FIFO (named pipe)";
+            }
+            if kind.is_socket() {
+                return "a socket";
+            }
+            if kind.is_char_device() || kind.is_block_device() {
+                return "a device";
+            }
+        }
+    }
+    let _ = path;
+    "not a regular file"
+}
+
 /// The `HasData` of the guarded interface.
 pub(crate) struct GuardedFilesystem;
 
@@ -217,6 +269,45 @@ impl Guarded<'_> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(_) => Err(ErrorCode::NotPermitted.into()),
         }
+    }
+
+    /// Refuses to open anything but a file, a directory or a link to one:
+    /// opening a FIFO blocks until a writer comes (and reading a device may
+    /// never end), in the host thread running the call, where no deadline
+    /// can stop it. Calls run file operations on their own thread
+    /// (`allow_blocking_current_thread`), so this check is what keeps the
+    /// deadline. Where the path does not resolve, the open fails by itself.
+    fn check_ordinary(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        follow: bool,
+    ) -> FsResult<()> {
+        let Descriptor::Dir(dir) = self.fs.table.get(fd)? else {
+            return Ok(());
+        };
+        if !is_special(&dir.dir, path, follow) {
+            return Ok(());
+        }
+        // Only inside the grants: a path that leaves them fails in the open
+        // itself, and the refusal would tell the tool what lies outside.
+        let Ok(Some(target)) = self.locate(fd, path, follow) else {
+            return Ok(());
+        };
+        if !self
+            .guard
+            .rules
+            .grants
+            .iter()
+            .any(|(root, _)| target.starts_with(root))
+        {
+            return Ok(());
+        }
+        let shown = self.guard.rules.shown(&target);
+        self.guard.refuse(Denial::SpecialFile {
+            path: shown,
+            kind: special_kind(&target),
+        })
     }
 
     /// Refuses a change of `path` under `fd` that reaches a protected path.
@@ -472,6 +563,10 @@ impl HostDescriptor for Guarded<'_> {
             .intersects(types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY);
         if changes {
             self.check_change(&fd, &path, follows(path_flags), Change::At)?;
+        }
+        // Opening a directory, or creating a new file, cannot block.
+        if !oflags.intersects(types::OpenFlags::DIRECTORY | types::OpenFlags::EXCLUSIVE) {
+            self.check_ordinary(&fd, &path, follows(path_flags))?;
         }
         HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags).await
     }
