@@ -1,0 +1,62 @@
+//! How long the same sandboxed call takes back to back and after the
+//! thread sat idle for a while, as it does in a server between requests
+//! (issue 9: the MCP overhead is measured against the bare call).
+//!
+//! ```text
+//! cargo run --release --example idle_call
+//! ```
+#![allow(clippy::print_stdout)]
+
+use std::time::{Duration, Instant};
+
+use toolhost::sandbox::{Access, CallOptions, Grant, Policy, Sandbox, SandboxOptions, ToolPolicy};
+
+fn main() {
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let workspace = dir.path().canonicalize().expect("canonical");
+    let line = "the quick brown fox jumps over the lazy dog, 64 bytes per line.\n";
+    std::fs::write(workspace.join("file.txt"), line.repeat(64)).expect("write 4 KiB file");
+    let sandbox = runtime
+        .block_on(Sandbox::load(SandboxOptions {
+            workspace: workspace.clone(),
+            plugin_dirs: Vec::new(),
+            plugin_files: Vec::new(),
+            standard_tools: true,
+            cache_dir: Some(std::env::temp_dir().join("toolhost-idle-call-cache")),
+            tiering: Default::default(),
+            protected: Vec::new(),
+            typed: Default::default(),
+            policy: Policy {
+                defaults: ToolPolicy {
+                    grants: vec![Grant {
+                        host_path: workspace.clone(),
+                        guest_path: ".".into(),
+                        access: Access::Read,
+                    }],
+                    ..ToolPolicy::default()
+                },
+                ..Policy::default()
+            },
+        }))
+        .expect("sandbox loads");
+    let options = CallOptions::default();
+    let input = r#"{"path":"file.txt"}"#;
+    let calls = 3000u32;
+    for gap_us in [0u64, 50, 200, 1000, 0] {
+        let mut total = Duration::ZERO;
+        for _ in 0..calls {
+            if gap_us > 0 {
+                std::thread::sleep(Duration::from_micros(gap_us));
+            }
+            let started = Instant::now();
+            let report = runtime.block_on(sandbox.call("read_file", input, &options));
+            total += started.elapsed();
+            assert!(!report.is_error(), "{}", report.model_text("read_file"));
+        }
+        println!(
+            "idle {gap_us:>4} us before each call: Sandbox::call {:.1} us",
+            total.as_secs_f64() * 1e6 / f64::from(calls)
+        );
+    }
+}
