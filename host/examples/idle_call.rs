@@ -3,7 +3,8 @@
 //! (issue 9: the MCP overhead is measured against the bare call).
 //!
 //! ```text
-//! cargo run --release --example idle_call
+//! cargo run --release --example idle_call            # idle 0, 50, 200, 1000, 0 us
+//! cargo run --release --example idle_call -- 200     # one row (for perf stat)
 //! ```
 #![allow(clippy::print_stdout)]
 
@@ -43,7 +44,14 @@ fn main() {
     let options = CallOptions::default();
     let input = r#"{"path":"file.txt"}"#;
     let calls = 3000u32;
-    for gap_us in [0u64, 50, 200, 1000, 0] {
+    let mut gaps: Vec<u64> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("idle microseconds"))
+        .collect();
+    if gaps.is_empty() {
+        gaps = vec![0, 50, 200, 1000, 0];
+    }
+    for gap_us in gaps {
         let mut total = Duration::ZERO;
         for _ in 0..calls {
             if gap_us > 0 {
