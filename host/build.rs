@@ -18,6 +18,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use sha2::{Digest as _, Sha256};
+
 const WASM_TARGET: &str = "wasm32-wasip2";
 const PROFILE: &str = "plugin";
 
@@ -63,6 +65,23 @@ fn main() {
             wasm.display()
         )
         .expect("write to string");
+    }
+    generated.push_str("];\n");
+    // Their hashes, so a start does not hash 4 MB of embedded plugins to
+    // find them in the compile cache.
+    generated.push_str(
+        "/// The sha256 of each of [`STANDARD_PLUGINS`], in the same order.\n\
+         pub(crate) const STANDARD_PLUGIN_SHA256: &[&str] = &[\n",
+    );
+    for dir in &standard {
+        let name = dir_name(dir);
+        let wasm = artifact(&artifacts, &format!("toolhost-plugin-{name}"));
+        let bytes = fs::read(&wasm).expect("read standard plugin");
+        let digest: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        writeln!(generated, "    {digest:?},").expect("write to string");
     }
     generated.push_str("];\n");
     fs::write(out_dir.join("standard_plugins.rs"), generated).expect("write standard_plugins.rs");

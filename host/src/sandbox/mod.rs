@@ -218,10 +218,11 @@ impl Sandbox {
         )
         .map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
 
-        let mut sources: Vec<(PluginOrigin, Option<&'static [u8]>)> = Vec::new();
+        let mut sources: Vec<(PluginOrigin, Option<plugin::Builtin>)> = Vec::new();
         if options.standard_tools {
-            for (name, bytes) in STANDARD_PLUGINS {
-                sources.push((PluginOrigin::Builtin((*name).to_string()), Some(*bytes)));
+            for ((name, bytes), sha256) in STANDARD_PLUGINS.iter().zip(STANDARD_PLUGIN_SHA256) {
+                let builtin = plugin::Builtin { bytes, sha256 };
+                sources.push((PluginOrigin::Builtin((*name).to_string()), Some(builtin)));
             }
         }
         let mut load_errors = Vec::new();

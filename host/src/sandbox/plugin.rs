@@ -127,20 +127,31 @@ impl std::ops::Deref for Bytes {
     }
 }
 
+/// A standard plugin embedded in the binary, with its sha256 computed at
+/// build time.
+#[derive(Clone, Copy)]
+pub(crate) struct Builtin {
+    pub(crate) bytes: &'static [u8],
+    pub(crate) sha256: &'static str,
+}
+
 /// A plugin's bytes as loading needs them: a file is opened at once (so an
 /// unreadable one is refused) but read only when its compiled code is not
 /// in the cache or its contents are needed.
 struct Source {
     file: Option<(PathBuf, File, fs::Metadata)>,
     bytes: Option<Bytes>,
+    /// Known without hashing (a standard plugin).
+    sha256: Option<&'static str>,
 }
 
 impl Source {
-    fn open(origin: &PluginOrigin, builtin: Option<&'static [u8]>) -> Result<Source, String> {
-        if let Some(bytes) = builtin {
+    fn open(origin: &PluginOrigin, builtin: Option<Builtin>) -> Result<Source, String> {
+        if let Some(builtin) = builtin {
             return Ok(Source {
                 file: None,
-                bytes: Some(Bytes::Static(bytes)),
+                bytes: Some(Bytes::Static(builtin.bytes)),
+                sha256: Some(builtin.sha256),
             });
         }
         let PluginOrigin::File(path) = origin else {
@@ -155,6 +166,7 @@ impl Source {
         Ok(Source {
             file: Some((path.clone(), file, meta)),
             bytes: None,
+            sha256: None,
         })
     }
 
@@ -185,6 +197,9 @@ impl Source {
     /// The sha256 of the bytes: remembered for an unchanged file, else
     /// hashed (and remembered).
     fn sha256(&mut self, cache: &CompileCache) -> Result<String, String> {
+        if let Some(known) = self.sha256 {
+            return Ok(known.to_string());
+        }
         if let Some((path, _, meta)) = &self.file
             && let Some(known) = cache.known_sha256(path, meta)
         {
@@ -262,7 +277,7 @@ pub(crate) struct CheckedSpec {
 pub(crate) async fn load(
     compilers: &Compilers,
     origin: PluginOrigin,
-    builtin: Option<&'static [u8]>,
+    builtin: Option<Builtin>,
     policy: RunPolicy<'_>,
     progress: &(dyn Fn(&LoadEvent<'_>) + Sync),
 ) -> Result<LoadedPlugin, LoadError> {
@@ -634,6 +649,15 @@ mod tests {
                 default: None
             }]
         );
+    }
+
+    #[test]
+    fn the_standard_plugins_build_time_hashes_are_their_bytes_hashes() {
+        use crate::sandbox::{STANDARD_PLUGIN_SHA256, STANDARD_PLUGINS};
+        assert_eq!(STANDARD_PLUGINS.len(), STANDARD_PLUGIN_SHA256.len());
+        for ((name, bytes), sha256) in STANDARD_PLUGINS.iter().zip(STANDARD_PLUGIN_SHA256) {
+            assert_eq!(&sha256_hex(bytes), sha256, "{name}");
+        }
     }
 
     #[test]
