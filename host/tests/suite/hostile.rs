@@ -13,7 +13,7 @@ use toolhost::sandbox::{
     ToolOutcome, ToolPolicy,
 };
 
-use super::common::{fixture, shared_cache, test_plugins};
+use super::common::{fault, fixture, limits, shared_cache, test_plugins};
 
 /// A workspace inside a temp root that also holds a secret next to it.
 struct Setup {
@@ -125,24 +125,11 @@ impl Setup {
     }
 }
 
-fn fault(report: &CallReport) -> &ToolFault {
-    match &report.outcome {
-        ToolOutcome::Fault(fault) => fault,
-        ToolOutcome::Ok(text) => panic!("expected an isError outcome, got ok: {text}"),
-    }
-}
-
 fn failed_text(report: &CallReport) -> &str {
     match fault(report) {
         ToolFault::Failed(text) => text,
         other => panic!("expected failed, got {other:?}"),
     }
-}
-
-fn limits(edit: impl FnOnce(&mut Limits)) -> Limits {
-    let mut limits = Limits::default();
-    edit(&mut limits);
-    limits
 }
 
 #[tokio::test(flavor = "multi_thread")]

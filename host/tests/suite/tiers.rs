@@ -16,7 +16,7 @@ use toolhost::sandbox::{
     Tiering, ToolFault, ToolOutcome, ToolPolicy,
 };
 
-use super::common::{fixture, test_plugins};
+use super::common::{fault, fixture, limits, test_plugins};
 
 struct Tiered {
     root: tempfile::TempDir,
@@ -46,12 +46,6 @@ impl Tiered {
             .await
             .expect("the optimized compile ends within two minutes");
     }
-}
-
-fn limits(edit: impl FnOnce(&mut Limits)) -> Limits {
-    let mut limits = Limits::default();
-    edit(&mut limits);
-    limits
 }
 
 async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)]) -> Sandbox {
@@ -112,13 +106,6 @@ async fn tiered(plugin: &str, per_tool: &[(&str, Limits)]) -> Tiered {
     assert_eq!(tiered.sandbox.tier(first), Tier::Baseline);
     assert_eq!(first.cache, CacheStatus::Miss);
     tiered
-}
-
-fn fault(report: &toolhost::sandbox::CallReport) -> &ToolFault {
-    match &report.outcome {
-        ToolOutcome::Fault(fault) => fault,
-        ToolOutcome::Ok(text) => panic!("expected an isError outcome, got ok: {text}"),
-    }
 }
 
 /// The cache entries of `tier`.

@@ -136,3 +136,20 @@ pub fn stderr_of_failure(cmd: &mut Command, code: i32) -> String {
     );
     String::from_utf8(output.stderr).expect("utf-8 stderr")
 }
+
+/// The fault of an `isError` report; panics with the text on a success.
+pub fn fault(report: &toolhost::sandbox::CallReport) -> &toolhost::sandbox::ToolFault {
+    match &report.outcome {
+        toolhost::sandbox::ToolOutcome::Fault(fault) => fault,
+        toolhost::sandbox::ToolOutcome::Ok(text) => {
+            panic!("expected an isError outcome, got ok: {text}")
+        }
+    }
+}
+
+/// The default limits with `edit` applied.
+pub fn limits(edit: impl FnOnce(&mut toolhost::sandbox::Limits)) -> toolhost::sandbox::Limits {
+    let mut limits = toolhost::sandbox::Limits::default();
+    edit(&mut limits);
+    limits
+}
