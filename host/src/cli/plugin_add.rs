@@ -48,7 +48,9 @@ pub(super) async fn add(args: &SandboxArgs, file: &Path, force: bool) -> anyhow:
         _ => Layout::of(&options.workspace).plugins_dir(),
     };
     let installed = dir.join(&name);
-    let unchanged = installed.is_file() && fs::read(&installed)? == fs::read(file)?;
+    let read =
+        |path: &Path| fs::read(path).with_context(|| format!("reading `{}`", path.display()));
+    let unchanged = installed.is_file() && read(&installed)? == read(file)?;
     if installed.exists() && !unchanged && !force {
         bail!(
             "`{}` already exists and differs from `{}`; pass --force to replace it",
