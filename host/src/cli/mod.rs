@@ -1,6 +1,7 @@
 //! The command line: clap definitions and one function per command. Only
 //! `render` prints; only `exit` decides exit codes.
 
+mod background;
 pub mod exit;
 mod plugin_add;
 mod render;
@@ -72,6 +73,17 @@ enum Command {
     /// stops when the client closes stdin (with --http, at Ctrl+C). Every call is recorded in a
     /// session file that `toolhost sessions` lists, unless --no-session.
     Mcp(McpArgs),
+    /// Compile the optimized code of plugins a command left on baseline
+    /// code into the compile cache (--cache-dir). toolhost starts this
+    /// itself, in the background.
+    #[command(name = background::COMMAND, hide = true)]
+    CompileOptimized {
+        /// A standard tool, by name (repeatable).
+        #[arg(long = "builtin", value_name = "NAME")]
+        builtins: Vec<String>,
+        /// Plugin files.
+        files: Vec<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -264,6 +276,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
         Command::Tools { json } => {
             let sandbox = load_sandbox(&cli.sandbox, None).await?;
             render::tools(&sandbox, *json)?;
+            background::hand_off(&sandbox);
             Ok(Ended::Done)
         }
         Command::Call { tool, input } => {
@@ -279,6 +292,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
             let sandbox = load_sandbox(&cli.sandbox, None).await?;
             let report = sandbox.call(tool, &input, &CallOptions::default()).await;
             render::call_result(tool, &report)?;
+            background::hand_off(&sandbox);
             Ok(if report.is_error() {
                 Ended::Failed
             } else {
@@ -303,10 +317,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
                 );
             }
             let sandbox = load_sandbox(&cli.sandbox, Some(file)).await?;
-            render::plugin_check(&sandbox, file)
+            let checked = render::plugin_check(&sandbox, file);
+            background::hand_off(&sandbox);
+            checked
         }
         Command::Trust(args) => trust(args, &cli.sandbox.workspace),
         Command::Mcp(args) => serve_mcp(&cli.sandbox, args).await,
+        Command::CompileOptimized { builtins, files } => {
+            background::compile(cli.sandbox.cache_dir.as_deref(), builtins, files)?;
+            Ok(Ended::Done)
+        }
         Command::Sessions(args) => {
             let store = session_store(args.session_dir.as_ref(), &cli.sandbox.workspace);
             match &args.command {
@@ -493,6 +513,7 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     let agent = AgentLoop::new(model, &sandbox, config).with_events(sink);
     let stop = agent.run(&mut ledger, prompt, &cancel).await;
     renderer.finish(&ledger, &stop, writer.as_deref())?;
+    background::hand_off(&sandbox);
     Ok(Ended::Run(stop.reason))
 }
 
@@ -544,8 +565,9 @@ fn spawn_ctrl_c_handler(cancel: tokio_util::sync::CancellationToken) {
 /// Resolves the configuration and loads the sandbox. With `only_file`, the
 /// plugin directories are replaced by that one file (for `plugin check`).
 /// These commands exit right after: a plugin loaded with baseline code
-/// keeps it (in the cache too) rather than starting an optimized compile
-/// the exit would throw away.
+/// keeps it rather than starting an optimized compile the exit would throw
+/// away; the command leaves that compile to a background process
+/// ([`background::hand_off`]).
 async fn load_sandbox(args: &SandboxArgs, only_file: Option<&PathBuf>) -> anyhow::Result<Sandbox> {
     let mut resolved = config::resolve(&args.inputs())?;
     resolved.sandbox.tiering.optimize_in_background = false;

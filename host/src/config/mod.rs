@@ -110,6 +110,11 @@ pub enum ConfigError {
          with the baseline compiler first) or to `off` (always wait for the optimized compile)"
     )]
     BaselineMinBytes { value: String },
+    #[error(
+        "`TOOLHOST_BACKGROUND_COMPILE` is `{value}`; set it to `on` (a command that exits with plugins on \
+         baseline code leaves a background process to compile their optimized code) or `off`"
+    )]
+    BackgroundCompile { value: String },
     #[error(transparent)]
     StateLink(#[from] crate::workspace::StateLink),
 }
@@ -342,6 +347,9 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
                     std::env::var("TOOLHOST_BASELINE_MIN_BYTES").ok(),
                 )?,
                 optimize_in_background: true,
+                compile_after_exit: compile_after_exit(
+                    std::env::var("TOOLHOST_BACKGROUND_COMPILE").ok(),
+                )?,
             },
             policy: Policy { defaults, per_tool },
             protected,
@@ -579,6 +587,20 @@ fn baseline_min_bytes(value: Option<String>) -> Result<Option<u64>, ConfigError>
         .map_err(|_| ConfigError::BaselineMinBytes { value })
 }
 
+/// From `$TOOLHOST_BACKGROUND_COMPILE` (`on`, the default, or `off`):
+/// whether a command leaves its unfinished optimized compiles to a
+/// background process.
+fn compile_after_exit(value: Option<String>) -> Result<bool, ConfigError> {
+    let Some(value) = value.filter(|v| !v.trim().is_empty()) else {
+        return Ok(true);
+    };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(ConfigError::BackgroundCompile { value }),
+    }
+}
+
 /// `$TOOLHOST_CACHE_DIR`, else `$XDG_CACHE_HOME/toolhost`, else
 /// `~/.cache/toolhost`.
 fn default_cache_dir() -> Option<PathBuf> {
@@ -616,6 +638,20 @@ mod tests {
         let error = read(Some("4MB")).expect_err("an error").to_string();
         assert!(
             error.contains("`4MB`") && error.contains("`off`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_background_compile_is_on_or_off() {
+        let read = |v: Option<&str>| compile_after_exit(v.map(str::to_string));
+        assert!(read(None).expect("test setup"));
+        assert!(read(Some(" ")).expect("test setup"));
+        assert!(read(Some("On")).expect("test setup"));
+        assert!(!read(Some("off")).expect("test setup"));
+        let error = read(Some("0")).expect_err("an error").to_string();
+        assert!(
+            error.contains("`TOOLHOST_BACKGROUND_COMPILE` is `0`") && error.contains("`off`"),
             "{error}"
         );
     }

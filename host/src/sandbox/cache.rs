@@ -75,6 +75,13 @@ impl CompileCache {
         unsafe { Component::deserialize_file(engine, &entry) }.ok()
     }
 
+    /// Whether there is an entry for `sha256` of `tier` (without loading
+    /// it).
+    pub(crate) fn has(&self, engine: &Engine, tier: Tier, sha256: &str) -> bool {
+        self.entry(engine, tier, sha256)
+            .is_some_and(|entry| entry.is_file())
+    }
+
     /// Compiles `bytes` (whose hash is `sha256`) with `engine` and stores
     /// the result. `compiling` is told when the compile starts (`true`) and
     /// ends (`false`), so the caller can show progress for the seconds it

@@ -35,7 +35,7 @@ pub use engine::{CONCURRENT_CALLS, Tier};
 pub use limits::Limits;
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, LoadEvent, LoadNotice, PluginOrigin, is_tool_name};
-pub use tiers::DEFAULT_BASELINE_MIN_BYTES;
+pub use tiers::{DEFAULT_BASELINE_MIN_BYTES, Unfinished, compile_optimized};
 pub use typed::{TypedConfig, TypedToolConfig};
 
 use call::RunPolicy;
@@ -114,6 +114,10 @@ pub struct Tiering {
     /// the baseline code in the cache, and the next long-lived start
     /// optimizes it.
     pub optimize_in_background: bool,
+    /// A command that exits with plugins still on baseline code leaves
+    /// their optimized compile to a background process (the CLI's; see
+    /// [`Sandbox::unfinished`]).
+    pub compile_after_exit: bool,
 }
 
 /// A problem that stops the sandbox from starting at all (as opposed to a
@@ -196,6 +200,8 @@ pub struct Sandbox {
     load_errors: Vec<LoadError>,
     load_notices: Vec<LoadNotice>,
     optimizer: Optimizer,
+    cache_dir: Option<PathBuf>,
+    compile_after_exit: bool,
 }
 
 impl Sandbox {
@@ -257,6 +263,8 @@ impl Sandbox {
         ));
         let mut sandbox = Sandbox {
             optimizer: Optimizer::new(&compilers),
+            cache_dir: options.cache_dir.clone(),
+            compile_after_exit: options.tiering.compile_after_exit,
             workspace: options.workspace.clone(),
             protection: Arc::clone(&protection),
             plugins: Vec::new(),
@@ -604,6 +612,25 @@ impl Sandbox {
     /// optimized compile failed and it keeps the baseline code.
     pub async fn optimized(&self) {
         self.optimizer.settled().await;
+    }
+
+    /// The plugins still on baseline code, for a process about to exit to
+    /// leave their optimized compile to a background one
+    /// ([`compile_optimized`]): `None` when there are none, the compile
+    /// cache is off (nothing could be kept) or
+    /// [`Tiering::compile_after_exit`] is off.
+    pub fn unfinished(&self) -> Option<Unfinished> {
+        if !self.compile_after_exit {
+            return None;
+        }
+        let cache_dir = self.cache_dir.clone()?;
+        let plugins: Vec<PluginOrigin> = self
+            .plugins
+            .iter()
+            .filter(|p| p.code.current().tier == Tier::Baseline)
+            .map(|p| p.origin.clone())
+            .collect();
+        (!plugins.is_empty()).then_some(Unfinished { cache_dir, plugins })
     }
 
     /// Parses and validates the input before any wasm runs, and checks path

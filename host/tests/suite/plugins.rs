@@ -345,6 +345,57 @@ fn a_big_new_plugin_runs_baseline_code_first_and_the_threshold_is_the_users() {
     );
 }
 
+/// `toolhost call` exits long before Cranelift would finish a big plugin:
+/// it leaves that compile to a background `toolhost`, and the next start
+/// loads optimized code instead of baseline code at every start after.
+#[test]
+fn a_command_on_baseline_code_leaves_the_optimized_compile_to_a_background_process() {
+    let ws = Workspace::new();
+    let cache = ws.mkdir("cache");
+    // The standard plugins optimized first, so only echo is left after.
+    stdout_of(
+        ws.toolhost()
+            .env("TOOLHOST_CACHE_DIR", &cache)
+            .env("TOOLHOST_BASELINE_MIN_BYTES", "off")
+            .arg("tools"),
+    );
+    let standard = toolhost::sandbox::STANDARD_PLUGINS.len();
+    assert_eq!(compiled_entries(&cache), standard);
+
+    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
+    let out = stdout_of(
+        ws.toolhost()
+            .env("TOOLHOST_CACHE_DIR", &cache)
+            .env("TOOLHOST_BASELINE_MIN_BYTES", "0")
+            .env("TOOLHOST_BACKGROUND_COMPILE", "on")
+            .args(["call", "echo", r#"{"text":"hi"}"#]),
+    );
+    assert_eq!(out, "hi\n");
+    // The background compile stores echo's optimized code and removes its
+    // baseline entry (at low priority, beside the rest of the suite).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let baseline_entries = || {
+        fs::read_dir(&cache)
+            .expect("cache dir")
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().contains("-baseline-"))
+            })
+            .count()
+    };
+    while (baseline_entries() > 0 || compiled_entries(&cache) != standard + 1)
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(baseline_entries(), 0, "the baseline entry is still there");
+    assert_eq!(compiled_entries(&cache), standard + 1);
+    assert_eq!(
+        tool_fields(&ws, &cache, "echo", &[("TOOLHOST_BASELINE_MIN_BYTES", "0")]),
+        ("hit".to_string(), "optimized".to_string())
+    );
+}
+
 #[test]
 fn plugin_add_installs_a_checked_plugin_already_compiled_for_the_next_start() {
     let ws = Workspace::new();

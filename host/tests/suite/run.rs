@@ -409,6 +409,7 @@ fn ctrl_c_aborts_a_running_tool_with_exit_130() {
     let child = Command::new(assert_cmd::cargo::cargo_bin("toolhost"))
         .current_dir(ws.path())
         .env("TOOLHOST_CACHE_DIR", super::common::shared_cache())
+        .env("TOOLHOST_BACKGROUND_COMPILE", "off")
         .args(["run", "--script", &script, "go"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -763,6 +764,7 @@ fn a_spinner_shows_on_a_terminal_while_the_model_thinks() {
         .args(["-qec", &command, "/dev/null"])
         .current_dir(ws.path())
         .env("TOOLHOST_CACHE_DIR", super::common::shared_cache())
+        .env("TOOLHOST_BACKGROUND_COMPILE", "off")
         .env_remove("OPENAI_API_KEY")
         .output()
         .expect("run under script");

@@ -80,6 +80,7 @@ fn crashed_session(ws: &Workspace) -> PathBuf {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("toolhost"))
         .current_dir(ws.path())
         .env("TOOLHOST_CACHE_DIR", super::common::shared_cache())
+        .env("TOOLHOST_BACKGROUND_COMPILE", "off")
         .args([
             "--allow-write",
             "out",

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use toolhost::sandbox::{
-    Access, CacheStatus, CallOptions, Grant, Limits, Policy, Sandbox, SandboxOptions, Tier,
-    Tiering, ToolFault, ToolOutcome, ToolPolicy,
+    Access, CacheStatus, CallOptions, Grant, Limits, PluginOrigin, Policy, Sandbox, SandboxOptions,
+    Tier, Tiering, ToolFault, ToolOutcome, ToolPolicy, compile_optimized,
 };
 
 use super::common::{fault, fixture, limits, test_plugins};
@@ -48,7 +48,9 @@ impl Tiered {
     }
 }
 
-async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)]) -> Sandbox {
+/// A sandbox of `plugin` on baseline code; with `optimize`, its optimized
+/// code compiles in the background as in `run` and `mcp`.
+async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)], optimize: bool) -> Sandbox {
     let workspace = root.join("ws");
     std::fs::create_dir_all(&workspace).expect("mkdir ws");
     let workspace = workspace.canonicalize().expect("canonical ws");
@@ -76,7 +78,8 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)]) -> Sandbox
         cache_dir: Some(root.join("cache")),
         tiering: Tiering {
             baseline_min_bytes: Some(0),
-            optimize_in_background: true,
+            optimize_in_background: optimize,
+            compile_after_exit: true,
         },
         protected: Vec::new(),
         typed: Default::default(),
@@ -100,7 +103,7 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)]) -> Sandbox
 
 async fn tiered(plugin: &str, per_tool: &[(&str, Limits)]) -> Tiered {
     let root = tempfile::tempdir().expect("temp root");
-    let sandbox = load(root.path(), plugin, per_tool).await;
+    let sandbox = load(root.path(), plugin, per_tool, true).await;
     let tiered = Tiered { root, sandbox };
     let first = &tiered.sandbox.tools()[0];
     assert_eq!(tiered.sandbox.tier(first), Tier::Baseline);
@@ -223,7 +226,7 @@ async fn optimized_code_replaces_the_baseline_in_the_sandbox_and_the_cache() {
     );
 
     // The next start loads the optimized code and compiles nothing.
-    let again = load(s.root.path(), test_plugins::HOSTILE, &[]).await;
+    let again = load(s.root.path(), test_plugins::HOSTILE, &[], true).await;
     let tool = again.tool("spin").expect("spin");
     assert_eq!(tool.cache, CacheStatus::Hit);
     assert_eq!(again.tier(tool), Tier::Optimized);
@@ -245,4 +248,46 @@ async fn a_typed_component_keeps_its_functions_across_the_swap() {
     );
     let report = s.call("echo_floats", r#"{"a": 1.5, "b": -2}"#).await;
     assert_eq!(report.outcome, ToolOutcome::Ok("[1.5,-2.0]".into()));
+}
+
+/// What a command that exits before the optimized compile leaves to the
+/// background `toolhost`: the plugins still on baseline code, which
+/// `compile_optimized` compiles into the cache (removing the baseline
+/// entry), so the next start loads optimized code.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_left_on_baseline_code_is_compiled_into_the_cache_for_the_next_start() {
+    let root = tempfile::tempdir().expect("temp root");
+    let cache = root.path().join("cache");
+    let sandbox = load(root.path(), test_plugins::ECHO, &[], false).await;
+    let unfinished = sandbox.unfinished().expect("echo runs baseline code");
+    assert_eq!(unfinished.cache_dir, cache);
+    assert_eq!(
+        unfinished.plugins,
+        vec![PluginOrigin::File(fixture(test_plugins::ECHO))]
+    );
+    assert_eq!(entries(&cache, "baseline").len(), 1);
+
+    let failures = compile_optimized(&unfinished.cache_dir, &unfinished.plugins);
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(entries(&cache, "optimized").len(), 1);
+    assert!(entries(&cache, "baseline").is_empty());
+    // Asked again (a second command's background process): nothing to do.
+    assert!(compile_optimized(&cache, &unfinished.plugins).is_empty());
+
+    let again = load(root.path(), test_plugins::ECHO, &[], false).await;
+    let tool = again.tool("echo").expect("echo");
+    assert_eq!(
+        (tool.cache, again.tier(tool)),
+        (CacheStatus::Hit, Tier::Optimized)
+    );
+    assert!(again.unfinished().is_none());
+
+    // A plugin that cannot be read is reported, not compiled.
+    let gone = root.path().join("gone.wasm");
+    let failures = compile_optimized(&cache, &[PluginOrigin::File(gone.clone())]);
+    assert_eq!(failures.len(), 1);
+    assert!(
+        failures[0].starts_with(&format!("plugin `{}`: cannot read it", gone.display())),
+        "{failures:?}"
+    );
 }

@@ -77,12 +77,15 @@ impl Workspace {
         dest
     }
 
-    /// `toolhost` run in this workspace with the shared compile cache.
+    /// `toolhost` run in this workspace with the shared compile cache, and
+    /// no background compile after it exits (which would change a cache a
+    /// test counts while it counts; `plugins.rs` tests it on its own).
     pub fn toolhost(&self) -> Command {
         let mut cmd = Command::cargo_bin("toolhost").expect("the toolhost binary is built");
         cmd.current_dir(self.path())
             .env("TOOLHOST_CACHE_DIR", shared_cache())
             .env("TOOLHOST_CONFIG_DIR", self.user_config.path())
+            .env("TOOLHOST_BACKGROUND_COMPILE", "off")
             .env_remove("XDG_CACHE_HOME")
             .env_remove("TOOLHOST_BASELINE_MIN_BYTES");
         cmd
