@@ -30,6 +30,7 @@ use wasmtime_wasi::p2::{
     DynOutputStream, FsError, FsResult, OutputStream, Pollable, StreamError, StreamResult,
 };
 
+use super::listing::Listing;
 use super::protect::{self, Hit, Protection};
 use super::{Access, Grant};
 
@@ -476,11 +477,21 @@ impl HostDescriptor for Guarded<'_> {
         HostDescriptor::write(&mut self.fs, fd, buf, offset).await
     }
 
+    /// Lists with the types the directory entries carry ([`Listing`])
+    /// instead of wasmtime-wasi's `stat` of every entry. The stream's
+    /// handle is the table slot of the [`Listing`]: wasmtime-wasi's
+    /// `ReaddirIterator` cannot be built outside it, and only this guard's
+    /// `read_directory_entry` and `drop` ever see the handle.
     async fn read_directory(
         &mut self,
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<types::DirectoryEntryStream>> {
-        HostDescriptor::read_directory(&mut self.fs, fd).await
+        let Descriptor::Dir(dir) = self.fs.table.get(&fd)? else {
+            return Err(ErrorCode::NotDirectory.into());
+        };
+        let listing = Listing::read(&dir.dir)?;
+        let slot = self.fs.table.push(listing)?;
+        Ok(Resource::new_own(slot.rep()))
     }
 
     async fn sync(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
@@ -665,15 +676,26 @@ impl HostDescriptor for Guarded<'_> {
     }
 }
 
+/// A stream from [`HostDescriptor::read_directory`] above is a [`Listing`]
+/// in the table; any other (none is made today) is wasmtime-wasi's.
 impl HostDirectoryEntryStream for Guarded<'_> {
     async fn read_directory_entry(
         &mut self,
         stream: Resource<types::DirectoryEntryStream>,
     ) -> FsResult<Option<types::DirectoryEntry>> {
-        HostDirectoryEntryStream::read_directory_entry(&mut self.fs, stream).await
+        let listing = Resource::<Listing>::new_borrow(stream.rep());
+        match self.fs.table.get_mut(&listing) {
+            Ok(listing) => listing.next(),
+            Err(_) => HostDirectoryEntryStream::read_directory_entry(&mut self.fs, stream).await,
+        }
     }
 
     fn drop(&mut self, stream: Resource<types::DirectoryEntryStream>) -> wasmtime::Result<()> {
+        let listing = Resource::<Listing>::new_own(stream.rep());
+        if self.fs.table.get(&listing).is_ok() {
+            self.fs.table.delete(listing)?;
+            return Ok(());
+        }
         HostDirectoryEntryStream::drop(&mut self.fs, stream)
     }
 }

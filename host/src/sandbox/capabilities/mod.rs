@@ -12,6 +12,7 @@
 //! are what enforce them.
 
 pub(crate) mod filesystem;
+mod listing;
 pub(crate) mod network;
 pub(crate) mod protect;
 
