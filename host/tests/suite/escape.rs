@@ -569,3 +569,26 @@ fn tools_lists_the_protected_paths_and_what_a_tool_may_change_anyway() {
         "{out}"
     );
 }
+
+/// The guard answers wasi-libc's `metadata-hash-at` of an entry a directory
+/// stream just returned from the listing (no `stat`): the answer must be the
+/// one wasmtime-wasi gives, and a name changed in between must not get the
+/// listed file's answer.
+#[test]
+fn a_listed_entry_gets_the_metadata_hash_a_stat_gives() {
+    let repo = Repo::new();
+    repo.ws.write("a.txt", "a");
+    repo.ws.write("b.txt", "b");
+    let out = stdout_of(&mut repo.raw(&json!({"op": "list"}), &[]));
+    assert!(out.contains("a.txt same\n"), "{out}");
+    assert!(
+        out.lines().all(|line| line.ends_with(" same")),
+        "every entry's listed hash is the stat's: {out}"
+    );
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "list_then_rename", "path": "a.txt", "from": "b.txt"}),
+        &[],
+    ));
+    assert_eq!(out, "after the rename: the new file\n");
+    assert_eq!(repo.ws.read("a.txt"), "b");
+}

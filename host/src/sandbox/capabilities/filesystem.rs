@@ -30,7 +30,7 @@ use wasmtime_wasi::p2::{
     DynOutputStream, FsError, FsResult, OutputStream, Pollable, StreamError, StreamResult,
 };
 
-use super::listing::Listing;
+use super::listing::{Listed, Listing};
 use super::protect::{self, Hit, Protection};
 use super::{Access, Grant};
 
@@ -147,6 +147,18 @@ pub(crate) struct FsGuard {
     budget: Arc<WriteBudget>,
     /// The first refusal, for the model.
     denial: Option<Denial>,
+    /// The entry a directory stream just returned, for the
+    /// `metadata-hash-at` wasi-libc's `readdir` asks next.
+    just_listed: Option<JustListed>,
+}
+
+/// An entry of the directory `dir` just returned by a [`Listing`], with
+/// its metadata hash. Holding `dir` keeps its identity unique while this
+/// lives (no other descriptor can reuse its address).
+struct JustListed {
+    dir: Arc<std::fs::File>,
+    name: String,
+    hash: types::MetadataHashValue,
 }
 
 impl FsGuard {
@@ -155,6 +167,7 @@ impl FsGuard {
             rules,
             budget,
             denial: None,
+            just_listed: None,
         }
     }
 
@@ -319,6 +332,8 @@ impl Guarded<'_> {
         follow: bool,
         change: Change,
     ) -> FsResult<()> {
+        // A name about to change no longer names what was listed.
+        self.guard.just_listed = None;
         let Some(target) = self.locate(fd, path, follow)? else {
             return Ok(());
         };
@@ -479,7 +494,7 @@ impl HostDescriptor for Guarded<'_> {
 
     /// Lists with the types the directory entries carry ([`Listing`])
     /// instead of wasmtime-wasi's `stat` of every entry. The stream's
-    /// handle is the table slot of the [`Listing`]: wasmtime-wasi's
+    /// handle is the table slot of the guard's [`Stream`]: wasmtime-wasi's
     /// `ReaddirIterator` cannot be built outside it, and only this guard's
     /// `read_directory_entry` and `drop` ever see the handle.
     async fn read_directory(
@@ -489,7 +504,10 @@ impl HostDescriptor for Guarded<'_> {
         let Descriptor::Dir(dir) = self.fs.table.get(&fd)? else {
             return Err(ErrorCode::NotDirectory.into());
         };
-        let listing = Listing::read(&dir.dir)?;
+        let listing = Stream {
+            dir: Arc::clone(&dir.dir),
+            listing: Listing::read(&dir.dir)?,
+        };
         let slot = self.fs.table.push(listing)?;
         Ok(Resource::new_own(slot.rep()))
     }
@@ -662,12 +680,23 @@ impl HostDescriptor for Guarded<'_> {
         HostDescriptor::metadata_hash(&mut self.fs, fd).await
     }
 
+    /// Right after a directory stream returned `path` (wasi-libc's
+    /// `readdir` asks this of every entry), the answer comes from the
+    /// listing instead of a `stat` by name; any other question goes on.
     async fn metadata_hash_at(
         &mut self,
         fd: Resource<Descriptor>,
         path_flags: types::PathFlags,
         path: String,
     ) -> FsResult<types::MetadataHashValue> {
+        if let Some(listed) = self.guard.just_listed.take()
+            && !follows(path_flags)
+            && listed.name == path
+            && let Descriptor::Dir(dir) = self.fs.table.get(&fd)?
+            && Arc::ptr_eq(&dir.dir, &listed.dir)
+        {
+            return Ok(listed.hash);
+        }
         HostDescriptor::metadata_hash_at(&mut self.fs, fd, path_flags, path).await
     }
 
@@ -676,22 +705,38 @@ impl HostDescriptor for Guarded<'_> {
     }
 }
 
-/// A stream from [`HostDescriptor::read_directory`] above is a [`Listing`]
+/// A directory stream of the guard's: the listing and the directory it
+/// lists.
+struct Stream {
+    dir: Arc<std::fs::File>,
+    listing: Listing,
+}
+
+/// A stream from [`HostDescriptor::read_directory`] above is a [`Stream`]
 /// in the table; any other (none is made today) is wasmtime-wasi's.
 impl HostDirectoryEntryStream for Guarded<'_> {
     async fn read_directory_entry(
         &mut self,
         stream: Resource<types::DirectoryEntryStream>,
     ) -> FsResult<Option<types::DirectoryEntry>> {
-        let listing = Resource::<Listing>::new_borrow(stream.rep());
-        match self.fs.table.get_mut(&listing) {
-            Ok(listing) => listing.next(),
-            Err(_) => HostDirectoryEntryStream::read_directory_entry(&mut self.fs, stream).await,
-        }
+        self.guard.just_listed = None;
+        let ours = Resource::<Stream>::new_borrow(stream.rep());
+        let Ok(Stream { dir, listing }) = self.fs.table.get_mut(&ours) else {
+            return HostDirectoryEntryStream::read_directory_entry(&mut self.fs, stream).await;
+        };
+        let Some(Listed { entry, hash }) = listing.next()? else {
+            return Ok(None);
+        };
+        self.guard.just_listed = Some(JustListed {
+            dir: Arc::clone(dir),
+            name: entry.name.clone(),
+            hash,
+        });
+        Ok(Some(entry))
     }
 
     fn drop(&mut self, stream: Resource<types::DirectoryEntryStream>) -> wasmtime::Result<()> {
-        let listing = Resource::<Listing>::new_own(stream.rep());
+        let listing = Resource::<Stream>::new_own(stream.rep());
         if self.fs.table.get(&listing).is_ok() {
             self.fs.table.delete(listing)?;
             return Ok(());

@@ -10,20 +10,38 @@
 //! The listing is read whole when the stream is opened, as wasmtime-wasi
 //! does, and gives the same entries: no `.` or `..`, the same types, a
 //! name that is not UTF-8 as an `illegal-byte-sequence` error in its place.
+//!
+//! Each entry also carries its metadata hash, from the directory's device
+//! and the entry's inode number (`d_ino`): wasi-libc's `readdir` asks
+//! `metadata-hash-at` for every entry it returns (its `d_ino`), another
+//! `stat` by name, and the guard answers that question from here. The hash
+//! is wasmtime-wasi's formula, so it equals what a `stat` gives (the escape
+//! suite checks); where `d_ino` is not the inode a `stat` finds (a mount
+//! point), the answer differs as a native `readdir`'s `d_ino` does.
 
 use std::ffi::CStr;
 use std::fs::File;
+use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::vec;
 
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 use wasmtime_wasi::p2::FsError;
-use wasmtime_wasi::p2::bindings::filesystem::types::{DescriptorType, DirectoryEntry, ErrorCode};
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    DescriptorType, DirectoryEntry, ErrorCode, MetadataHashValue,
+};
 
 /// The entries of one directory, read when the guest opened the stream.
 pub(crate) struct Listing {
-    entries: vec::IntoIter<Result<DirectoryEntry, ErrorCode>>,
+    entries: vec::IntoIter<Result<Listed, ErrorCode>>,
     /// A read error after the entries before it, given last.
     error: Option<FsError>,
+}
+
+/// One entry and its metadata hash.
+#[derive(Debug)]
+pub(crate) struct Listed {
+    pub(crate) entry: DirectoryEntry,
+    pub(crate) hash: MetadataHashValue,
 }
 
 impl Listing {
@@ -36,6 +54,7 @@ impl Listing {
             Mode::empty(),
         )
         .map_err(std::io::Error::from)?;
+        let dev = rustix::fs::fstat(&fd).map_err(std::io::Error::from)?.st_dev;
         let mut reader = Dir::new(fd).map_err(std::io::Error::from)?;
         let mut entries = Vec::new();
         let mut error = None;
@@ -51,7 +70,7 @@ impl Listing {
             if name == c"." || name == c".." {
                 continue;
             }
-            entries.push(directory_entry(dir, name, entry.file_type()));
+            entries.push(listed(dir, dev, name, entry.file_type(), entry.ino()));
         }
         Ok(Listing {
             entries: entries.into_iter(),
@@ -60,9 +79,9 @@ impl Listing {
     }
 
     /// The next entry, `None` after the last.
-    pub(crate) fn next(&mut self) -> Result<Option<DirectoryEntry>, FsError> {
+    pub(crate) fn next(&mut self) -> Result<Option<Listed>, FsError> {
         match self.entries.next() {
-            Some(Ok(entry)) => Ok(Some(entry)),
+            Some(Ok(listed)) => Ok(Some(listed)),
             Some(Err(code)) => Err(code.into()),
             None => match self.error.take() {
                 Some(error) => Err(error),
@@ -72,14 +91,26 @@ impl Listing {
     }
 }
 
-/// One entry of `dir`: its name as UTF-8 and its type, from the directory
-/// entry or, where that says nothing, from `stat` without following a link.
-fn directory_entry(dir: &File, name: &CStr, kind: FileType) -> Result<DirectoryEntry, ErrorCode> {
-    let kind = match kind {
-        FileType::Unknown => rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-            .map(|stat| FileType::from_raw_mode(stat.st_mode))
-            .unwrap_or(FileType::Unknown),
-        known => known,
+/// One entry of `dir` (on device `dev`): its name as UTF-8, its type from
+/// the directory entry or, where that says nothing, from `stat` without
+/// following a link, and its metadata hash.
+fn listed(
+    dir: &File,
+    dev: u64,
+    name: &CStr,
+    kind: FileType,
+    ino: u64,
+) -> Result<Listed, ErrorCode> {
+    let (kind, dev, ino) = match kind {
+        FileType::Unknown => match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => (
+                FileType::from_raw_mode(stat.st_mode),
+                stat.st_dev,
+                stat.st_ino,
+            ),
+            Err(_) => (FileType::Unknown, dev, ino),
+        },
+        known => (known, dev, ino),
     };
     let name = name
         .to_str()
@@ -95,7 +126,23 @@ fn directory_entry(dir: &File, name: &CStr, kind: FileType) -> Result<DirectoryE
         FileType::BlockDevice => DescriptorType::BlockDevice,
         FileType::Unknown => DescriptorType::Unknown,
     };
-    Ok(DirectoryEntry { type_, name })
+    Ok(Listed {
+        entry: DirectoryEntry { type_, name },
+        hash: identity_hash(dev, ino),
+    })
+}
+
+/// The metadata hash of the file with this device and inode, by
+/// wasmtime-wasi 48's own formula (`MetadataHashValue::new` of the pair), so
+/// the guard's answer equals wasmtime-wasi's for the same file.
+fn identity_hash(dev: u64, ino: u64) -> MetadataHashValue {
+    let mut hasher = DefaultHasher::new();
+    (dev, ino).hash(&mut hasher);
+    let lower = hasher.finish();
+    MetadataHashValue {
+        lower,
+        upper: lower ^ 4614256656552045848,
+    }
 }
 
 #[cfg(test)]
@@ -105,8 +152,8 @@ mod tests {
     fn names_and_types(dir: &std::path::Path) -> Vec<(String, DescriptorType)> {
         let mut listing = Listing::read(&File::open(dir).expect("open dir")).expect("listing");
         let mut found = Vec::new();
-        while let Some(entry) = listing.next().expect("entry") {
-            found.push((entry.name, entry.type_));
+        while let Some(listed) = listing.next().expect("entry") {
+            found.push((listed.entry.name, listed.entry.type_));
         }
         found.sort_by(|a, b| a.0.cmp(&b.0));
         found
@@ -151,6 +198,26 @@ mod tests {
             "{error:?}"
         );
         assert!(listing.next().expect("end").is_none());
+    }
+
+    #[test]
+    fn each_entry_hashes_its_device_and_inode() {
+        use std::os::unix::fs::MetadataExt as _;
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a"), "x").expect("write");
+        let mut listing =
+            Listing::read(&File::open(dir.path()).expect("open dir")).expect("listing");
+        let listed = listing.next().expect("entry").expect("one entry");
+        let meta = std::fs::symlink_metadata(dir.path().join("a")).expect("stat");
+        let expected = identity_hash(meta.dev(), meta.ino());
+        assert_eq!(
+            (listed.hash.lower, listed.hash.upper),
+            (expected.lower, expected.upper)
+        );
+        assert_ne!(
+            listed.hash.lower,
+            identity_hash(meta.dev(), meta.ino() + 1).lower
+        );
     }
 
     #[test]

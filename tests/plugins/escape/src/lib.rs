@@ -21,7 +21,7 @@ impl Guest for Escape {
             name: "raw".into(),
             description: "One raw wasi:filesystem operation: write, append, stream_write, \
                 truncate, set_size, set_times, set_times_at, mkdir, rmdir, unlink, rename, \
-                symlink, link, fill."
+                symlink, link, fill, list, list_then_rename."
                 .into(),
             input_schema:
                 r#"{"type":"object","properties":{"op":{"type":"string"}},"required":["op"]}"#
@@ -132,6 +132,47 @@ fn run(input: &serde_json::Value) -> Result<String, ErrorCode> {
             while offset < total {
                 offset += file.write(&chunk, offset)?;
             }
+        }
+        "list" => {
+            // Each entry's metadata hash asked right after the stream gave
+            // it (wasi-libc's `readdir` does; the guard answers from the
+            // listing) against the same question asked afresh.
+            let stream = dir.read_directory()?;
+            let mut listed = Vec::new();
+            while let Some(entry) = stream.read_directory_entry()? {
+                let hash = dir.metadata_hash_at(PathFlags::empty(), &entry.name)?;
+                listed.push((entry.name, hash));
+            }
+            let mut lines = Vec::new();
+            for (name, hash) in listed {
+                let again = dir.metadata_hash_at(PathFlags::empty(), &name)?;
+                let same = (hash.lower, hash.upper) == (again.lower, again.upper);
+                lines.push(format!(
+                    "{name} {}",
+                    if same { "same" } else { "DIFFERENT" }
+                ));
+            }
+            lines.sort();
+            return Ok(lines.join("\n"));
+        }
+        "list_then_rename" => {
+            // `path` is listed, then `from` renamed over it: the hash asked
+            // next must be of the file now there, not of the listed one.
+            let stream = dir.read_directory()?;
+            while let Some(entry) = stream.read_directory_entry()? {
+                if entry.name != arg("path") {
+                    continue;
+                }
+                dir.rename_at(arg("from"), dir, arg("path"))?;
+                let after = dir.metadata_hash_at(PathFlags::empty(), arg("path"))?;
+                let fresh = dir.metadata_hash_at(PathFlags::empty(), arg("path"))?;
+                let same = (after.lower, after.upper) == (fresh.lower, fresh.upper);
+                return Ok(format!(
+                    "after the rename: {}",
+                    if same { "the new file" } else { "STALE" }
+                ));
+            }
+            return Err(ErrorCode::NoEntry);
         }
         other => return Ok(format!("no op `{other}`")),
     }
