@@ -140,6 +140,41 @@ fn search_text_prints_path_line_text() {
     assert!(err.contains("`pattern` is not a valid regex"), "{err}");
 }
 
+/// Files read in more than one host read (64 KiB each), and files of exactly
+/// one read's size, are searched to their last line: the plugin takes a
+/// short read as the end, so a full one must not be.
+#[test]
+fn search_text_reads_files_past_one_host_read() {
+    let ws = Workspace::new();
+    let line = format!("{}\n", "f".repeat(63));
+    // 64 KiB exactly (1024 lines), then the match on line 1025.
+    ws.write(
+        "exact.txt",
+        format!("{}needle at the end\n", line.repeat(1024)),
+    );
+    // 200 KiB: the match deep in the fourth read.
+    ws.write(
+        "long.txt",
+        format!("{}needle deep\n{}", line.repeat(3000), line.repeat(200)),
+    );
+    // A file of exactly 64 KiB with the match on its last line.
+    let last = format!("{:<63}\n", "needle last");
+    ws.write("full.txt", format!("{}{last}", line.repeat(1023)));
+    assert_eq!(
+        std::fs::metadata(ws.path().join("full.txt"))
+            .expect("stat")
+            .len(),
+        65536
+    );
+    let out = stdout_of(&mut ws.call("search_text", r#"{"pattern":"needle"}"#, &[]));
+    assert_eq!(
+        out,
+        format!(
+            "exact.txt:1025:needle at the end\nfull.txt:1024:{last}long.txt:3001:needle deep\n"
+        )
+    );
+}
+
 #[test]
 fn write_file_and_edit_file_work_inside_a_write_grant() {
     let ws = Workspace::new();

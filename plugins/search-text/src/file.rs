@@ -3,17 +3,18 @@
 //! as searching a few KiB.
 //!
 //! On WASI p2 a file is opened and read through `wasi:filesystem` itself
-//! (open-at on the grant's preopen, one `stat`, `read` at an offset, drop):
-//! four calls for a small file, where `std::fs::File` through wasi-libc makes
-//! seven (an input stream opened and dropped, and a read that only finds the
-//! end). Anything the direct route cannot open (no preopen matches the path,
-//! an error) is opened with `std::fs::File` instead, so errors read as
-//! before. Elsewhere (the native unit tests) it is always `std::fs::File`.
-//!
-//! Reads ask for no more than what is left by the file's size plus one byte:
-//! wasmtime-wasi zeroes a host buffer of the size asked for (up to 64 KiB)
-//! on every read. A short read that reaches the size is the end; a file
-//! found longer than its size is read on to its real end.
+//! (open-at on the grant's preopen, `read` at an offset, drop): three calls
+//! for a file of up to 64 KiB, where `std::fs::File` through wasi-libc makes
+//! seven (a `stat`, an input stream opened and dropped, and a read that only
+//! finds the end). A read that returns less than it asked for is the end:
+//! a regular file's `pread` is short only there, and toolhost's `read` does
+//! not fill the buffer it reads into first, so asking for the most one read
+//! gives (64 KiB) costs a small file nothing. Anything the direct route
+//! cannot open (no preopen matches the path, an error) is opened with
+//! `std::fs::File` instead, so errors read as before. Elsewhere (the native
+//! unit tests) it is always `std::fs::File`, read by its size: a short read
+//! that reaches the size is the end, and a file found longer than its size
+//! is read on to its real end.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -45,12 +46,18 @@ impl Opener {
     }
 }
 
+/// The most one `wasi:filesystem` read returns (wasmtime-wasi's cap).
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+const MAX_READ: usize = 64 << 10;
+
 /// An open file, read from the start.
 pub(crate) struct SearchFile {
     inner: Inner,
     offset: u64,
     /// The size from the file's metadata, until a read finds more.
     size: Option<u64>,
+    /// A read shorter than asked is the end (reads straight from the host).
+    short_is_end: bool,
     at_end: bool,
 }
 
@@ -66,6 +73,7 @@ impl SearchFile {
             inner,
             offset: 0,
             size,
+            short_is_end: false,
             at_end: false,
         }
     }
@@ -81,12 +89,18 @@ impl Read for SearchFile {
                 .map_or(buf.len(), |w| w.min(buf.len())),
             None => buf.len(),
         };
-        let n = match &mut self.inner {
-            Inner::Std(file) => file.read(&mut buf[..want])?,
+        let (n, want) = match &mut self.inner {
+            Inner::Std(file) => (file.read(&mut buf[..want])?, want),
             #[cfg(all(target_os = "wasi", target_env = "p2"))]
-            Inner::Wasi(descriptor) => wasi::read(descriptor, &mut buf[..want], self.offset)?,
+            Inner::Wasi(descriptor) => {
+                let want = want.min(MAX_READ);
+                (wasi::read(descriptor, &mut buf[..want], self.offset)?, want)
+            }
         };
         self.offset += n as u64;
+        if self.short_is_end && n < want {
+            self.at_end = true;
+        }
         match self.size {
             Some(size) if self.offset > size => self.size = None,
             Some(size) if self.offset == size && n < want => self.at_end = true,
@@ -127,8 +141,9 @@ mod wasi {
                 DescriptorFlags::READ,
             )
             .ok()?;
-        let size = file.stat().ok().map(|stat| stat.size);
-        Some(SearchFile::new(Inner::Wasi(file), size))
+        let mut file = SearchFile::new(Inner::Wasi(file), None);
+        file.short_is_end = true;
+        Some(file)
     }
 
     /// `path` relative to the preopen `name`, when it lies in it.
