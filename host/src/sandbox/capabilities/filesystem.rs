@@ -8,7 +8,10 @@
 //! the tool may not write, and a budget of bytes written per call. Every
 //! operation that changes the file system is checked here, where the effect
 //! happens, so the rules hold for every plugin, not only the standard tools.
-//! Reads pass straight through and cost nothing extra.
+//! Reads pass straight through, or take a shorter way than wasmtime-wasi's
+//! to the same answer: a directory listing without a `stat` per entry
+//! ([`Listing`], which also answers `readdir`'s `metadata-hash-at`), a read
+//! without zero-filling its buffer first.
 //!
 //! A refused operation fails in the guest with `not-permitted` and is
 //! recorded as a [`Denial`], which becomes the text the model reads. Going
