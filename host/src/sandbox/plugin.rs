@@ -401,6 +401,17 @@ fn cached<'c>(
     Some((baseline, component))
 }
 
+/// What is checked before any compile, so a refused plugin costs no
+/// compile time: the wasm magic, and imports toolhost can provide.
+pub(crate) fn precheck(bytes: &[u8]) -> Result<(), String> {
+    if !bytes.starts_with(b"\0asm") {
+        return Err(
+            "not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into(),
+        );
+    }
+    imports::check(bytes).map_err(|refusal| refusal.message())
+}
+
 /// Compiles a plugin that is not in the cache: with the baseline compiler
 /// when it is big (falling back to Cranelift should Winch refuse it), else
 /// with Cranelift. Checks its magic and its imports first: a refused
@@ -412,12 +423,7 @@ fn compile<'c>(
     sha256: &str,
     progress: &(dyn Fn(&LoadEvent<'_>) + Sync),
 ) -> Result<(&'c Backend, Component, CacheStatus), String> {
-    if !bytes.starts_with(b"\0asm") {
-        return Err(
-            "not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into(),
-        );
-    }
-    imports::check(bytes).map_err(|refusal| refusal.message())?;
+    precheck(bytes)?;
     let compiling = |started: bool| {
         progress(&if started {
             LoadEvent::CompileStart {

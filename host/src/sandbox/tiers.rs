@@ -287,6 +287,8 @@ fn origin_bytes(origin: &PluginOrigin) -> Result<(Bytes, String), String> {
             .ok_or_else(|| "no standard tool of that name in this toolhost".to_string()),
         PluginOrigin::File(path) => {
             let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+            // Changed since the command loaded it: checked again as a load would.
+            super::plugin::precheck(&bytes)?;
             let sha256 = sha256_hex(&bytes);
             Ok((Bytes::Read(Arc::from(bytes)), sha256))
         }

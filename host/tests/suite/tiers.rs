@@ -282,6 +282,19 @@ async fn a_plugin_left_on_baseline_code_is_compiled_into_the_cache_for_the_next_
     );
     assert!(again.unfinished().is_none());
 
+    // A file that changed into something no load would take is refused as
+    // a load refuses it, before any compile.
+    let text = root.path().join("changed.wasm");
+    std::fs::write(&text, "not wasm").expect("write");
+    let failures = compile_optimized(&cache, &[PluginOrigin::File(text.clone())]);
+    assert_eq!(
+        failures,
+        vec![format!(
+            "plugin `{}`: not a WebAssembly file (it does not start with the `\\0asm` magic bytes)",
+            text.display()
+        )]
+    );
+
     // A plugin that cannot be read is reported, not compiled.
     let gone = root.path().join("gone.wasm");
     let failures = compile_optimized(&cache, &[PluginOrigin::File(gone.clone())]);
