@@ -226,9 +226,8 @@ impl Sandbox {
 
         let mut sources: Vec<(PluginOrigin, Option<plugin::Builtin>)> = Vec::new();
         if options.standard_tools {
-            for ((name, bytes), sha256) in STANDARD_PLUGINS.iter().zip(STANDARD_PLUGIN_SHA256) {
-                let builtin = plugin::Builtin { bytes, sha256 };
-                sources.push((PluginOrigin::Builtin((*name).to_string()), Some(builtin)));
+            for (name, builtin) in plugin::Builtin::all() {
+                sources.push((PluginOrigin::Builtin(name.to_string()), Some(builtin)));
             }
         }
         let mut load_errors = Vec::new();

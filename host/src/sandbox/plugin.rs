@@ -135,6 +135,16 @@ pub(crate) struct Builtin {
     pub(crate) sha256: &'static str,
 }
 
+impl Builtin {
+    /// Every standard plugin embedded in this binary, by name.
+    pub(crate) fn all() -> impl Iterator<Item = (&'static str, Builtin)> {
+        super::STANDARD_PLUGINS
+            .iter()
+            .zip(super::STANDARD_PLUGIN_SHA256)
+            .map(|((name, bytes), sha256)| (*name, Builtin { bytes, sha256 }))
+    }
+}
+
 /// A plugin's bytes as loading needs them: a file is opened at once (so an
 /// unreadable one is refused) but read only when its compiled code is not
 /// in the cache or its contents are needed.

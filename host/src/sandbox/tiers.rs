@@ -21,7 +21,7 @@ use super::cache::CompileCache;
 use super::cache::sha256_hex;
 use super::call::{self, State};
 use super::engine::{self, Tier};
-use super::plugin::{Bytes, Exports, PluginOrigin};
+use super::plugin::{Builtin, Bytes, Exports, PluginOrigin};
 use super::typed::{self, docs::Docs};
 
 /// Components at least this big compile with the baseline compiler first:
@@ -279,11 +279,9 @@ pub fn compile_optimized(cache_dir: &Path, plugins: &[PluginOrigin]) -> Vec<Stri
 /// the new contents compiled, which the next start will look for).
 fn origin_bytes(origin: &PluginOrigin) -> Result<(Bytes, String), String> {
     match origin {
-        PluginOrigin::Builtin(name) => super::STANDARD_PLUGINS
-            .iter()
-            .zip(super::STANDARD_PLUGIN_SHA256)
-            .find(|((builtin, _), _)| builtin == name)
-            .map(|((_, bytes), sha256)| (Bytes::Static(bytes), sha256.to_string()))
+        PluginOrigin::Builtin(name) => Builtin::all()
+            .find(|(builtin, _)| builtin == name)
+            .map(|(_, builtin)| (Bytes::Static(builtin.bytes), builtin.sha256.to_string()))
             .ok_or_else(|| "no standard tool of that name in this toolhost".to_string()),
         PluginOrigin::File(path) => {
             let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
