@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use toolhost::sandbox::{
-    Access, CallOptions, Grant, Policy, Sandbox, SandboxOptions, ToolOutcome, ToolPolicy,
-};
+use toolhost::sandbox::{CallOptions, ToolOutcome};
+
+mod support;
 
 fn cache_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache")
@@ -86,34 +86,13 @@ fn mcp(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let dir = tempfile::tempdir().expect("temp dir");
     let workspace = dir.path().canonicalize().expect("canonical");
-    let line = "the quick brown fox jumps over the lazy dog, 64 bytes per line.\n";
-    std::fs::write(workspace.join("file.txt"), line.repeat(64)).expect("write 4 KiB file");
-
-    let sandbox = runtime
-        .block_on(Sandbox::load(SandboxOptions {
-            workspace: workspace.clone(),
-            plugin_dirs: Vec::new(),
-            plugin_files: Vec::new(),
-            standard_tools: true,
-            cache_dir: Some(cache_dir()),
-            tiering: Default::default(),
-            protected: Vec::new(),
-            typed: Default::default(),
-            policy: Policy {
-                defaults: ToolPolicy {
-                    grants: vec![Grant {
-                        host_path: workspace.clone(),
-                        guest_path: ".".into(),
-                        access: Access::Read,
-                    }],
-                    ..ToolPolicy::default()
-                },
-                ..Policy::default()
-            },
-        }))
-        .expect("sandbox loads");
+    support::write_4k_file(&workspace);
+    let sandbox = support::load(
+        &runtime,
+        support::read_grant_options(&workspace, cache_dir()),
+    );
     let options = CallOptions::default();
-    let input = r#"{"path":"file.txt"}"#;
+    let input = support::READ_FILE_INPUT;
     let warm = runtime.block_on(sandbox.call("read_file", input, &options));
     assert!(matches!(warm.outcome, ToolOutcome::Ok(ref text) if text.lines().count() == 64));
 

@@ -24,6 +24,7 @@
 
 #[path = "../tests/suite/corpus.rs"]
 mod corpus;
+mod support;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -31,9 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use toolhost::sandbox::{
-    Access, CallOptions, Grant, Limits, Policy, Sandbox, SandboxOptions, ToolOutcome, ToolPolicy,
-};
+use toolhost::sandbox::{CallOptions, Limits, ToolOutcome};
 
 const MIB: f64 = (1u64 << 20) as f64;
 
@@ -86,35 +85,16 @@ fn main() {
         println!("plugin: {}", plugin.display());
     }
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
-    let sandbox = runtime
-        .block_on(Sandbox::load(SandboxOptions {
-            workspace: root.clone(),
-            plugin_dirs: Vec::new(),
-            standard_tools: plugin.is_none(),
-            plugin_files: plugin.into_iter().collect(),
-            cache_dir: Some(tmp.join("bench-cache")),
-            tiering: Default::default(),
-            protected: Vec::new(),
-            typed: Default::default(),
-            policy: Policy {
-                defaults: ToolPolicy {
-                    grants: vec![Grant {
-                        host_path: root.clone(),
-                        guest_path: ".".into(),
-                        access: Access::Read,
-                    }],
-                    // Room for a slow plugin; the fuel used is what is reported.
-                    limits: Limits {
-                        fuel: 1_000_000_000_000,
-                        timeout: Duration::from_secs(600),
-                        ..Limits::default()
-                    },
-                    lifted: Vec::new(),
-                },
-                ..Policy::default()
-            },
-        }))
-        .expect("sandbox loads");
+    let mut options = support::read_grant_options(&root, tmp.join("bench-cache"));
+    options.standard_tools = plugin.is_none();
+    options.plugin_files = plugin.into_iter().collect();
+    // Room for a slow plugin; the fuel used is what is reported.
+    options.policy.defaults.limits = Limits {
+        fuel: 1_000_000_000_000,
+        timeout: Duration::from_secs(600),
+        ..Limits::default()
+    };
+    let sandbox = support::load(&runtime, options);
     if let Ok(input) = std::env::var("SEARCH_BENCH_INPUT") {
         // An experiment: one input, timed alone.
         let mut fuel = 0;

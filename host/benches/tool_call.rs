@@ -8,44 +8,19 @@ use std::path::Path;
 use std::process::Command;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use toolhost::sandbox::{
-    Access, CallOptions, Grant, Policy, Sandbox, SandboxOptions, ToolOutcome, ToolPolicy,
-};
+use toolhost::sandbox::{CallOptions, ToolOutcome};
+
+mod support;
 
 fn tool_call(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let dir = tempfile::tempdir().expect("temp dir");
     let workspace = dir.path().canonicalize().expect("canonical");
-    let line = "the quick brown fox jumps over the lazy dog, 64 bytes per line.\n";
-    assert_eq!(line.len(), 64);
-    std::fs::write(workspace.join("file.txt"), line.repeat(64)).expect("write 4 KiB file");
-
-    let grants = vec![Grant {
-        host_path: workspace.clone(),
-        guest_path: ".".into(),
-        access: Access::Read,
-    }];
-    let sandbox = runtime
-        .block_on(Sandbox::load(SandboxOptions {
-            workspace: workspace.clone(),
-            plugin_dirs: Vec::new(),
-            plugin_files: Vec::new(),
-            standard_tools: true,
-            cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache")),
-            tiering: Default::default(),
-            protected: Vec::new(),
-            typed: Default::default(),
-            policy: Policy {
-                defaults: ToolPolicy {
-                    grants,
-                    ..ToolPolicy::default()
-                },
-                ..Policy::default()
-            },
-        }))
-        .expect("sandbox loads");
+    support::write_4k_file(&workspace);
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache");
+    let sandbox = support::load(&runtime, support::read_grant_options(&workspace, cache));
     let options = CallOptions::default();
-    let input = r#"{"path":"file.txt"}"#;
+    let input = support::READ_FILE_INPUT;
     let warm = runtime.block_on(sandbox.call("read_file", input, &options));
     assert!(matches!(warm.outcome, ToolOutcome::Ok(ref text) if text.lines().count() == 64));
 
@@ -54,7 +29,7 @@ fn tool_call(c: &mut Criterion) {
         b.to_async(&runtime)
             .iter(|| sandbox.call("read_file", input, &options));
     });
-    let path = workspace.join("file.txt");
+    let path = workspace.join(support::FILE);
     group.bench_function("spawn cat (baseline)", |b| {
         b.iter(|| {
             let out = Command::new("cat").arg(&path).output().expect("spawn cat");

@@ -10,39 +10,20 @@
 
 use std::time::{Duration, Instant};
 
-use toolhost::sandbox::{Access, CallOptions, Grant, Policy, Sandbox, SandboxOptions, ToolPolicy};
+use toolhost::sandbox::CallOptions;
+
+#[path = "../benches/support/mod.rs"]
+mod support;
 
 fn main() {
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let dir = tempfile::tempdir().expect("temp dir");
     let workspace = dir.path().canonicalize().expect("canonical");
-    let line = "the quick brown fox jumps over the lazy dog, 64 bytes per line.\n";
-    std::fs::write(workspace.join("file.txt"), line.repeat(64)).expect("write 4 KiB file");
-    let sandbox = runtime
-        .block_on(Sandbox::load(SandboxOptions {
-            workspace: workspace.clone(),
-            plugin_dirs: Vec::new(),
-            plugin_files: Vec::new(),
-            standard_tools: true,
-            cache_dir: Some(std::env::temp_dir().join("toolhost-idle-call-cache")),
-            tiering: Default::default(),
-            protected: Vec::new(),
-            typed: Default::default(),
-            policy: Policy {
-                defaults: ToolPolicy {
-                    grants: vec![Grant {
-                        host_path: workspace.clone(),
-                        guest_path: ".".into(),
-                        access: Access::Read,
-                    }],
-                    ..ToolPolicy::default()
-                },
-                ..Policy::default()
-            },
-        }))
-        .expect("sandbox loads");
+    support::write_4k_file(&workspace);
+    let cache = std::env::temp_dir().join("toolhost-idle-call-cache");
+    let sandbox = support::load(&runtime, support::read_grant_options(&workspace, cache));
     let options = CallOptions::default();
-    let input = r#"{"path":"file.txt"}"#;
+    let input = support::READ_FILE_INPUT;
     let calls = 3000u32;
     let mut gaps: Vec<u64> = std::env::args()
         .skip(1)

@@ -1,0 +1,55 @@
+//! What the benches and `examples/idle_call.rs` set up the same way: a
+//! sandbox of the standard tools with one read grant of the workspace, and
+//! the 4 KiB file the call benches read. Each includes it with
+//! `#[path]`/`mod support;` and uses the part it needs.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use toolhost::sandbox::{Access, Grant, Policy, Sandbox, SandboxOptions, ToolPolicy};
+
+/// The file the call benches read, in the workspace.
+pub const FILE: &str = "file.txt";
+
+/// The `read_file` input for [`FILE`].
+pub const READ_FILE_INPUT: &str = r#"{"path":"file.txt"}"#;
+
+/// Writes [`FILE`] into `workspace`: 64 lines of 64 bytes, 4 KiB.
+pub fn write_4k_file(workspace: &Path) {
+    let line = "the quick brown fox jumps over the lazy dog, 64 bytes per line.\n";
+    assert_eq!(line.len(), 64);
+    std::fs::write(workspace.join(FILE), line.repeat(64)).expect("write 4 KiB file");
+}
+
+/// The standard tools, every one granted to read `workspace` as `.`, with
+/// the compile cache at `cache_dir` and the default limits.
+pub fn read_grant_options(workspace: &Path, cache_dir: PathBuf) -> SandboxOptions {
+    SandboxOptions {
+        workspace: workspace.to_path_buf(),
+        plugin_dirs: Vec::new(),
+        plugin_files: Vec::new(),
+        standard_tools: true,
+        cache_dir: Some(cache_dir),
+        tiering: Default::default(),
+        protected: Vec::new(),
+        typed: Default::default(),
+        policy: Policy {
+            defaults: ToolPolicy {
+                grants: vec![Grant {
+                    host_path: workspace.to_path_buf(),
+                    guest_path: ".".into(),
+                    access: Access::Read,
+                }],
+                ..ToolPolicy::default()
+            },
+            ..Policy::default()
+        },
+    }
+}
+
+/// Loads `options` on `runtime`; a bench cannot go on without it.
+pub fn load(runtime: &tokio::runtime::Runtime, options: SandboxOptions) -> Sandbox {
+    runtime
+        .block_on(Sandbox::load(options))
+        .expect("sandbox loads")
+}
