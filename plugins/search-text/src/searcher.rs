@@ -102,7 +102,9 @@ impl Searcher {
                     }
                 }
             };
-            match search_lines(&self.buf[..end], lines_before, matcher, &mut sink) {
+            // The last chunk's lines need no count: no line follows them.
+            let count = !eof;
+            match search_lines(&self.buf[..end], lines_before, count, matcher, &mut sink) {
                 Some(lines) => lines_before += lines,
                 None => return Searched::Stopped,
             }
@@ -130,10 +132,12 @@ fn read_into(file: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 
 /// Searches `lines` (whole lines, the last one possibly without `\n`), whose
 /// first line is number `lines_before + 1`. Returns how many lines ended in
-/// it, or `None` when the sink stopped.
+/// it (only counted past the last hit when `count` asks for it, as another
+/// chunk follows), or `None` when the sink stopped.
 fn search_lines(
     lines: &[u8],
     lines_before: u64,
+    count: bool,
     matcher: &Matcher,
     sink: &mut impl FnMut(u64, &str) -> Flow,
 ) -> Option<u64> {
@@ -159,7 +163,10 @@ fn search_lines(
         }
         at = end + 1;
     }
-    Some(number - lines_before + memchr::memchr_iter(b'\n', &lines[counted..]).count() as u64)
+    if count {
+        number += memchr::memchr_iter(b'\n', &lines[counted..]).count() as u64;
+    }
+    Some(number - lines_before)
 }
 
 #[cfg(test)]
