@@ -2,7 +2,9 @@
 //! `read_file` through a `toolhost mcp` process over stdio pipes (JSON-RPC
 //! encode, pipe, rmcp dispatch, admission, the same `Sandbox::call`, the
 //! result back) against the bare `Sandbox::call` in this process, and a
-//! `ping` over the same pipe for the protocol's share; and
+//! `ping` over the same pipe for the protocol's share, and the floor under
+//! any stdio server: the same answer from a server that does nothing else
+//! (this binary, re-run as one); and
 //! start-to-ready: spawn `toolhost mcp` with the standard plugins in the
 //! compile cache until its `initialize` answer arrives.
 //!
@@ -13,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
 use toolhost::sandbox::{CallOptions, ToolOutcome};
 
@@ -55,8 +57,31 @@ impl Server {
         }
     }
 
+    /// This bench's binary as the floor server (see [`floor_server`]).
+    fn spawn_floor(answer_file: &Path) -> Server {
+        let mut child = Command::new(std::env::current_exe().expect("bench binary"))
+            .env(FLOOR_ANSWER, answer_file)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn the floor server");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Server {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+        }
+    }
+
+    /// Writes `message` as one line in one `write`, as MCP clients do
+    /// (`writeln!` on the unbuffered pipe would make a `write` per JSON token,
+    /// each of which can wake the server for a partial line).
     fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").expect("write");
+        let mut line = serde_json::to_vec(message).expect("JSON");
+        line.push(b'\n');
+        self.stdin.write_all(&line).expect("write");
     }
 
     /// The next line, parsed.
@@ -123,8 +148,33 @@ fn mcp(c: &mut Criterion) {
             assert!(answer.get("result").is_some(), "{answer}");
         });
     });
-    group.finish();
+    id += 1;
+    server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "read_file", "arguments": {"path": "file.txt"}}}));
+    let answer = server.receive();
     server.close();
+    // The floor under any stdio server: this bench's own binary answering
+    // each line with the same answer's bytes, at once, and nothing else. The
+    // pipes, the wake-ups and the client's JSON work are those of the
+    // `tools/call` above; the server's work is gone.
+    let answer_file = dir.path().join("answer.jsonl");
+    let mut line = serde_json::to_vec(&answer).expect("JSON");
+    line.push(b'\n');
+    std::fs::write(&answer_file, line).expect("write the answer");
+    let mut floor = Server::spawn_floor(&answer_file);
+    group.bench_function(
+        "the same answer from a server doing nothing (pipe floor)",
+        |b| {
+            b.iter(|| {
+                id += 1;
+                floor.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "read_file", "arguments": {"path": "file.txt"}}}));
+                assert_eq!(floor.receive(), answer);
+            });
+        },
+    );
+    floor.close();
+    group.finish();
 
     let mut group = c.benchmark_group("toolhost mcp start");
     group.sample_size(20);
@@ -144,5 +194,34 @@ fn mcp(c: &mut Criterion) {
     group.finish();
 }
 
+/// Set (to the answer's file) when this binary runs as the floor server.
+const FLOOR_ANSWER: &str = "TOOLHOST_BENCH_FLOOR_ANSWER";
+
+/// Answers every line on stdin with the file's bytes, in one `write`.
+fn floor_server(answer_file: &Path) {
+    let answer = std::fs::read(answer_file).expect("read the answer");
+    let mut stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    let mut line = String::new();
+    while stdin.read_line(&mut line).is_ok_and(|n| n > 0) {
+        line.clear();
+        if stdout
+            .write_all(&answer)
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
 criterion_group!(benches, mcp);
-criterion_main!(benches);
+
+fn main() {
+    if let Some(answer_file) = std::env::var_os(FLOOR_ANSWER) {
+        floor_server(Path::new(&answer_file));
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
