@@ -79,6 +79,30 @@ impl SearchFile {
     }
 }
 
+impl crate::searcher::Source for SearchFile {
+    /// A first read straight from the host returns its bytes in a buffer
+    /// of their own; for a file of up to 64 KiB that is the whole file, which
+    /// is then searched there instead of copied.
+    fn first_bytes(&mut self, max: usize) -> Option<io::Result<(Vec<u8>, bool)>> {
+        #[cfg(all(target_os = "wasi", target_env = "p2"))]
+        if let Inner::Wasi(descriptor) = &self.inner
+            && self.offset == 0
+            && !self.at_end
+        {
+            let want = max.clamp(1, MAX_READ);
+            return Some(wasi::read_owned(descriptor, want, 0).map(|first| {
+                self.offset = first.len() as u64;
+                // A short read is the end (see `short_is_end`).
+                self.at_end = first.len() < want;
+                let whole = self.at_end;
+                (first, whole)
+            }));
+        }
+        let _ = max;
+        None
+    }
+}
+
 impl Read for SearchFile {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.at_end || buf.is_empty() {
@@ -164,12 +188,22 @@ mod wasi {
     }
 
     pub(super) fn read(descriptor: &Descriptor, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        let (data, _end) = descriptor
-            .read(buf.len() as u64, offset)
+        let data = read_owned(descriptor, buf.len(), offset)?;
+        buf[..data.len()].copy_from_slice(&data);
+        Ok(data.len())
+    }
+
+    /// Up to `len` bytes at `offset`, in the buffer the host returned them in.
+    pub(super) fn read_owned(
+        descriptor: &Descriptor,
+        len: usize,
+        offset: u64,
+    ) -> io::Result<Vec<u8>> {
+        let (mut data, _end) = descriptor
+            .read(len as u64, offset)
             .map_err(|e| io::Error::other(format!("{e:?}")))?;
-        let n = data.len().min(buf.len());
-        buf[..n].copy_from_slice(&data[..n]);
-        Ok(n)
+        data.truncate(len);
+        Ok(data)
     }
 }
 

@@ -2,7 +2,8 @@
 //! the candidate regex runs over a chunk of whole lines, line boundaries are
 //! found only around its hits, and line numbers are counted (with SIMD) only
 //! up to a hit. Nothing is allocated per line, and lines without a hit are
-//! never decoded.
+//! never decoded. A file that one read from the host gives whole is searched
+//! in the buffer that read returned, not copied into the searcher's first.
 
 use std::io::{self, Read};
 
@@ -36,6 +37,19 @@ pub(crate) enum Searched {
     ReadError,
 }
 
+/// What the searcher reads: any reader, and where it can, the first bytes
+/// in a buffer of their own.
+pub(crate) trait Source: Read {
+    /// The first bytes (at most `max`, read once) and whether they are all
+    /// there is; `None` where the source has no buffer to hand over, or is
+    /// not at its start.
+    fn first_bytes(&mut self, _max: usize) -> Option<io::Result<(Vec<u8>, bool)>> {
+        None
+    }
+}
+
+impl Source for &[u8] {}
+
 /// One buffer, reused for every file of a search.
 pub(crate) struct Searcher {
     buf: Vec<u8>,
@@ -58,12 +72,24 @@ impl Searcher {
     /// of every matching line, in order.
     pub(crate) fn search(
         &mut self,
-        file: &mut impl Read,
+        file: &mut impl Source,
         matcher: &Matcher,
         mut sink: impl FnMut(u64, &str) -> Flow,
     ) -> Searched {
         let mut filled = 0;
         let mut eof = false;
+        match file.first_bytes(self.buf.len()) {
+            None => {}
+            Some(Err(_)) => return Searched::ReadError,
+            Some(Ok((whole, true))) => return search_whole(&whole, matcher, &mut sink),
+            Some(Ok((first, false))) => {
+                if first.len() > self.buf.len() {
+                    self.buf.resize(first.len(), 0);
+                }
+                self.buf[..first.len()].copy_from_slice(&first);
+                filled = first.len();
+            }
+        }
         // The binary check needs the whole head, even from short reads.
         while filled < BINARY_HEAD && !eof {
             match read_into(file, &mut self.buf[filled..]) {
@@ -117,6 +143,21 @@ impl Searcher {
             self.buf.copy_within(end..filled, 0);
             filled -= end;
         }
+    }
+}
+
+/// Searches the whole of a file, held in one buffer.
+fn search_whole(
+    content: &[u8],
+    matcher: &Matcher,
+    sink: &mut impl FnMut(u64, &str) -> Flow,
+) -> Searched {
+    if memchr::memchr(0, &content[..content.len().min(BINARY_HEAD)]).is_some() {
+        return Searched::Binary;
+    }
+    match search_lines(content, 0, false, matcher, sink) {
+        Some(_) => Searched::All,
+        None => Searched::Stopped,
     }
 }
 
@@ -193,10 +234,13 @@ mod tests {
         Some(found)
     }
 
-    /// Hands out at most `step` bytes per read, as a pipe or a slow disk may.
+    /// Hands out at most `step` bytes per read, as a pipe or a slow disk may;
+    /// with `hand_over`, the first read in a buffer of its own, as a read
+    /// from the host does.
     struct Trickle<'a> {
         data: &'a [u8],
         step: usize,
+        hand_over: bool,
     }
 
     impl Read for Trickle<'_> {
@@ -208,10 +252,32 @@ mod tests {
         }
     }
 
+    impl Source for Trickle<'_> {
+        fn first_bytes(&mut self, max: usize) -> Option<io::Result<(Vec<u8>, bool)>> {
+            if !std::mem::take(&mut self.hand_over) {
+                return None;
+            }
+            let mut first = vec![0; max];
+            let n = self.read(&mut first).expect("in memory");
+            first.truncate(n);
+            Some(Ok((first, self.data.is_empty())))
+        }
+    }
+
     fn run(
         searcher: &mut Searcher,
         content: &[u8],
         step: usize,
+        pattern: &str,
+    ) -> Option<Vec<(u64, String)>> {
+        run_from(searcher, content, step, false, pattern)
+    }
+
+    fn run_from(
+        searcher: &mut Searcher,
+        content: &[u8],
+        step: usize,
+        hand_over: bool,
         pattern: &str,
     ) -> Option<Vec<(u64, String)>> {
         let matcher = Matcher::new(pattern).expect("valid pattern");
@@ -219,6 +285,7 @@ mod tests {
         let mut file = Trickle {
             data: content,
             step,
+            hand_over,
         };
         let searched = searcher.search(&mut file, &matcher, |number, text| {
             found.push((number, text.to_string()));
@@ -353,8 +420,11 @@ mod tests {
                 let content = content(&mut rng);
                 let expected = reference(&content, pattern);
                 let step = [1, 7, 4096, usize::MAX][round % 4];
+                // Every other round, the first read is handed over: whole
+                // when it holds the file, else carried on from.
+                let hand_over = round % 8 >= 4;
                 for searcher in [&mut small, &mut large] {
-                    let got = run(searcher, &content, step, pattern);
+                    let got = run_from(searcher, &content, step, hand_over, pattern);
                     if got != expected {
                         panic!(
                             "pattern {pattern:?}, step {step}, {} bytes: got {:?}, expected {:?}",
@@ -411,6 +481,7 @@ mod tests {
                 Ok(data.len())
             }
         }
+        impl Source for FailsLater {}
         let matcher = Matcher::new("a").expect("valid");
         let mut found = Vec::new();
         let searched = Searcher::new().search(&mut FailsLater(false), &matcher, |n, _| {
