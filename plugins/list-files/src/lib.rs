@@ -73,7 +73,7 @@ fn list(root: &str, max_depth: usize, max_entries: usize) -> ToolResult {
     let walker = WalkBuilder::new(root)
         .max_depth(Some(max_depth))
         .require_git(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
+        .sort_by_file_path(toolhost_plugin_support::by_name)
         .build();
 
     let mut out = String::new();

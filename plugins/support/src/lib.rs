@@ -116,6 +116,24 @@ pub fn display(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// Orders the entries of one directory by name, as bytes: the order of
+/// `ignore`'s `sort_by_file_name(|a, b| a.cmp(b))`, for its
+/// `sort_by_file_path`. That one takes each name out of its path at every
+/// comparison with `Path::file_name` (which parses the path from its end);
+/// in a tree of small files that was a tenth of a search's instructions.
+/// Siblings differ only after their parent's last `/`.
+/// (Inline, so it is compiled with the walk that calls it: search_text
+/// builds its hot crates at opt-level 3.)
+#[inline]
+pub fn by_name(a: &Path, b: &Path) -> std::cmp::Ordering {
+    #[inline]
+    fn name(path: &Path) -> &[u8] {
+        let bytes = path.as_os_str().as_encoded_bytes();
+        memchr::memrchr(b'/', bytes).map_or(bytes, |slash| &bytes[slash + 1..])
+    }
+    name(a).cmp(name(b))
+}
+
 /// Cuts `line` to at most `max` characters, marking the cut.
 pub fn clip_line(line: &str, max: usize) -> String {
     // No more bytes than `max` means no more characters: skip the count.
@@ -131,6 +149,20 @@ pub fn clip_line(line: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn siblings_compare_by_the_bytes_of_their_names() {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let order = |a: &str, b: &str| by_name(Path::new(a), Path::new(b));
+        // A name before its extensions, `-` < `.` < digits < capitals < small.
+        assert_eq!(order("x/a", "x/a.b"), Less);
+        assert_eq!(order("x/a.b", "x/a"), Greater);
+        assert_eq!(order("x/a-b", "x/a.b"), Less);
+        assert_eq!(order("x/B", "x/a"), Less);
+        assert_eq!(order("x/a0", "x/ab"), Less);
+        assert_eq!(order("a", "./a"), Equal);
+        assert_eq!(order("./deep/er/z", "./deep/er/\u{e9}"), Less);
+    }
 
     #[test]
     fn not_found_names_the_path_and_the_fix() {
