@@ -80,6 +80,16 @@ where
             if line.is_empty() {
                 continue;
             }
+            // Nearly every line is a message rmcp knows: parsed once,
+            // straight into its type. Anything else (not JSON, duplicate keys,
+            // a method rmcp does not know, which is also where a `tools/call`
+            // whose `arguments` are not an object lands) takes the way below.
+            if let Ok(mut message) = serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(line)
+                && !is_custom_request(&message)
+            {
+                self.stamp(&mut message);
+                return Some(message);
+            }
             // Like the other MCP SDKs, input that is not JSON gets no
             // answer: it has no id to answer, and echoing peers would loop.
             let Ok(value) = serde_json::from_str::<Value>(line) else {
@@ -146,6 +156,17 @@ async fn write_line<W: AsyncWrite + Unpin>(
     let mut writer = writer.lock().await;
     writer.write_all(&line).await?;
     writer.flush().await
+}
+
+/// A request of a method rmcp has no type for.
+fn is_custom_request(message: &RxJsonRpcMessage<RoleServer>) -> bool {
+    matches!(
+        message,
+        JsonRpcMessage::Request(JsonRpcRequest {
+            request: ClientRequest::CustomRequest(_),
+            ..
+        })
+    )
 }
 
 /// The id of a JSON-RPC request (absent for a notification).
