@@ -393,6 +393,9 @@ async fn serve_mcp(sandbox_args: &SandboxArgs, args: &McpArgs) -> anyhow::Result
     let options = crate::mcp::ServeOptions {
         sessions: (!args.no_session).then_some(store),
         reload: Some(reload),
+        // A server stopped before its own optimized compiles finished
+        // leaves them to a background process, as one-shot commands do.
+        at_exit: Some(background::hand_off),
     };
     match args.http {
         Some(addr) => crate::mcp::serve_http(sandbox, options, addr, shutdown_signal()).await?,

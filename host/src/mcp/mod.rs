@@ -41,6 +41,9 @@ pub struct ServeOptions {
     /// The options the sandbox was loaded with: its plugin directories are
     /// watched and reloaded from on a change. `None` serves what was loaded.
     pub reload: Option<SandboxOptions>,
+    /// Run on the sandbox being served when the server stops (the CLI leaves
+    /// the optimized compiles it did not finish to a background process).
+    pub at_exit: Option<fn(&Sandbox)>,
 }
 
 /// Why the server could not serve.
@@ -135,6 +138,7 @@ struct Prepared {
     audit: Option<Arc<AuditLog>>,
     /// Stops the watcher.
     watching: CancellationToken,
+    at_exit: Option<fn(&Sandbox)>,
 }
 
 impl Prepared {
@@ -178,12 +182,17 @@ impl Prepared {
             lanes,
             audit,
             watching,
+            at_exit: options.at_exit,
         })
     }
 
-    /// Stops watching and ends the audit session with `why`.
+    /// Stops watching, ends the audit session with `why` and runs the exit
+    /// hook on what is served now (after a reload, the new plugins).
     fn finish(&self, why: &str) {
         self.watching.cancel();
+        if let Some(at_exit) = self.at_exit {
+            at_exit(&self.handler.current().sandbox);
+        }
         if let Some(audit) = &self.audit {
             audit.close(why);
             if let Some(error) = audit.error() {

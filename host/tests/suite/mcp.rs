@@ -44,6 +44,9 @@ fn server_command(ws: &Workspace, extra: &[&str]) -> Command {
     cmd.current_dir(ws.path())
         .env("TOOLHOST_CACHE_DIR", shared_cache())
         .env("TOOLHOST_CONFIG_DIR", ws.user_config())
+        // As `Workspace::toolhost`: no background compile after the server
+        // stops (`plugins.rs` tests that one).
+        .env("TOOLHOST_BACKGROUND_COMPILE", "off")
         .env_remove("XDG_CACHE_HOME")
         .args(FLAGS)
         .arg("mcp")

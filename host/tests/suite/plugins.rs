@@ -373,27 +373,88 @@ fn a_command_on_baseline_code_leaves_the_optimized_compile_to_a_background_proce
     assert_eq!(out, "hi\n");
     // The background compile stores echo's optimized code and removes its
     // baseline entry (at low priority, beside the rest of the suite).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let baseline_entries = || {
-        fs::read_dir(&cache)
-            .expect("cache dir")
-            .filter(|e| {
-                e.as_ref()
-                    .is_ok_and(|e| e.file_name().to_string_lossy().contains("-baseline-"))
-            })
-            .count()
-    };
-    while (baseline_entries() > 0 || compiled_entries(&cache) != standard + 1)
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert_eq!(baseline_entries(), 0, "the baseline entry is still there");
-    assert_eq!(compiled_entries(&cache), standard + 1);
+    await_optimized(&cache, standard + 1);
     assert_eq!(
         tool_fields(&ws, &cache, "echo", &[("TOOLHOST_BASELINE_MIN_BYTES", "0")]),
         ("hit".to_string(), "optimized".to_string())
     );
+}
+
+/// A client's short session: `toolhost mcp` stopped before its own
+/// optimized compile of a big plugin finished leaves that compile to a
+/// background process too, instead of baseline code at the next start.
+#[test]
+fn an_mcp_server_stopped_early_leaves_the_optimized_compile_to_a_background_process() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    use std::process::Stdio;
+
+    let ws = Workspace::new();
+    let cache = ws.mkdir("cache");
+    let mut server = std::process::Command::new(assert_cmd::cargo::cargo_bin("toolhost"));
+    server
+        .current_dir(ws.path())
+        .env("TOOLHOST_CACHE_DIR", &cache)
+        .env("TOOLHOST_CONFIG_DIR", ws.user_config())
+        .env_remove("TOOLHOST_BASELINE_MIN_BYTES")
+        .env("TOOLHOST_BACKGROUND_COMPILE", "on")
+        .args(["mcp", "--no-session"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut server = server.spawn().expect("start toolhost mcp");
+    let mut stdin = server.stdin.take().expect("stdin");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .expect("write");
+    let mut answer = String::new();
+    BufReader::new(server.stdout.take().expect("stdout"))
+        .read_line(&mut answer)
+        .expect("read");
+    assert!(answer.contains("protocolVersion"), "{answer}");
+    drop(stdin);
+    assert!(server.wait().expect("wait").success());
+    // search_text started on baseline code, and the server's own optimized
+    // compile of it (seconds) had not finished when stdin closed.
+    assert!(
+        baseline_entries(&cache) > 0,
+        "nothing was left on baseline code"
+    );
+    await_optimized(&cache, toolhost::sandbox::STANDARD_PLUGINS.len());
+    assert_eq!(
+        tool_fields(&ws, &cache, "search_text", &[]),
+        ("hit".to_string(), "optimized".to_string())
+    );
+}
+
+/// The compile cache's entries of baseline code.
+fn baseline_entries(cache: &Path) -> usize {
+    fs::read_dir(cache)
+        .expect("cache dir")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().contains("-baseline-"))
+        })
+        .count()
+}
+
+/// Waits (up to 2 minutes: the background compile runs at low priority,
+/// beside the rest of the suite) until `cache` holds `entries` entries, none
+/// of them baseline code.
+fn await_optimized(cache: &Path, entries: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while (baseline_entries(cache) > 0 || compiled_entries(cache) != entries)
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        baseline_entries(cache),
+        0,
+        "the baseline entry is still there"
+    );
+    assert_eq!(compiled_entries(cache), entries);
 }
 
 #[test]
