@@ -35,36 +35,32 @@ struct Server {
 
 impl Server {
     fn spawn(workspace: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        command
             .args(["--workspace"])
             .arg(workspace)
             .arg("--cache-dir")
             .arg(cache_dir())
             .args(["mcp", "--no-session"])
-            .env("TOOLHOST_CONFIG_DIR", workspace.join(".no-user-config"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn toolhost mcp");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        Server {
-            child,
-            stdin,
-            stdout,
-            line: String::new(),
-        }
+            .env("TOOLHOST_CONFIG_DIR", workspace.join(".no-user-config"));
+        Server::start(command)
     }
 
     /// This bench's binary as the floor server (see [`floor_server`]).
     fn spawn_floor(answer_file: &Path) -> Server {
-        let mut child = Command::new(std::env::current_exe().expect("bench binary"))
-            .env(FLOOR_ANSWER, answer_file)
+        let mut command = Command::new(std::env::current_exe().expect("bench binary"));
+        command.env(FLOOR_ANSWER, answer_file);
+        Server::start(command)
+    }
+
+    /// Starts `command` with its stdin and stdout on pipes to this process.
+    fn start(mut command: Command) -> Server {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
+            .stderr(Stdio::null())
             .spawn()
-            .expect("spawn the floor server");
+            .expect("spawn the server");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         Server {
