@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use toolhost::sandbox::{Access, Grant, Policy, Sandbox, SandboxOptions, ToolPolicy};
+use toolhost::sandbox::{Sandbox, SandboxOptions};
 
 /// The file the call benches read, in the workspace.
 pub const FILE: &str = "file.txt";
@@ -25,25 +25,8 @@ pub fn write_4k_file(workspace: &Path) {
 /// the compile cache at `cache_dir` and the default limits.
 pub fn read_grant_options(workspace: &Path, cache_dir: PathBuf) -> SandboxOptions {
     SandboxOptions {
-        workspace: workspace.to_path_buf(),
-        plugin_dirs: Vec::new(),
-        plugin_files: Vec::new(),
-        standard_tools: true,
         cache_dir: Some(cache_dir),
-        tiering: Default::default(),
-        protected: Vec::new(),
-        typed: Default::default(),
-        policy: Policy {
-            defaults: ToolPolicy {
-                grants: vec![Grant {
-                    host_path: workspace.to_path_buf(),
-                    guest_path: ".".into(),
-                    access: Access::Read,
-                }],
-                ..ToolPolicy::default()
-            },
-            ..Policy::default()
-        },
+        ..SandboxOptions::read_only(workspace.to_path_buf())
     }
 }
 

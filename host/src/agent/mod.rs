@@ -233,7 +233,7 @@ impl ToolRunner for Sandbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::{Access, Grant, Policy, SandboxOptions, ToolPolicy};
+    use crate::sandbox::SandboxOptions;
     use serde_json::json;
 
     #[tokio::test]
@@ -241,30 +241,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let workspace = dir.path().canonicalize().expect("canonical workspace");
         std::fs::write(workspace.join("a.txt"), "hello\n").expect("write file");
-        let sandbox = Sandbox::load(SandboxOptions {
-            workspace: workspace.clone(),
-            plugin_dirs: Vec::new(),
-            plugin_files: Vec::new(),
-            standard_tools: true,
-            // Inside the target directory, so only the first run compiles.
-            cache_dir: Some(std::path::Path::new(env!("OUT_DIR")).join("agent-test-cache")),
-            tiering: Default::default(),
-            protected: Vec::new(),
-            typed: Default::default(),
-            policy: Policy {
-                defaults: ToolPolicy {
-                    grants: vec![Grant {
-                        host_path: workspace,
-                        guest_path: ".".into(),
-                        access: Access::Read,
-                    }],
-                    ..ToolPolicy::default()
-                },
-                ..Policy::default()
-            },
-        })
-        .await
-        .expect("sandbox loads");
+        let mut options = SandboxOptions::read_only(workspace);
+        // Inside the target directory, so only the first run compiles.
+        options.cache_dir = Some(std::path::Path::new(env!("OUT_DIR")).join("agent-test-cache"));
+        let sandbox = Sandbox::load(options).await.expect("sandbox loads");
         let specs = ToolRunner::specs(&sandbox);
         let read_file = specs
             .iter()

@@ -96,6 +96,35 @@ pub struct SandboxOptions {
     pub typed: TypedConfig,
 }
 
+impl SandboxOptions {
+    /// The smallest useful sandbox: the standard tools, each allowed to read
+    /// `workspace` (as `.`) and nothing else, with the default limits and no
+    /// compile cache. What an embedder, a bench or a test starts from.
+    pub fn read_only(workspace: PathBuf) -> SandboxOptions {
+        SandboxOptions {
+            plugin_dirs: Vec::new(),
+            plugin_files: Vec::new(),
+            standard_tools: true,
+            cache_dir: None,
+            tiering: Tiering::default(),
+            protected: Vec::new(),
+            typed: TypedConfig::default(),
+            policy: Policy {
+                defaults: ToolPolicy {
+                    grants: vec![Grant {
+                        host_path: workspace.clone(),
+                        guest_path: ".".into(),
+                        access: Access::Read,
+                    }],
+                    ..ToolPolicy::default()
+                },
+                ..Policy::default()
+            },
+            workspace,
+        }
+    }
+}
+
 /// The `*.wasm` files a plugins directory holds, in load order (symbolic
 /// links left out: they are not loaded).
 pub fn plugin_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {

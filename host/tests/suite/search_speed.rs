@@ -8,8 +8,7 @@
 use std::time::Duration;
 
 use toolhost::sandbox::{
-    Access, CallOptions, CallReport, Grant, Limits, Policy, Sandbox, SandboxOptions, ToolFault,
-    ToolOutcome, ToolPolicy,
+    CallOptions, CallReport, Limits, Sandbox, SandboxOptions, ToolFault, ToolOutcome,
 };
 
 use super::common::shared_cache;
@@ -30,30 +29,10 @@ fn corpus() -> Corpus {
 
 async fn load(corpus: &Corpus, limits: Limits) -> Sandbox {
     let root = corpus.root.canonicalize().expect("canonical corpus root");
-    Sandbox::load(SandboxOptions {
-        workspace: root.clone(),
-        plugin_dirs: Vec::new(),
-        plugin_files: Vec::new(),
-        standard_tools: true,
-        cache_dir: Some(shared_cache()),
-        tiering: Default::default(),
-        protected: Vec::new(),
-        typed: Default::default(),
-        policy: Policy {
-            defaults: ToolPolicy {
-                grants: vec![Grant {
-                    host_path: root,
-                    guest_path: ".".into(),
-                    access: Access::Read,
-                }],
-                limits,
-                lifted: Vec::new(),
-            },
-            ..Policy::default()
-        },
-    })
-    .await
-    .expect("sandbox loads")
+    let mut options = SandboxOptions::read_only(root);
+    options.cache_dir = Some(shared_cache());
+    options.policy.defaults.limits = limits;
+    Sandbox::load(options).await.expect("sandbox loads")
 }
 
 async fn search(sandbox: &Sandbox, input: serde_json::Value) -> CallReport {
