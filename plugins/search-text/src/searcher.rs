@@ -48,8 +48,6 @@ pub(crate) trait Source: Read {
     }
 }
 
-impl Source for &[u8] {}
-
 /// One buffer, reused for every file of a search.
 pub(crate) struct Searcher {
     buf: Vec<u8>,
@@ -82,10 +80,8 @@ impl Searcher {
             None => {}
             Some(Err(_)) => return Searched::ReadError,
             Some(Ok((whole, true))) => return search_whole(&whole, matcher, &mut sink),
+            // No more than asked for, so it fits.
             Some(Ok((first, false))) => {
-                if first.len() > self.buf.len() {
-                    self.buf.resize(first.len(), 0);
-                }
                 self.buf[..first.len()].copy_from_slice(&first);
                 filled = first.len();
             }
@@ -251,6 +247,8 @@ mod tests {
             Ok(n)
         }
     }
+
+    impl Source for &[u8] {}
 
     impl Source for Trickle<'_> {
         fn first_bytes(&mut self, max: usize) -> Option<io::Result<(Vec<u8>, bool)>> {
