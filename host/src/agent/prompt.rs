@@ -62,22 +62,26 @@ pub fn default_system_prompt(sandbox: &Sandbox) -> String {
     }
     let protected = sandbox.protected();
     if !protected.is_empty() {
-        let names: Vec<String> = protected
-            .iter()
-            .map(|p| {
-                let suffix = if p.at_any_depth {
-                    " (at any depth)"
-                } else {
-                    ""
-                };
-                format!("`{}`{suffix}", p.relative)
-            })
-            .collect();
+        let quoted = |any_depth: bool| -> Vec<String> {
+            protected
+                .iter()
+                .filter(|p| p.at_any_depth == any_depth)
+                .map(|p| format!("`{}`", p.relative))
+                .collect()
+        };
+        let (exact, named) = (quoted(false), quoted(true));
+        let mut parts = Vec::new();
+        if !exact.is_empty() {
+            parts.push(exact.join(", "));
+        }
+        if !named.is_empty() {
+            parts.push(format!("anything named {} at any depth", named.join(", ")));
+        }
         let _ = write!(
             prompt,
             "\nNo tool may change these paths, even inside a directory it may write: {}. \
              Read them if you need to, but make your changes elsewhere.\n",
-            names.join(", ")
+            parts.join(", and ")
         );
     }
     prompt
@@ -134,8 +138,8 @@ mod tests {
         assert!(
             prompt.ends_with(
                 "\nNo tool may change these paths, even inside a directory it may write: \
-                 `toolhost.toml`, `.git` (at any depth). Read them if you need to, but make your \
-                 changes elsewhere.\n"
+                 `toolhost.toml`, and anything named `.git` at any depth. Read them if you need \
+                 to, but make your changes elsewhere.\n"
             ),
             "{prompt}"
         );

@@ -155,13 +155,27 @@ pub(super) fn from_flags(
     (global, per_tool)
 }
 
-/// Turns a written grant into a checked [`Grant`]. `trusted`: whether the
-/// workspace is trusted, so its own config may grant outside it.
+/// What a written grant comes to.
+#[derive(Debug)]
+pub(super) enum Resolved {
+    /// A directory the tool may use.
+    Grant(Grant),
+    /// A protected file, or a protected path that does not exist yet, that
+    /// the user named in a write grant: its protection is lifted for the
+    /// tool, whose write access comes from a grant of a directory holding
+    /// it. Canonical host path.
+    Lift(PathBuf),
+}
+
+/// Turns a written grant into a checked [`Grant`] (or a [`Resolved::Lift`]).
+/// `trusted`: whether the workspace is trusted, so its own config may grant
+/// outside it; `protected`: whether a host path is protected.
 pub(super) fn resolve(
     spec: &GrantSpec,
     workspace: &Path,
     trusted: bool,
-) -> Result<Grant, ConfigError> {
+    protected: &dyn Fn(&Path) -> bool,
+) -> Result<Resolved, ConfigError> {
     let error = |problem: String| ConfigError::Grant {
         grant: spec.path.clone(),
         origin: spec.origin.clone(),
@@ -173,7 +187,23 @@ pub(super) fn resolve(
     } else {
         workspace.join(written)
     };
-    let canonical = host.canonicalize().map_err(|e| {
+    // The user may name a protected file, or one to be created, to lift
+    // its protection (`--allow-write edit_file=toolhost.toml`); only a
+    // directory is a grant.
+    let may_lift = spec.origin.is_users_own() && spec.access == Access::Write;
+    let canonical = host.canonicalize();
+    if may_lift && !canonical.as_ref().is_ok_and(|c| c.is_dir()) {
+        let named = canonical.as_ref().ok().cloned().or_else(|| {
+            let parent = host.parent()?.canonicalize().ok()?;
+            Some(parent.join(host.file_name()?))
+        });
+        if let Some(named) = named
+            && protected(&named)
+        {
+            return Ok(Resolved::Lift(named));
+        }
+    }
+    let canonical = canonical.map_err(|e| {
         error(format!(
             "cannot be used: `{}` {}; create the directory or fix the path",
             host.display(),
@@ -221,11 +251,11 @@ pub(super) fn resolve(
             )));
         }
     };
-    Ok(Grant {
+    Ok(Resolved::Grant(Grant {
         host_path: canonical,
         guest_path,
         access: spec.access,
-    })
+    }))
 }
 
 /// The 1-based line of byte `offset` in `text`.

@@ -17,6 +17,7 @@
 //! Problems are errors naming the grant and where it came from.
 
 mod file;
+mod git;
 mod grants;
 mod model;
 pub mod user;
@@ -248,7 +249,24 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         .chain(tool_write.keys().cloned())
         .collect();
 
-    let protected = protected_paths(&sources);
+    let cache_dir = if inputs.no_cache {
+        None
+    } else {
+        inputs.cache_dir.clone().or_else(default_cache_dir)
+    };
+    let protected = protected_paths(
+        &sources,
+        &Protect {
+            workspace: &workspace,
+            config_file: inputs.config_file.as_deref(),
+            own_dirs: inputs
+                .user_config_dir
+                .iter()
+                .chain(cache_dir.iter())
+                .cloned()
+                .collect(),
+        },
+    );
     let protection = Protection::new(&workspace, protected.clone());
     let grants_for = |tool: Option<&str>| -> Result<(Vec<Grant>, Vec<PathBuf>), ConfigError> {
         let mut specs: Vec<GrantSpec> = sources.iter().flat_map(|s| s.grants(tool)).collect();
@@ -270,22 +288,53 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
                 tool: None,
             });
         }
-        let resolved = specs
-            .iter()
-            .map(|spec| grants::resolve(spec, &workspace, trusted))
-            .collect::<Result<Vec<_>, _>>()?;
-        // A protected path the user granted by name may be changed by this
-        // tool; the workspace's own config cannot lift anything.
-        let lifted = specs
-            .iter()
-            .zip(&resolved)
-            .filter(|(spec, grant)| {
-                spec.origin.is_users_own()
-                    && grant.access == Access::Write
-                    && protection.covering(&grant.host_path, &[]).is_some()
-            })
-            .map(|(_, grant)| grant.host_path.clone())
-            .collect();
+        let is_protected = |path: &Path| protection.names_protected(path);
+        let mut resolved = Vec::new();
+        let mut lifted = Vec::new();
+        let mut lift_specs = Vec::new();
+        for spec in &specs {
+            match grants::resolve(spec, &workspace, trusted, &is_protected)? {
+                grants::Resolved::Grant(grant) => {
+                    // A protected directory the user granted by name may be
+                    // changed by this tool; the workspace's own config
+                    // cannot lift anything.
+                    if spec.origin.is_users_own()
+                        && grant.access == Access::Write
+                        && is_protected(&grant.host_path)
+                    {
+                        lifted.push(grant.host_path.clone());
+                    }
+                    resolved.push(grant);
+                }
+                grants::Resolved::Lift(path) => {
+                    lifted.push(path.clone());
+                    lift_specs.push((spec, path));
+                }
+            }
+        }
+        // A lifted file is written through a grant of a directory holding
+        // it; without one the lift would do nothing, so say so.
+        for (spec, path) in lift_specs {
+            let writable = resolved
+                .iter()
+                .any(|g| g.access == Access::Write && path.starts_with(&g.host_path));
+            if !writable {
+                let tool = spec
+                    .tool
+                    .as_deref()
+                    .map_or(String::new(), |t| format!("{t}="));
+                return Err(ConfigError::Grant {
+                    grant: spec.path.clone(),
+                    origin: spec.origin.clone(),
+                    problem: format!(
+                        "is not a directory: it lifts the protection of `{}`, but the tool also needs \
+                         write access to a directory holding it; add `--allow-write {tool}.` (or a \
+                         narrower directory)",
+                        spec.path
+                    ),
+                });
+            }
+        }
         Ok((simplify_grants(resolved), lifted))
     };
 
@@ -327,12 +376,6 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         }
     } else {
         inputs.plugin_dirs.clone()
-    };
-
-    let cache_dir = if inputs.no_cache {
-        None
-    } else {
-        inputs.cache_dir.clone().or_else(default_cache_dir)
     };
 
     Ok(Resolved {
@@ -455,30 +498,160 @@ fn is_loopback_url(url: &str) -> bool {
     }
 }
 
-/// The paths no tool may change: toolhost's and git's, then each config
-/// file's `[sandbox] protect` list. Nothing removes the built-in ones.
-fn protected_paths(sources: &[Source]) -> Vec<ProtectedPath> {
+/// Files and directories other programs run code from, without asking,
+/// when they open a project or run git there. Protected at any depth: a
+/// subdirectory can be opened as a project of its own.
+const RUN_ON_OPEN: &[(&str, &str)] = &[
+    (
+        ".claude",
+        "Claude Code runs the hooks, commands and MCP servers its settings there name",
+    ),
+    (
+        ".mcp.json",
+        "Claude Code and other MCP clients start the servers it names",
+    ),
+    (
+        ".cursor",
+        "Cursor runs the hooks and MCP servers its files there name",
+    ),
+    (
+        ".gemini",
+        "Gemini CLI runs the hooks, commands and MCP servers its settings there name",
+    ),
+    (
+        ".codex",
+        "Codex reads its project config, with MCP servers and commands, from there",
+    ),
+    (
+        ".opencode",
+        "opencode loads plugins and MCP servers from there",
+    ),
+    (
+        "opencode.json",
+        "opencode starts the MCP servers and commands it names",
+    ),
+    (".pi", "pi loads extensions from there"),
+    (
+        ".vscode",
+        "VS Code runs its tasks when the folder opens, and its settings name programs to run",
+    ),
+    (
+        ".idea",
+        "JetBrains IDEs run the configurations and startup tasks there",
+    ),
+    (
+        ".zed",
+        "Zed runs the tasks and language servers its settings there name",
+    ),
+    (
+        ".helix",
+        "Helix starts the language servers its config there names",
+    ),
+    (
+        ".devcontainer",
+        "dev container tools run its `initializeCommand` on this machine",
+    ),
+    (
+        ".devcontainer.json",
+        "dev container tools run its `initializeCommand` on this machine",
+    ),
+    (".envrc", "direnv runs it when a shell enters the directory"),
+    (".nvim.lua", "Neovim runs it when it starts there (exrc)"),
+    (".nvimrc", "Neovim runs it when it starts there (exrc)"),
+    (
+        ".exrc",
+        "Vim and Neovim run it when they start there (exrc)",
+    ),
+    ("mise.toml", "mise runs the hooks and tasks it defines"),
+    (".mise.toml", "mise runs the hooks and tasks it defines"),
+    (".husky", "git runs the hook scripts there at every commit"),
+    (
+        ".pre-commit-config.yaml",
+        "pre-commit runs the commands it names at every commit",
+    ),
+    (
+        "lefthook.yml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        ".lefthook.yml",
+        "lefthook runs the commands it names at every commit",
+    ),
+];
+
+/// Where the protected paths come from besides the config files.
+struct Protect<'a> {
+    workspace: &'a Path,
+    /// The `--config FILE` in use.
+    config_file: Option<&'a Path>,
+    /// toolhost's own directories: the user config directory (trust list,
+    /// config) and the compile cache (native code toolhost runs).
+    own_dirs: Vec<PathBuf>,
+}
+
+/// The paths no tool may change: toolhost's and git's, what other programs
+/// run without asking, toolhost's own files outside the workspace, then
+/// each config file's `[sandbox] protect` list. Nothing removes the
+/// built-in ones.
+fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<ProtectedPath> {
+    let any_depth = |name: &str, why: &str| ProtectedPath {
+        relative: name.into(),
+        why: why.into(),
+        at_any_depth: true,
+    };
     let mut paths = vec![
-        ProtectedPath {
-            relative: workspace::CONFIG_FILE.into(),
-            why: "it is toolhost's configuration of this workspace, which decides what every \
-                  tool may do"
-                .into(),
-            at_any_depth: false,
-        },
-        ProtectedPath {
-            relative: workspace::STATE_DIR.into(),
-            why: "toolhost keeps its plugins, sessions and saved results there".into(),
-            at_any_depth: false,
-        },
-        ProtectedPath {
-            relative: workspace::GIT_DIR.into(),
-            why: "git runs hooks and reads its configuration from there, so a change could run \
-                  code outside the sandbox"
-                .into(),
-            at_any_depth: true,
-        },
+        any_depth(
+            workspace::CONFIG_FILE,
+            "it is toolhost's configuration of a workspace, which decides what every tool may do",
+        ),
+        any_depth(
+            workspace::STATE_DIR,
+            "toolhost keeps a workspace's plugins, sessions and saved results there",
+        ),
+        any_depth(
+            workspace::GIT_DIR,
+            "git runs hooks and reads its configuration from there, so a change could run code \
+             outside the sandbox",
+        ),
+        any_depth(
+            "HEAD",
+            "git takes a directory holding `HEAD`, `objects/` and `refs/` for a repository and runs \
+             what its config says",
+        ),
     ];
+    paths.extend(RUN_ON_OPEN.iter().map(|(name, why)| any_depth(name, why)));
+    let exact = |path: &Path, why: String| ProtectedPath {
+        relative: path
+            .strip_prefix(protect.workspace)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned(),
+        why,
+        at_any_depth: false,
+    };
+    if let Some(file) = protect.config_file {
+        let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
+        paths.push(exact(
+            &file,
+            "it is the toolhost configuration in use (`--config`), which decides what every tool \
+             may do"
+                .into(),
+        ));
+    }
+    for hooks in git::hooks_paths(protect.workspace) {
+        let hooks = hooks.canonicalize().unwrap_or(hooks);
+        paths.push(exact(
+            &hooks,
+            "git's `core.hooksPath` names it, and git runs the hooks there".into(),
+        ));
+    }
+    for dir in &protect.own_dirs {
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+        paths.push(exact(
+            &dir,
+            "it is toolhost's own (trust list, configuration or compiled plugin code)".into(),
+        ));
+    }
     for source in sources {
         paths.extend(
             source

@@ -57,6 +57,21 @@ pub struct ToolPolicy {
     pub lifted: Vec<PathBuf>,
 }
 
+impl ToolPolicy {
+    /// This policy for a tool that declares itself read-only: every grant
+    /// read-only, nothing lifted. The declaration lets its calls run beside
+    /// others, so it must hold (a tool that writes anyway gets
+    /// `not-permitted`).
+    pub fn read_only(mut self) -> ToolPolicy {
+        for grant in &mut self.grants {
+            grant.access = Access::Read;
+        }
+        self.grants = simplify_grants(self.grants);
+        self.lifted.clear();
+        self
+    }
+}
+
 /// What every tool may do: a default and per-tool entries. Built by the
 /// config layer from `toolhost.toml` and flags.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -368,7 +383,10 @@ impl Sandbox {
             Exports::Toolhost(_) => vec![None; loaded.tools.len()],
         };
         for (spec, output_schema) in loaded.tools.iter().zip(output_schemas) {
-            let tool_policy = policy.for_tool(&spec.name).clone();
+            let mut tool_policy = policy.for_tool(&spec.name).clone();
+            if spec.read_only {
+                tool_policy = tool_policy.read_only();
+            }
             let fs_rules = Arc::new(FsRules::new(
                 Arc::clone(&self.protection),
                 tool_policy.lifted.clone(),
@@ -714,7 +732,15 @@ impl Sandbox {
             // before any wasm runs. Where the path cannot be resolved (a
             // missing directory), the tool reports that itself.
             if arg.access == Access::Write
-                && let Ok(target) = capabilities::protect::locate(&self.workspace, &guest, true)
+                && let Some(target) = capabilities::protect::locate(&self.workspace, &guest, true)
+                    .ok()
+                    .or_else(|| {
+                        // A path in directories still to be made lands where
+                        // they would be.
+                        Some(capabilities::protect::locate_loose(
+                            &self.workspace.join(&guest),
+                        ))
+                    })
                 && let Some(hit) = tool.fs_rules.protected(&target)
             {
                 return Err(ToolFault::FsDenied(Denial::Protected {

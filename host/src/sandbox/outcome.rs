@@ -224,6 +224,12 @@ fn fs_denied_text(tool: &str, denial: &Denial) -> String {
              outside the directories this tool may use, and a link there would lead other programs out \
              of the sandbox. Link only to paths inside its directories, or copy the file instead."
         ),
+        Denial::LinkClimbs { link, target } => format!(
+            "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: the target climbs \
+             with `..` above the link's own directory, and moved elsewhere such a link would point \
+             somewhere else, out of the sandbox or into a protected path. Use a target below the \
+             link's directory, or copy the file instead."
+        ),
         Denial::LinkIntoProtected { link, target, hit } => format!(
             "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: the target is \
              inside `{}`, which is protected ({}). Link to something else.",
@@ -336,6 +342,7 @@ mod tests {
             ToolFault::FsDenied(Denial::AbsoluteLink { .. }) => 16,
             ToolFault::FsDenied(Denial::HardLinkSource { .. }) => 17,
             ToolFault::FsDenied(Denial::SpecialFile { .. }) => 18,
+            ToolFault::FsDenied(Denial::LinkClimbs { .. }) => 19,
         }
     }
 
@@ -487,6 +494,16 @@ mod tests {
                  opening or reading it could block the tool past its deadline. Tools may open only \
                  files and directories; leave it alone.",
             ),
+            (
+                ToolFault::FsDenied(Denial::LinkClimbs {
+                    link: "src/up".into(),
+                    target: "../..".into(),
+                }),
+                "error: `t` may not create the symbolic link `src/up` -> `../..`: the target climbs \
+                 with `..` above the link's own directory, and moved elsewhere such a link would point \
+                 somewhere else, out of the sandbox or into a protected path. Use a target below the \
+                 link's directory, or copy the file instead.",
+            ),
         ]
     }
 
@@ -496,7 +513,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 18;
+        let last = 19;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

@@ -16,13 +16,13 @@ use super::common::{Workspace, stderr_of_failure, stdout_of, test_plugins};
 /// A workspace that looks like a cloned repository, with toolhost's own
 /// files, a nested repository, links a repository could ship, and a
 /// directory outside it.
-struct Repo {
-    ws: Workspace,
+pub(super) struct Repo {
+    pub(super) ws: Workspace,
     outside: tempfile::TempDir,
 }
 
 impl Repo {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let ws = Workspace::new();
         ws.write("toolhost.toml", "[limits]\ntimeout_ms = 30000\n");
         ws.write(".git/config", "[core]\n\tbare = false\n");
@@ -40,7 +40,7 @@ impl Repo {
     }
 
     /// `toolhost --allow-write . call raw INPUT`, plus extra flags first.
-    fn raw(&self, input: &Value, flags: &[&str]) -> assert_cmd::Command {
+    pub(super) fn raw(&self, input: &Value, flags: &[&str]) -> assert_cmd::Command {
         let mut all = vec!["--allow-write", "."];
         all.extend_from_slice(flags);
         self.ws.call("raw", &input.to_string(), &all)
@@ -48,7 +48,7 @@ impl Repo {
 
     /// Every file, directory and link of the protected trees and of the
     /// outside directory, with content (or link target) and times.
-    fn snapshot(&self) -> BTreeMap<String, String> {
+    pub(super) fn snapshot(&self) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         for root in [
             self.ws.path().join("toolhost.toml"),
@@ -63,7 +63,7 @@ impl Repo {
     }
 
     /// A good call after an attack: the same tool still writes in `src`.
-    fn assert_still_works(&self, n: usize) {
+    pub(super) fn assert_still_works(&self, n: usize) {
         let file = format!("src/ok-{n}.txt");
         let out =
             stdout_of(&mut self.raw(&json!({"op": "write", "path": file, "text": "fine"}), &[]));
@@ -109,6 +109,14 @@ fn no_raw_wasi_call_changes_a_protected_path() {
             "error: `raw` may not create the symbolic link `{link}` -> `{target}`: the target is outside"
         )
     };
+    let link_climbs = |link: &str, target: &str| {
+        format!(
+            "error: `raw` may not create the symbolic link `{link}` -> `{target}`: the target climbs"
+        )
+    };
+    // A link out that the repository shipped (reading through it fails in
+    // the guest; a new link through it must not be made).
+    symlink(repo.outside.path(), repo.ws.path().join("src/away")).expect("symlink");
     let attacks: Vec<(&str, Value, String)> = vec![
         (
             "rewrite toolhost.toml",
@@ -238,12 +246,17 @@ fn no_raw_wasi_call_changes_a_protected_path() {
         (
             "a symlink out of the workspace",
             json!({"op": "symlink", "link": "escape", "target": "../outside"}),
-            link_outside("escape", "../outside"),
+            link_climbs("escape", "../outside"),
         ),
         (
             "a symlink that climbs out from a subdirectory",
             json!({"op": "symlink", "link": "src/up", "target": "../.."}),
-            link_outside("src/up", "../.."),
+            link_climbs("src/up", "../.."),
+        ),
+        (
+            "a symlink out through a link the repository shipped",
+            json!({"op": "symlink", "link": "src/leak", "target": "away/secret.txt"}),
+            link_outside("src/leak", "away/secret.txt"),
         ),
         (
             "a symlink into .git",
@@ -286,6 +299,7 @@ fn no_raw_wasi_call_changes_a_protected_path() {
         "etc",
         "cfg.toml",
         "src/up",
+        "src/leak",
     ] {
         assert!(
             fs::symlink_metadata(repo.ws.path().join(leftover)).is_err(),
@@ -559,9 +573,20 @@ fn tools_lists_the_protected_paths_and_what_a_tool_may_change_anyway() {
             .args(["--allow-write", "write_file=.git", "tools"]),
     );
     assert!(
-        out.ends_with(
-            "protected (no tool may change): toolhost.toml, .toolhost, .git (any depth)\n"
-        ),
+        out.ends_with(&format!(
+            "protected at any depth (no tool may change): toolhost.toml, .toolhost, .git, HEAD, \
+             .claude, .mcp.json, .cursor, .gemini, .codex, .opencode, opencode.json, .pi, .vscode, \
+             .idea, .zed, .helix, .devcontainer, .devcontainer.json, .envrc, .nvim.lua, .nvimrc, \
+             .exrc, mise.toml, .mise.toml, .husky, .pre-commit-config.yaml, lefthook.yml, \
+             .lefthook.yml\n\
+             protected (no tool may change): {}, {}\n",
+            repo.ws
+                .user_config()
+                .canonicalize()
+                .expect("canonical")
+                .display(),
+            super::common::shared_cache().display(),
+        )),
         "{out}"
     );
     assert!(
@@ -591,4 +616,236 @@ fn a_listed_entry_gets_the_metadata_hash_a_stat_gives() {
     ));
     assert_eq!(out, "after the rename: the new file\n");
     assert_eq!(repo.ws.read("a.txt"), "b");
+}
+
+/// Everything in the workspace but the good calls' `src/ok-N.txt`, with
+/// content (or link target) and times.
+fn whole(repo: &Repo) -> BTreeMap<String, String> {
+    let mut all = BTreeMap::new();
+    walk(repo.ws.path(), &mut all);
+    // The good calls write there, which changes the directory's times.
+    all.retain(|path, _| !path.contains("/src/ok-") && !path.ends_with("/src"));
+    all
+}
+
+#[test]
+fn what_other_programs_run_cannot_be_planted() {
+    let repo = Repo::new();
+    // git's hooks directory named by the repository's config (husky's way).
+    repo.ws.write(
+        ".git/config",
+        "[core]\n\tbare = false\n\thooksPath = githooks\n",
+    );
+    repo.ws.mkdir("githooks");
+    // A shipped file named HEAD, half a repository in `src`, a shipped
+    // bare repository, and a fresh directory.
+    repo.ws.write("docs/HEAD", "ref: refs/heads/main\n");
+    repo.ws.mkdir("src/objects");
+    repo.ws.mkdir("src/refs");
+    repo.ws
+        .write("fixtures/bare.git/HEAD", "ref: refs/heads/main\n");
+    repo.ws.mkdir("fixtures/bare.git/objects");
+    repo.ws.mkdir("fixtures/bare.git/refs");
+    repo.ws
+        .write("fixtures/bare.git/config", "[core]\n\tbare = true\n");
+    repo.ws.mkdir("newrepo");
+    let write =
+        |path: &str| json!({"op": "write", "path": path, "text": "[core]\n\tfsmonitor = sh\n"});
+    let mkdir = |path: &str| json!({"op": "mkdir", "path": path});
+    let attacks: Vec<(&str, Value, String)> = vec![
+        ("Claude Code's hooks", mkdir(".claude"), protected(".claude", ".claude")),
+        ("an MCP server list", write(".mcp.json"), protected(".mcp.json", ".mcp.json")),
+        ("VS Code's tasks", mkdir(".vscode"), protected(".vscode", ".vscode")),
+        ("VS Code's tasks in a subproject", mkdir("src/.vscode"), protected("src/.vscode", "src/.vscode")),
+        ("direnv", write(".envrc"), protected(".envrc", ".envrc")),
+        ("Cursor", mkdir(".cursor"), protected(".cursor", ".cursor")),
+        ("Gemini CLI", mkdir(".gemini"), protected(".gemini", ".gemini")),
+        ("Codex", mkdir(".codex"), protected(".codex", ".codex")),
+        ("a dev container", write(".devcontainer.json"), protected(".devcontainer.json", ".devcontainer.json")),
+        ("husky", mkdir(".husky"), protected(".husky", ".husky")),
+        ("pre-commit", write(".pre-commit-config.yaml"), protected(".pre-commit-config.yaml", ".pre-commit-config.yaml")),
+        ("core.hooksPath", write("githooks/pre-commit"), protected("githooks/pre-commit", "githooks")),
+        ("a toolhost.toml below", write("src/toolhost.toml"), protected("src/toolhost.toml", "src/toolhost.toml")),
+        ("a .toolhost below", mkdir("src/.toolhost"), protected("src/.toolhost", "src/.toolhost")),
+        ("HEAD in a new directory", write("newrepo/HEAD"), protected("newrepo/HEAD", "newrepo/HEAD")),
+        ("a .git file", write("newrepo/.git"), protected("newrepo/.git", "newrepo/.git")),
+        ("HEAD beside objects and refs", write("src/HEAD"), protected("src/HEAD", "src/HEAD")),
+        ("objects beside HEAD", mkdir("docs/objects"), protected("docs/objects", "docs/objects")),
+        (
+            "refs moved beside HEAD",
+            json!({"op": "rename", "from": "src/refs", "to": "docs/refs"}),
+            protected("docs/refs", "docs/refs"),
+        ),
+        ("a shipped repository's config", write("fixtures/bare.git/config"), protected("fixtures/bare.git/config", "fixtures/bare.git")),
+        (
+            "a link made at a protected name",
+            json!({"op": "symlink", "link": ".envrc", "target": "src/main.rs"}),
+            protected(".envrc", ".envrc"),
+        ),
+        (
+            "a file moved onto a protected name",
+            json!({"op": "rename", "from": "src/main.rs", "to": ".envrc"}),
+            protected(".envrc", ".envrc"),
+        ),
+        (
+            "a hard link at a protected name",
+            json!({"op": "link", "from": "src/main.rs", "to": ".mcp.json"}),
+            protected(".mcp.json", ".mcp.json"),
+        ),
+        (
+            "a link that climbs, to be moved later",
+            json!({"op": "symlink", "link": "vendor/lib/up", "target": "../.."}),
+            "error: `raw` may not create the symbolic link `vendor/lib/up` -> `../..`: the target climbs \
+             with `..` above the link's own directory"
+                .into(),
+        ),
+        (
+            "a link that climbs into a sibling",
+            json!({"op": "symlink", "link": "src/cfg", "target": "../toolhost.toml.d"}),
+            "error: `raw` may not create the symbolic link `src/cfg` -> `../toolhost.toml.d`: the \
+             target climbs with `..` above the link's own directory"
+                .into(),
+        ),
+    ];
+    let before = whole(&repo);
+    for (n, (name, input, expected)) in attacks.iter().enumerate() {
+        let err = stderr_of_failure(&mut repo.raw(input, &[]), 1);
+        assert!(err.starts_with(expected.as_str()), "{name}:\n{err}");
+        assert_eq!(whole(&repo), before, "{name} changed something");
+        repo.assert_still_works(n);
+    }
+}
+
+#[test]
+fn links_below_their_own_directory_still_work_where_they_are_moved() {
+    let repo = Repo::new();
+    let ok = |input: Value| {
+        let out = stdout_of(&mut repo.raw(&input, &[]));
+        assert_eq!(out, "ok\n", "{input}");
+    };
+    ok(json!({"op": "mkdir", "path": "src/a"}));
+    ok(json!({"op": "mkdir", "path": "src/a/b"}));
+    ok(json!({"op": "write", "path": "src/a/b/data.txt", "text": "data"}));
+    ok(json!({"op": "symlink", "link": "src/a/L", "target": "b/data.txt"}));
+    ok(json!({"op": "symlink", "link": "src/a/here", "target": "."}));
+    // Moved with its directory, or alone, a link still points below where
+    // it is: never out, never into a protected path.
+    ok(json!({"op": "rename", "from": "src/a", "to": "moved"}));
+    assert_eq!(repo.ws.read("moved/L"), "data");
+    ok(json!({"op": "rename", "from": "moved/L", "to": "L"}));
+    assert!(
+        fs::metadata(repo.ws.path().join("L")).is_err(),
+        "L now dangles"
+    );
+    ok(json!({"op": "write", "path": "moved/here/b/data.txt", "text": "new"}));
+    assert_eq!(repo.ws.read("moved/b/data.txt"), "new");
+}
+
+#[test]
+fn the_config_file_in_use_and_toolhost_s_own_directories_are_protected() {
+    let repo = Repo::new();
+    repo.ws
+        .write("cfg/agent.toml", "[limits]\ntimeout_ms = 30000\n");
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "write", "path": "cfg/agent.toml", "text": "[defaults]\nwrite = [\"/\"]\n"}),
+            &["--config", "cfg/agent.toml"],
+        ),
+        1,
+    );
+    assert!(
+        err.starts_with(&format!(
+            "{}it is the toolhost configuration in use (`--config`)",
+            protected("cfg/agent.toml", "cfg/agent.toml")
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        repo.ws.read("cfg/agent.toml"),
+        "[limits]\ntimeout_ms = 30000\n"
+    );
+
+    // The user config directory inside a write grant (of the directory
+    // holding it, as a grant of the home directory would): its trust list
+    // and config stay the user's.
+    let user = repo.ws.user_config().canonicalize().expect("canonical");
+    let holder = user.parent().expect("parent").display().to_string();
+    let name = user
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "write", "preopen": holder, "path": format!("{name}/trusted.toml"), "text": "x"}),
+            &["--allow-write", &format!("raw={holder}")],
+        ),
+        1,
+    );
+    let expected = format!(
+        "error: `raw` may not change `{0}/trusted.toml`: `{0}` is protected (it is toolhost's own",
+        user.display()
+    );
+    assert!(err.starts_with(&expected), "{err}");
+    assert!(fs::metadata(user.join("trusted.toml")).is_err());
+    repo.assert_still_works(0);
+}
+
+#[test]
+fn the_advice_in_a_refusal_works_when_pasted() {
+    let repo = Repo::new();
+    repo.ws
+        .write("fixtures/bare.git/HEAD", "ref: refs/heads/main\n");
+    repo.ws.mkdir("fixtures/bare.git/objects");
+    repo.ws.mkdir("fixtures/bare.git/refs");
+    repo.ws.write("docs/HEAD", "ref: refs/heads/main\n");
+    for (tool, input, changed, expected) in [
+        (
+            "raw",
+            json!({"op": "write", "path": "fixtures/bare.git/config", "text": "[core]\n"}),
+            "fixtures/bare.git/config",
+            "[core]\n",
+        ),
+        (
+            "raw",
+            json!({"op": "mkdir", "path": "docs/objects"}),
+            "docs/objects",
+            "(a directory)",
+        ),
+        (
+            "edit_file",
+            json!({"path": "toolhost.toml", "old_string": "30000", "new_string": "20000"}),
+            "toolhost.toml",
+            "[limits]\ntimeout_ms = 20000\n",
+        ),
+        (
+            "write_file",
+            json!({"path": ".vscode/settings.json", "content": "{}\n"}),
+            ".vscode/settings.json",
+            "{}\n",
+        ),
+        (
+            "raw",
+            json!({"op": "write", "path": ".git/hooks/pre-commit", "text": "#!/bin/sh\n"}),
+            ".git/hooks/pre-commit",
+            "#!/bin/sh\n",
+        ),
+    ] {
+        let input = input.to_string();
+        let err = stderr_of_failure(&mut repo.ws.call(tool, &input, &["--allow-write", "."]), 1);
+        let (_, after) = err.split_once("`--allow-write ").expect("advice");
+        let (lift, _) = after.split_once('`').expect("advice ends");
+        assert!(lift.starts_with(&format!("{tool}=")), "{err}");
+        stdout_of(
+            &mut repo
+                .ws
+                .call(tool, &input, &["--allow-write", ".", "--allow-write", lift]),
+        );
+        let now = if repo.ws.path().join(changed).is_dir() {
+            "(a directory)".to_string()
+        } else {
+            repo.ws.read(changed)
+        };
+        assert_eq!(now, expected, "{tool} with --allow-write {lift}");
+    }
 }

@@ -10,6 +10,7 @@ mod network;
 mod plugins;
 mod provider_http;
 mod providers;
+mod race;
 mod run;
 mod scaffold;
 mod search_speed;

@@ -272,18 +272,27 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
             ))?;
         }
     }
-    let protected: Vec<String> = sandbox
-        .protected()
-        .iter()
-        .map(|p| {
-            let depth = if p.at_any_depth { " (any depth)" } else { "" };
-            format!("{}{depth}", p.relative)
-        })
-        .collect();
+    let names = |any_depth: bool| -> Vec<String> {
+        sandbox
+            .protected()
+            .iter()
+            .filter(|p| p.at_any_depth == any_depth)
+            .map(|p| p.relative.clone())
+            .collect()
+    };
+    ignore_broken_pipe(writeln!(
+        out,
+        "protected at any depth (no tool may change): {}",
+        names(true).join(", ")
+    ))?;
+    let exact = names(false);
+    if exact.is_empty() {
+        return Ok(());
+    }
     ignore_broken_pipe(writeln!(
         out,
         "protected (no tool may change): {}",
-        protected.join(", ")
+        exact.join(", ")
     ))
 }
 

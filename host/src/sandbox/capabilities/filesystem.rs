@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use bytes::Bytes;
 use wasmtime::component::{HasData, Resource};
 use wasmtime_wasi::async_trait;
-use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
+use wasmtime_wasi::filesystem::{Descriptor, Dir, WasiFilesystemCtxView};
 use wasmtime_wasi::p2::bindings::filesystem::types::{
     self, ErrorCode, HostDescriptor, HostDirectoryEntryStream,
 };
@@ -33,9 +33,10 @@ use wasmtime_wasi::p2::{
     DynOutputStream, FsError, FsResult, OutputStream, Pollable, StreamError, StreamResult,
 };
 
+use super::beneath::{self, Entry, Unsplit};
 use super::listing::{Listed, Listing};
 use super::protect::{self, Hit, Protection};
-use super::{Access, Grant};
+use super::{Access, BLOCKING_CURRENT_THREAD, Grant};
 
 /// The most one `read` returns, as in wasmtime-wasi (its
 /// `MAX_READ_SIZE_ALLOC`).
@@ -57,6 +58,8 @@ pub enum Denial {
     },
     /// A symlink with an absolute target.
     AbsoluteLink { link: String, target: String },
+    /// A symlink whose target climbs with `..` above the link's directory.
+    LinkClimbs { link: String, target: String },
     /// A hard link to `source`, which the tool may not write.
     HardLinkSource { source: String },
     /// Opening `path`, which is `kind` (a FIFO, a socket, a device): no
@@ -127,9 +130,69 @@ impl FsRules {
         }
     }
 
-    /// The protected path a change of the host path `target` would reach.
+    /// The protected path a change of the host path `target` would reach:
+    /// one of the protected paths, or a directory git takes for a
+    /// repository around it.
     pub(crate) fn protected(&self, target: &Path) -> Option<Hit> {
-        self.protection.covering(target, &self.lifted)
+        let base = self.base(target);
+        self.protection
+            .covering(target, &self.lifted, base)
+            .or_else(|| {
+                self.protection
+                    .repository_holding(target, &self.lifted, base)
+            })
+    }
+
+    /// Like [`FsRules::protected`], and also when `target` holds a
+    /// protected path (moving or removing it would take that along).
+    fn touched(&self, target: &Path) -> Option<Hit> {
+        let base = self.base(target);
+        self.protection
+            .touching(target, &self.lifted, base)
+            .or_else(|| {
+                self.protection
+                    .repository_holding(target, &self.lifted, base)
+            })
+    }
+
+    /// Whether a new entry `name` in the directory `parent` (a held
+    /// handle; `target` is where the entry would be) would make that
+    /// directory one git takes for a repository: `objects` or `refs` beside
+    /// a `HEAD` (a new `HEAD` is refused by name).
+    fn completes_repository(
+        &self,
+        parent: &std::fs::File,
+        name: &str,
+        target: &Path,
+    ) -> Option<Hit> {
+        if !matches!(name, "objects" | "refs")
+            || !beneath::exists_at(parent, "HEAD")
+            || self.lifted.iter().any(|dir| target.starts_with(dir))
+        {
+            return None;
+        }
+        Some(Hit {
+            protected: self.shown(target),
+            why: format!(
+                "beside `HEAD`, git would take the directory holding `{name}` for a repository and run \
+                 what its config and hooks say"
+            ),
+        })
+    }
+
+    /// Where names protected at any depth start to count for `target`: the
+    /// workspace, else the grant holding it, else the root (fail closed).
+    fn base(&self, target: &Path) -> &Path {
+        let workspace = self.protection.workspace();
+        if target.starts_with(workspace) {
+            return workspace;
+        }
+        self.grants
+            .iter()
+            .map(|(dir, _)| dir.as_path())
+            .filter(|dir| target.starts_with(dir))
+            .max_by_key(|dir| dir.as_os_str().len())
+            .unwrap_or(Path::new("/"))
     }
 
     /// `path` as the model knows it.
@@ -255,13 +318,42 @@ pub(crate) struct Guarded<'a> {
     pub(crate) guard: &'a mut FsGuard,
 }
 
-/// Which check an operation on a path needs.
+/// What an operation does to the entry a path names.
 #[derive(Clone, Copy)]
 enum Change {
     /// Creates or changes what is at the path.
     At,
     /// Removes or moves the path, and so whatever is below it.
     Away,
+    /// Moves something onto the path: replaces what is there, and creates
+    /// a new entry there.
+    Onto,
+}
+
+/// A path under a directory descriptor, resolved once for one change: the
+/// descriptor's directory, the entry's parent held open, and where the
+/// entry is on the host. The check reads `target`; the operation acts
+/// through the held parent on one name, so nothing can re-route it.
+struct Located {
+    dir: Dir,
+    entry: Entry,
+    target: PathBuf,
+}
+
+/// The descriptor an operation acts through on a [`Located`] name: the
+/// guest's own when the parent is its directory, else a temporary one for
+/// the held parent (with the guest descriptor's permissions, so
+/// wasmtime-wasi's own checks are unchanged), removed by
+/// [`Guarded::release`].
+struct Acting {
+    rep: u32,
+    temporary: Option<Resource<Descriptor>>,
+}
+
+impl Acting {
+    fn fd(&self) -> Resource<Descriptor> {
+        Resource::new_borrow(self.rep)
+    }
 }
 
 impl Guarded<'_> {
@@ -275,20 +367,151 @@ impl Guarded<'_> {
         protect::real_path(&file).map_err(|_| ErrorCode::NotPermitted.into())
     }
 
-    /// Where `path` under directory `fd` lands; `None` when it cannot be
-    /// resolved because a directory on the way is missing, in which case
-    /// the operation itself fails without the guard's help.
+    /// Where `path` under directory `fd` lands for a check that only
+    /// reports (which special file a read would open); `None` when it
+    /// cannot be resolved.
+    fn locate_by_name(
+        &self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        follow: bool,
+    ) -> Option<PathBuf> {
+        let dir = self.real_path(fd).ok()?;
+        protect::locate(&dir, path, follow).ok()
+    }
+
+    /// Resolves `path` under the directory `fd` once, into its parent held
+    /// open and its last name; with `follow`, a last component that is a
+    /// link is followed to the entry it names. A directory on the way that
+    /// is missing fails here, before anything is checked or changed.
+    /// `no_name` is the error for a path whose last component is `.` or
+    /// `..`, as the kernel gives it for the operation (`mkdir .` is
+    /// `exist`, which `create_dir_all` of a grant's own root relies on).
     fn locate(
         &self,
         fd: &Resource<Descriptor>,
         path: &str,
         follow: bool,
-    ) -> FsResult<Option<PathBuf>> {
-        let dir = self.real_path(fd)?;
-        match protect::locate(&dir, path, follow) {
-            Ok(target) => Ok(Some(target)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(_) => Err(ErrorCode::NotPermitted.into()),
+        no_name: ErrorCode,
+    ) -> FsResult<Located> {
+        let dir = match self.fs.table.get(fd)? {
+            Descriptor::Dir(dir) => dir.clone(),
+            Descriptor::File(_) => return Err(ErrorCode::NotDirectory.into()),
+        };
+        let resolved = if follow {
+            beneath::entry_following(&dir.dir, path)
+        } else {
+            beneath::entry(&dir.dir, path)
+        };
+        let entry = match resolved {
+            Ok(entry) => entry,
+            Err(Unsplit::NoName) => return Err(no_name.into()),
+            Err(Unsplit::Absolute) => return Err(ErrorCode::NotPermitted.into()),
+            Err(Unsplit::Io(error)) => return Err(error.into()),
+        };
+        // Fail closed: a directory whose place is unknown changes nothing.
+        let parent = protect::real_path(entry.dir(&dir.dir))
+            .map_err(|_| FsError::from(ErrorCode::NotPermitted))?;
+        let target = parent.join(entry.bare_name());
+        Ok(Located { dir, entry, target })
+    }
+
+    /// Refuses a change of `located` that reaches a protected path. The
+    /// held parent cannot move into or out of a protected path meanwhile:
+    /// that would be a rename of a protected path, which this same check
+    /// refuses (in every process running toolhost).
+    fn check(&mut self, located: &Located, change: Change) -> FsResult<()> {
+        // A name about to change no longer names what was listed.
+        self.guard.just_listed = None;
+        // A read-only grant changes nothing: wasmtime-wasi refuses it, and
+        // a refusal here would advise a lift that cannot help.
+        if located.dir.perms.write_not_permitted() {
+            return Ok(());
+        }
+        let rules = &self.guard.rules;
+        let target = &located.target;
+        let completes = || {
+            let parent = located.entry.dir(&located.dir.dir);
+            rules.completes_repository(parent, located.entry.bare_name(), target)
+        };
+        let hit = match change {
+            Change::At => rules.protected(target).or_else(completes),
+            Change::Away => rules.touched(target),
+            Change::Onto => rules.touched(target).or_else(completes),
+        };
+        match hit {
+            Some(hit) => {
+                let path = rules.shown(target);
+                self.guard.refuse(Denial::Protected { path, hit })
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The descriptor to act through on `located`'s name.
+    fn acting(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        located: Located,
+    ) -> FsResult<(Acting, String)> {
+        let Located { dir, entry, .. } = located;
+        let acting = match entry.parent {
+            None => Acting {
+                rep: fd.rep(),
+                temporary: None,
+            },
+            Some(parent) => {
+                let held = Dir::new(parent, dir.perms, dir.open_mode, BLOCKING_CURRENT_THREAD);
+                let temporary = self.fs.table.push(Descriptor::Dir(held))?;
+                Acting {
+                    rep: temporary.rep(),
+                    temporary: Some(temporary),
+                }
+            }
+        };
+        Ok((acting, entry.name))
+    }
+
+    /// `set-times-at` of a path that names a directory by `.` or `..`
+    /// (`touch .`): the directory opened beneath `fd`, checked where it is,
+    /// and its times set through the held handle.
+    async fn set_times_of_directory(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        let dir = match self.fs.table.get(fd)? {
+            Descriptor::Dir(dir) => dir.clone(),
+            Descriptor::File(_) => return Err(ErrorCode::NotDirectory.into()),
+        };
+        if dir.perms.write_not_permitted() {
+            return Err(ErrorCode::NotPermitted.into());
+        }
+        let held = beneath::directory(&dir.dir, path)?;
+        let target =
+            protect::real_path(&held).map_err(|_| FsError::from(ErrorCode::NotPermitted))?;
+        let rules = &self.guard.rules;
+        if let Some(hit) = rules.protected(&target) {
+            let path = rules.shown(&target);
+            return self.guard.refuse(Denial::Protected { path, hit });
+        }
+        let held = Dir::new(held, dir.perms, dir.open_mode, BLOCKING_CURRENT_THREAD);
+        let temporary = self.fs.table.push(Descriptor::Dir(held))?;
+        let acting = Acting {
+            rep: temporary.rep(),
+            temporary: Some(temporary),
+        };
+        let result = HostDescriptor::set_times(&mut self.fs, acting.fd(), atim, mtim).await;
+        self.release(acting);
+        result
+    }
+
+    fn release(&mut self, acting: Acting) {
+        if let Some(temporary) = acting.temporary {
+            // Only this guard knows the slot; nothing else can have taken it.
+            let _ = self.fs.table.delete(temporary);
         }
     }
 
@@ -312,61 +535,49 @@ impl Guarded<'_> {
         }
         // Only inside the grants: a path that leaves them fails in the open
         // itself, and the refusal would tell the tool what lies outside.
-        let Ok(Some(target)) = self.locate(fd, path, follow) else {
+        let Some(target) = self.locate_by_name(fd, path, follow) else {
             return Ok(());
         };
-        if !self
-            .guard
-            .rules
-            .grants
-            .iter()
-            .any(|(root, _)| target.starts_with(root))
-        {
+        self.refuse_special(&target)
+    }
+
+    /// The same refusal for the entry a change would open, from its held
+    /// parent.
+    fn check_ordinary_located(&mut self, located: &Located) -> FsResult<()> {
+        let parent = located.entry.dir(&located.dir.dir);
+        match beneath::file_type_at(parent, located.entry.bare_name()) {
+            None
+            | Some(
+                rustix::fs::FileType::RegularFile
+                | rustix::fs::FileType::Directory
+                | rustix::fs::FileType::Symlink,
+            ) => Ok(()),
+            Some(_) => self.refuse_special(&located.target.clone()),
+        }
+    }
+
+    fn refuse_special(&mut self, target: &Path) -> FsResult<()> {
+        if !self.guard.rules.may_use(target) {
             return Ok(());
         }
-        let shown = self.guard.rules.shown(&target);
+        let shown = self.guard.rules.shown(target);
         self.guard.refuse(Denial::SpecialFile {
             path: shown,
-            kind: special_kind(&target),
+            kind: special_kind(target),
         })
     }
 
-    /// Refuses a change of `path` under `fd` that reaches a protected path.
-    fn check_change(
-        &mut self,
-        fd: &Resource<Descriptor>,
-        path: &str,
-        follow: bool,
-        change: Change,
-    ) -> FsResult<()> {
-        // A name about to change no longer names what was listed.
-        self.guard.just_listed = None;
-        let Some(target) = self.locate(fd, path, follow)? else {
-            return Ok(());
-        };
-        self.check_target(&target, change)
-    }
-
-    fn check_target(&mut self, target: &Path, change: Change) -> FsResult<()> {
-        let rules = &self.guard.rules;
-        let hit = match change {
-            Change::At => rules.protection.covering(target, &rules.lifted),
-            Change::Away => rules.protection.touching(target, &rules.lifted),
-        };
-        match hit {
-            Some(hit) => {
-                let path = rules.shown(target);
-                self.guard.refuse(Denial::Protected { path, hit })
-            }
-            None => Ok(()),
-        }
-    }
-
     /// Refuses a change through descriptor `fd` itself (its contents or
-    /// times) when it lies in a protected path.
+    /// times) when it lies in a protected path. An open descriptor stays on
+    /// its file; the file cannot move into a protected path meanwhile.
     fn check_descriptor(&mut self, fd: &Resource<Descriptor>) -> FsResult<()> {
         let target = self.real_path(fd)?;
-        self.check_target(&target, Change::At)
+        let rules = &self.guard.rules;
+        if let Some(hit) = rules.protected(&target) {
+            let path = rules.shown(&target);
+            return self.guard.refuse(Denial::Protected { path, hit });
+        }
+        Ok(())
     }
 
     fn take_budget(&self, bytes: u64) -> FsResult<()> {
@@ -390,6 +601,26 @@ impl Guarded<'_> {
         });
         Ok(self.fs.table.push(counted)?)
     }
+}
+
+/// Whether a link target climbs with `..` above the link's own directory
+/// (or is absolute). Such a link stays inside where it is made, but moved
+/// to another directory it points somewhere else, out of the sandbox or
+/// into a protected path; a target below its directory moves with it.
+fn climbs(target: &str) -> bool {
+    let mut depth = 0usize;
+    for component in Path::new(target).components() {
+        match component {
+            std::path::Component::Normal(_) => depth += 1,
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => match depth.checked_sub(1) {
+                Some(up) => depth = up,
+                None => return true,
+            },
+            std::path::Component::RootDir | std::path::Component::Prefix(_) => return true,
+        }
+    }
+    false
 }
 
 fn follows(flags: types::PathFlags) -> bool {
@@ -547,8 +778,12 @@ impl HostDescriptor for Guarded<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        self.check_change(&fd, &path, false, Change::At)?;
-        HostDescriptor::create_directory_at(&mut self.fs, fd, path).await
+        let located = self.locate(&fd, &path, false, ErrorCode::Exist)?;
+        self.check(&located, Change::At)?;
+        let (acting, name) = self.acting(&fd, located)?;
+        let result = HostDescriptor::create_directory_at(&mut self.fs, acting.fd(), name).await;
+        self.release(acting);
+        result
     }
 
     async fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorStat> {
@@ -572,8 +807,24 @@ impl HostDescriptor for Guarded<'_> {
         atim: types::NewTimestamp,
         mtim: types::NewTimestamp,
     ) -> FsResult<()> {
-        self.check_change(&fd, &path, follows(path_flags), Change::At)?;
-        HostDescriptor::set_times_at(&mut self.fs, fd, path_flags, path, atim, mtim).await
+        if beneath::names_a_directory(&path) {
+            return self.set_times_of_directory(&fd, &path, atim, mtim).await;
+        }
+        // Followed here, so the operation takes the last name as it is.
+        let located = self.locate(&fd, &path, follows(path_flags), ErrorCode::Invalid)?;
+        self.check(&located, Change::At)?;
+        let (acting, name) = self.acting(&fd, located)?;
+        let result = HostDescriptor::set_times_at(
+            &mut self.fs,
+            acting.fd(),
+            types::PathFlags::empty(),
+            name,
+            atim,
+            mtim,
+        )
+        .await;
+        self.release(acting);
+        result
     }
 
     async fn link_at(
@@ -584,24 +835,40 @@ impl HostDescriptor for Guarded<'_> {
         new_descriptor: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        self.check_change(&new_descriptor, &new_path, false, Change::At)?;
-        if let Some(source) = self.locate(&fd, &old_path, follows(old_path_flags))? {
-            // A second name for a file is a second way to write it.
-            let rules = &self.guard.rules;
-            if rules.protected(&source).is_some() || !rules.may_write(&source) {
-                let source = self.guard.rules.shown(&source);
-                return self.guard.refuse(Denial::HardLinkSource { source });
-            }
+        if follows(old_path_flags) {
+            // wasmtime-wasi's answer too: WASI cannot hard-link a link's
+            // target.
+            return Err(ErrorCode::Invalid.into());
         }
-        HostDescriptor::link_at(
+        let new = self.locate(&new_descriptor, &new_path, false, ErrorCode::Exist)?;
+        self.check(&new, Change::At)?;
+        let source = self.locate(&fd, &old_path, false, ErrorCode::Invalid)?;
+        // A second name for a file is a second way to write it.
+        let rules = &self.guard.rules;
+        if rules.protected(&source.target).is_some() || !rules.may_write(&source.target) {
+            let source = rules.shown(&source.target);
+            return self.guard.refuse(Denial::HardLinkSource { source });
+        }
+        let (from, old_name) = self.acting(&fd, source)?;
+        let (to, new_name) = match self.acting(&new_descriptor, new) {
+            Ok(acting) => acting,
+            Err(error) => {
+                self.release(from);
+                return Err(error);
+            }
+        };
+        let result = HostDescriptor::link_at(
             &mut self.fs,
-            fd,
-            old_path_flags,
-            old_path,
-            new_descriptor,
-            new_path,
+            from.fd(),
+            types::PathFlags::empty(),
+            old_name,
+            to.fd(),
+            new_name,
         )
-        .await
+        .await;
+        self.release(from);
+        self.release(to);
+        result
     }
 
     async fn open_at(
@@ -612,18 +879,40 @@ impl HostDescriptor for Guarded<'_> {
         oflags: types::OpenFlags,
         flags: types::DescriptorFlags,
     ) -> FsResult<Resource<Descriptor>> {
+        // Opening a directory, or creating a new file, cannot block.
+        let may_block =
+            !oflags.intersects(types::OpenFlags::DIRECTORY | types::OpenFlags::EXCLUSIVE);
+        // A directory opened with `mutate-directory` changes nothing by
+        // itself: every change through it comes back here.
         let changes = oflags.intersects(
             types::OpenFlags::CREATE | types::OpenFlags::TRUNCATE | types::OpenFlags::EXCLUSIVE,
-        ) || flags
-            .intersects(types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY);
-        if changes {
-            self.check_change(&fd, &path, follows(path_flags), Change::At)?;
+        ) || flags.contains(types::DescriptorFlags::WRITE);
+        if !changes {
+            if may_block {
+                self.check_ordinary(&fd, &path, follows(path_flags))?;
+            }
+            return HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags)
+                .await;
         }
-        // Opening a directory, or creating a new file, cannot block.
-        if !oflags.intersects(types::OpenFlags::DIRECTORY | types::OpenFlags::EXCLUSIVE) {
-            self.check_ordinary(&fd, &path, follows(path_flags))?;
+        // Links followed here, so the open takes the last name as it is
+        // (and fails if it became a link since).
+        let located = self.locate(&fd, &path, follows(path_flags), ErrorCode::IsDirectory)?;
+        self.check(&located, Change::At)?;
+        if may_block {
+            self.check_ordinary_located(&located)?;
         }
-        HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags).await
+        let (acting, name) = self.acting(&fd, located)?;
+        let result = HostDescriptor::open_at(
+            &mut self.fs,
+            acting.fd(),
+            types::PathFlags::empty(),
+            name,
+            oflags,
+            flags,
+        )
+        .await;
+        self.release(acting);
+        result
     }
 
     async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
@@ -635,8 +924,12 @@ impl HostDescriptor for Guarded<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        self.check_change(&fd, &path, false, Change::Away)?;
-        HostDescriptor::remove_directory_at(&mut self.fs, fd, path).await
+        let located = self.locate(&fd, &path, false, ErrorCode::Invalid)?;
+        self.check(&located, Change::Away)?;
+        let (acting, name) = self.acting(&fd, located)?;
+        let result = HostDescriptor::remove_directory_at(&mut self.fs, acting.fd(), name).await;
+        self.release(acting);
+        result
     }
 
     async fn rename_at(
@@ -646,9 +939,23 @@ impl HostDescriptor for Guarded<'_> {
         new_fd: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        self.check_change(&fd, &old_path, false, Change::Away)?;
-        self.check_change(&new_fd, &new_path, false, Change::Away)?;
-        HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path).await
+        let old = self.locate(&fd, &old_path, false, ErrorCode::Invalid)?;
+        self.check(&old, Change::Away)?;
+        let new = self.locate(&new_fd, &new_path, false, ErrorCode::Invalid)?;
+        self.check(&new, Change::Onto)?;
+        let (from, old_name) = self.acting(&fd, old)?;
+        let (to, new_name) = match self.acting(&new_fd, new) {
+            Ok(acting) => acting,
+            Err(error) => {
+                self.release(from);
+                return Err(error);
+            }
+        };
+        let result =
+            HostDescriptor::rename_at(&mut self.fs, from.fd(), old_name, to.fd(), new_name).await;
+        self.release(from);
+        self.release(to);
+        result
     }
 
     async fn symlink_at(
@@ -657,38 +964,53 @@ impl HostDescriptor for Guarded<'_> {
         src_path: String,
         dest_path: String,
     ) -> FsResult<()> {
-        self.check_change(&fd, &dest_path, false, Change::At)?;
-        if let Some(link) = self.locate(&fd, &dest_path, false)? {
-            let rules = Arc::clone(&self.guard.rules);
-            let shown_link = rules.shown(&link);
-            if Path::new(&src_path).is_absolute() {
-                return self.guard.refuse(Denial::AbsoluteLink {
-                    link: shown_link,
-                    target: src_path,
-                });
-            }
-            let parent = link.parent().unwrap_or(&link);
-            let target = protect::locate_loose(&parent.join(&src_path));
-            if !rules.may_use(&target) {
-                return self.guard.refuse(Denial::LinkOutside {
-                    link: shown_link,
-                    target: src_path,
-                });
-            }
-            if let Some(hit) = rules.protected(&target) {
-                return self.guard.refuse(Denial::LinkIntoProtected {
-                    link: shown_link,
-                    target: src_path,
-                    hit,
-                });
-            }
+        let located = self.locate(&fd, &dest_path, false, ErrorCode::Exist)?;
+        self.check(&located, Change::At)?;
+        let rules = Arc::clone(&self.guard.rules);
+        let link = &located.target;
+        let shown_link = rules.shown(link);
+        if Path::new(&src_path).is_absolute() {
+            return self.guard.refuse(Denial::AbsoluteLink {
+                link: shown_link,
+                target: src_path,
+            });
         }
-        HostDescriptor::symlink_at(&mut self.fs, fd, src_path, dest_path).await
+        if climbs(&src_path) {
+            return self.guard.refuse(Denial::LinkClimbs {
+                link: shown_link,
+                target: src_path,
+            });
+        }
+        // Below its own directory, a target can still lead out through a
+        // link already there, or into a protected path.
+        let parent = link.parent().unwrap_or(link);
+        let target = protect::locate_loose(&parent.join(&src_path));
+        if !rules.may_use(&target) {
+            return self.guard.refuse(Denial::LinkOutside {
+                link: shown_link,
+                target: src_path,
+            });
+        }
+        if let Some(hit) = rules.protected(&target) {
+            return self.guard.refuse(Denial::LinkIntoProtected {
+                link: shown_link,
+                target: src_path,
+                hit,
+            });
+        }
+        let (acting, name) = self.acting(&fd, located)?;
+        let result = HostDescriptor::symlink_at(&mut self.fs, acting.fd(), src_path, name).await;
+        self.release(acting);
+        result
     }
 
     async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        self.check_change(&fd, &path, false, Change::Away)?;
-        HostDescriptor::unlink_file_at(&mut self.fs, fd, path).await
+        let located = self.locate(&fd, &path, false, ErrorCode::IsDirectory)?;
+        self.check(&located, Change::Away)?;
+        let (acting, name) = self.acting(&fd, located)?;
+        let result = HostDescriptor::unlink_file_at(&mut self.fs, acting.fd(), name).await;
+        self.release(acting);
+        result
     }
 
     async fn is_same_object(

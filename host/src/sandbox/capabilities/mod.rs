@@ -11,6 +11,7 @@
 //! makes refusals readable before any wasm runs; the preopens and the guard
 //! are what enforce them.
 
+mod beneath;
 pub(crate) mod filesystem;
 mod listing;
 pub(crate) mod network;
@@ -153,6 +154,12 @@ pub fn simplify(mut grants: Vec<Grant>) -> Vec<Grant> {
     grants
 }
 
+/// File operations run on the calling thread instead of tokio's blocking
+/// pool: a tool call is a handful of small local reads, and the hop to
+/// another thread and back cost more than the reads. The preopens and the
+/// guard's own descriptors ([`filesystem`]) share the setting.
+pub(crate) const BLOCKING_CURRENT_THREAD: bool = true;
+
 /// A tool's granted directories, opened once when the tool loads; each call
 /// gets clones of the handles instead of opening them again. A handle stays
 /// on its directory if that is renamed; a directory deleted while toolhost
@@ -162,11 +169,8 @@ pub(crate) struct Preopens(Result<WasiFilesystemCtx, String>);
 impl Preopens {
     pub(crate) fn open(grants: &[Grant]) -> Self {
         let mut builder = WasiCtxBuilder::new();
-        // File operations run on the calling thread instead of tokio's
-        // blocking pool: a tool call is a handful of small local reads, and
-        // the hop to another thread and back cost more than the reads.
         // Must come before the preopens, which copy the setting.
-        builder.allow_blocking_current_thread(true);
+        builder.allow_blocking_current_thread(BLOCKING_CURRENT_THREAD);
         for grant in grants {
             let perms = match grant.access {
                 Access::Write => FsPerms::ReadWrite,

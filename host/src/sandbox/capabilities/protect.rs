@@ -16,7 +16,9 @@ use std::path::{Component, Path, PathBuf};
 /// One protected path, as the user and the model read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtectedPath {
-    /// Relative to the workspace: `toolhost.toml`, `.toolhost`, `.git`.
+    /// Relative to the workspace (`toolhost.toml`, `.git`), or absolute
+    /// (the `--config` file, toolhost's own directories); for a name
+    /// protected at any depth, that name.
     pub relative: String,
     /// Why, in a phrase the model reads after "is protected:".
     pub why: String,
@@ -77,9 +79,11 @@ impl Protection {
     }
 
     /// The protected path that `target` (a resolved host path) is or lies
-    /// in, unless it is inside one of `lifted` (directories the user granted
-    /// this tool by name).
-    pub fn covering(&self, target: &Path, lifted: &[PathBuf]) -> Option<Hit> {
+    /// in, unless it is inside one of `lifted` (paths the user granted this
+    /// tool by name). Names protected at any depth count only below `base`
+    /// (the workspace, or the grant holding `target`): a workspace that
+    /// itself lies in a `.claude` directory is not all protected.
+    pub fn covering(&self, target: &Path, lifted: &[PathBuf], base: &Path) -> Option<Hit> {
         if lifted.iter().any(|dir| target.starts_with(dir)) {
             return None;
         }
@@ -88,7 +92,7 @@ impl Protection {
                 return Some(self.hit(&resolved.spec, &resolved.spec.relative));
             }
             if resolved.spec.at_any_depth
-                && let Some(prefix) = component_prefix(target, &resolved.spec.relative)
+                && let Some(prefix) = component_prefix(target, base, &resolved.spec.relative)
             {
                 if lifted.iter().any(|dir| prefix.starts_with(dir)) {
                     continue;
@@ -101,8 +105,8 @@ impl Protection {
 
     /// Like [`Protection::covering`], and also when `target` holds a
     /// protected path: renaming or removing `target` would move or delete it.
-    pub fn touching(&self, target: &Path, lifted: &[PathBuf]) -> Option<Hit> {
-        if let Some(hit) = self.covering(target, lifted) {
+    pub fn touching(&self, target: &Path, lifted: &[PathBuf], base: &Path) -> Option<Hit> {
+        if let Some(hit) = self.covering(target, lifted, base) {
             return Some(hit);
         }
         self.paths.iter().find_map(|resolved| {
@@ -112,6 +116,60 @@ impl Protection {
                 .any(|p| p.starts_with(target) && !lifted.iter().any(|dir| p.starts_with(dir)));
             held.then(|| self.hit(&resolved.spec, &resolved.spec.relative))
         })
+    }
+
+    /// The directory from `base` down to `target`'s parent that git takes
+    /// for a repository (`HEAD`, `objects/` and `refs/` in it): git reads
+    /// its `config` and runs its hooks wherever it finds one, so it is
+    /// protected as `.git` is. Moving such a directory as a whole is not a
+    /// change inside it.
+    pub fn repository_holding(
+        &self,
+        target: &Path,
+        lifted: &[PathBuf],
+        base: &Path,
+    ) -> Option<Hit> {
+        if lifted.iter().any(|dir| target.starts_with(dir)) {
+            return None;
+        }
+        let mut dir = target.parent()?;
+        while dir.starts_with(base) {
+            if is_git_directory(dir) {
+                return Some(Hit {
+                    protected: self.shown(dir),
+                    why: REPOSITORY_WHY.into(),
+                });
+            }
+            dir = dir.parent()?;
+        }
+        None
+    }
+
+    /// Whether a user's grant naming `path` names something protected, so
+    /// that it lifts that protection: a protected path, a directory git
+    /// takes for a repository or something in one, or an `objects`/`refs`
+    /// beside a `HEAD` (the guard's refusals, as a path the user can name).
+    pub fn names_protected(&self, path: &Path) -> bool {
+        let base = if path.starts_with(&self.workspace) {
+            self.workspace.as_path()
+        } else {
+            Path::new("/")
+        };
+        let beside_head = matches!(
+            path.file_name().and_then(|n| n.to_str()),
+            Some("objects" | "refs")
+        ) && path
+            .parent()
+            .is_some_and(|dir| std::fs::symlink_metadata(dir.join("HEAD")).is_ok());
+        self.covering(path, &[], base).is_some()
+            || is_git_directory(path)
+            || self.repository_holding(path, &[], base).is_some()
+            || beside_head
+    }
+
+    /// The workspace the protected paths are relative to.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
     }
 
     /// `path` as the model knows it: relative to the workspace when inside.
@@ -131,10 +189,27 @@ impl Protection {
     }
 }
 
-/// The part of `path` up to and including its first component named `name`.
-fn component_prefix(path: &Path, name: &str) -> Option<PathBuf> {
-    let mut prefix = PathBuf::new();
-    for component in path.components() {
+/// Why a directory git takes for a repository is protected.
+pub(crate) const REPOSITORY_WHY: &str = "git takes a directory holding `HEAD`, `objects/` and `refs/` for a \
+     repository and runs what its config and hooks say, so a change could run code outside the sandbox";
+
+/// Whether git would take `dir` for a repository: `HEAD` beside the
+/// directories `objects` and `refs` (git's `is_git_directory`, which also
+/// wants a valid `HEAD`; any `HEAD` counts here).
+pub(crate) fn is_git_directory(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
+        && dir.join("objects").is_dir()
+        && dir.join("refs").is_dir()
+}
+
+/// The part of `path` up to and including its first component named
+/// `name` below `base` (anywhere in `path` when it is not below `base`).
+fn component_prefix(path: &Path, base: &Path, name: &str) -> Option<PathBuf> {
+    let (mut prefix, below) = match path.strip_prefix(base) {
+        Ok(below) => (base.to_path_buf(), below),
+        Err(_) => (PathBuf::new(), path),
+    };
+    for component in below.components() {
         prefix.push(component);
         if component.as_os_str() == name {
             return Some(prefix);
@@ -266,13 +341,13 @@ mod tests {
             }
             let target = locate(&root, relative, follow).expect(relative);
             assert!(
-                protection.covering(&target, &[]).is_some(),
+                protection.covering(&target, &[], &root).is_some(),
                 "{relative} -> {}",
                 target.display()
             );
         }
         let hit = protection
-            .covering(&root.join("vendor/.git/hooks"), &[])
+            .covering(&root.join("vendor/.git/hooks"), &[], &root)
             .expect("nested");
         assert_eq!(hit.protected, "vendor/.git");
     }
@@ -289,7 +364,7 @@ mod tests {
             ".",
         ] {
             let target = locate(&root, relative, false).expect(relative);
-            assert_eq!(protection.covering(&target, &[]), None, "{relative}");
+            assert_eq!(protection.covering(&target, &[], &root), None, "{relative}");
         }
     }
 
@@ -297,17 +372,67 @@ mod tests {
     fn holding_a_protected_path_is_touching_it_and_lifts_are_per_directory() {
         let (_dir, root) = workspace();
         let protection = Protection::new(&root, builtins());
-        assert!(protection.touching(&root, &[]).is_some());
-        assert_eq!(protection.covering(&root, &[]), None);
+        assert!(protection.touching(&root, &[], &root).is_some());
+        assert_eq!(protection.covering(&root, &[], &root), None);
         let lifted = [root.join(".git/hooks")];
         assert_eq!(
-            protection.covering(&root.join(".git/hooks/pre-commit"), &lifted),
+            protection.covering(&root.join(".git/hooks/pre-commit"), &lifted, &root),
             None
         );
         assert!(
             protection
-                .covering(&root.join(".git/config"), &lifted)
+                .covering(&root.join(".git/config"), &lifted, &root)
                 .is_some()
+        );
+    }
+
+    #[test]
+    fn names_at_any_depth_count_only_below_the_base() {
+        let (_dir, root) = workspace();
+        let inside_git = root.join(".git/work");
+        fs::create_dir_all(&inside_git).expect("mkdir");
+        let protection = Protection::new(&inside_git, builtins());
+        // A workspace that lies in a `.git` directory is not all protected,
+        assert_eq!(
+            protection.covering(&inside_git.join("src/a.rs"), &[], &inside_git),
+            None
+        );
+        // but a `.git` below it is, and anywhere when there is no base.
+        assert!(
+            protection
+                .covering(&inside_git.join("sub/.git/config"), &[], &inside_git)
+                .is_some()
+        );
+        assert!(
+            protection
+                .covering(&inside_git.join("src/a.rs"), &[], Path::new("/elsewhere"))
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn a_directory_git_takes_for_a_repository_is_protected_inside() {
+        let (_dir, root) = workspace();
+        let protection = Protection::new(&root, builtins());
+        let bare = root.join("src/fixture.git");
+        fs::create_dir_all(bare.join("objects")).expect("mkdir");
+        fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+        let config = bare.join("config");
+        assert_eq!(protection.repository_holding(&config, &[], &root), None);
+        fs::create_dir_all(bare.join("refs")).expect("mkdir");
+        let hit = protection
+            .repository_holding(&config, &[], &root)
+            .expect("a repository");
+        assert_eq!(hit.protected, "src/fixture.git");
+        assert_eq!(
+            protection.repository_holding(&bare.join("hooks/pre-commit"), &[], &root),
+            Some(hit.clone())
+        );
+        // Moving it whole is not a change inside it; a lift lifts it.
+        assert_eq!(protection.repository_holding(&bare, &[], &root), None);
+        assert_eq!(
+            protection.repository_holding(&config, std::slice::from_ref(&bare), &root),
+            None
         );
     }
 

@@ -4,7 +4,8 @@
 //!
 //! Input: `{"op": OP, ...}`. Every path is relative to `dir` when given (a
 //! directory opened read-only first, as a guest would to get a descriptor
-//! inside a protected tree), else to the `.` preopen. `follow: true` sets
+//! inside a protected tree), else to the `.` preopen (or the one `preopen`
+//! names). `follow: true` sets
 //! `symlink-follow`. Answers `ok` or fails with the WASI error code's name.
 
 use wasi::filesystem::types::{
@@ -17,17 +18,21 @@ struct Escape;
 
 impl Guest for Escape {
     fn list_tools() -> Vec<ToolSpec> {
-        vec![ToolSpec {
-            name: "raw".into(),
+        let spec = |name: &str, read_only| ToolSpec {
+            name: name.into(),
             description: "One raw wasi:filesystem operation: write, append, stream_write, \
                 truncate, set_size, set_times, set_times_at, mkdir, rmdir, unlink, rename, \
-                symlink, link, fill, list, list_then_rename."
+                symlink, link, fill, list, list_then_rename; or a loop of them for a race: \
+                race_rename, swap."
                 .into(),
             input_schema:
                 r#"{"type":"object","properties":{"op":{"type":"string"}},"required":["op"]}"#
                     .into(),
-            read_only: false,
-        }]
+            read_only,
+        };
+        // `raw_ro` declares itself read-only and does the same raw calls:
+        // a declaration the host must enforce, not believe.
+        vec![spec("raw", false), spec("raw_ro", true)]
     }
 
     fn call_tool(_name: String, input: String) -> Result<String, CallError> {
@@ -45,9 +50,14 @@ fn run(input: &serde_json::Value) -> Result<String, ErrorCode> {
         PathFlags::empty()
     };
     let preopens = wasi::filesystem::preopens::get_directories();
+    // `preopen` picks a grant by its guest path; `.` by default.
+    let wanted = match arg("preopen") {
+        "" => ".",
+        name => name,
+    };
     let (root, _) = preopens
         .iter()
-        .find(|(_, name)| name == ".")
+        .find(|(_, name)| name == wanted)
         .ok_or(ErrorCode::NoEntry)?;
     let opened;
     let dir: &Descriptor = if arg("dir").is_empty() {
@@ -174,9 +184,57 @@ fn run(input: &serde_json::Value) -> Result<String, ErrorCode> {
             }
             return Err(ErrorCode::NoEntry);
         }
+        "race_rename" => {
+            // One side of a race: for `ms` milliseconds, create `from` and
+            // rename it onto `to` (a path through a directory the other
+            // side swaps for a link). Answers how many renames went through.
+            let (mut tried, mut won) = (0, 0);
+            let until = deadline(input);
+            while std::time::Instant::now() < until {
+                tried += 1;
+                let made = dir
+                    .open_at(
+                        PathFlags::empty(),
+                        arg("from"),
+                        OpenFlags::CREATE | OpenFlags::TRUNCATE,
+                        write_flags,
+                    )
+                    .and_then(|file| file.write(text, 0));
+                if made.is_ok() && dir.rename_at(arg("from"), dir, arg("to")).is_ok() {
+                    won += 1;
+                }
+            }
+            return Ok(format!("won {won} of {tried}"));
+        }
+        "swap" => {
+            // The other side: for `ms` milliseconds, swap the directory `a`
+            // with the entry `b` (a link) and back, so `a` is by turns a
+            // directory, missing, and a link.
+            let parked = format!("{}.parked", arg("a"));
+            let mut rounds = 0;
+            let until = deadline(input);
+            while std::time::Instant::now() < until {
+                let moved = [
+                    dir.rename_at(arg("a"), dir, &parked),
+                    dir.rename_at(arg("b"), dir, arg("a")),
+                    dir.rename_at(arg("a"), dir, arg("b")),
+                    dir.rename_at(&parked, dir, arg("a")),
+                ];
+                if moved.iter().all(Result::is_ok) {
+                    rounds += 1;
+                }
+            }
+            return Ok(format!("swapped {rounds} times"));
+        }
         other => return Ok(format!("no op `{other}`")),
     }
     Ok("ok".into())
+}
+
+/// When a looping op stops: `ms` milliseconds from now.
+fn deadline(input: &serde_json::Value) -> std::time::Instant {
+    let ms = input["ms"].as_u64().unwrap_or(100);
+    std::time::Instant::now() + std::time::Duration::from_millis(ms)
 }
 
 export!(Escape);
