@@ -59,12 +59,14 @@ enum Command {
     /// List the recorded sessions, newest first, or show one.
     Sessions(SessionsArgs),
     /// Trust a workspace: let its own toolhost.toml grant directories outside
-    /// it and choose a model server elsewhere than this machine.
+    /// it, raise limits over your own config, and choose a model server
+    /// elsewhere than this machine (as may its resumed session files).
     ///
-    /// A workspace's toolhost.toml may have come with the repository, so by
-    /// default it may grant only inside the workspace. The list is kept in
-    /// the user config directory ($TOOLHOST_CONFIG_DIR, else
-    /// $XDG_CONFIG_HOME/toolhost, else ~/.config/toolhost).
+    /// A workspace's toolhost.toml and session files may have come with the
+    /// repository, so by default its toolhost.toml may grant only inside the
+    /// workspace and only lower limits. The list is kept in the user config
+    /// directory ($TOOLHOST_CONFIG_DIR, else $XDG_CONFIG_HOME/toolhost, else
+    /// ~/.config/toolhost).
     Trust(TrustArgs),
     /// Serve the tools to an MCP client (Claude Code, Codex, Gemini CLI, ...)
     /// over stdio, with the same grants and limits as `run`.
@@ -461,14 +463,20 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         model: args.model.clone(),
         base_url: args.base_url.clone(),
     };
-    let recorded = resumed.as_ref().map(SessionFile::last_start);
+    // Before any request: a session file's server is checked here.
     let model = config::resolve_model(
         &flags,
         &resolved.model,
-        recorded.map(|start| config::RecordedModel {
-            provider: &start.provider,
-            model: start.model.as_deref(),
-            base_url: start.base_url.as_deref(),
+        resumed.as_ref().map(|file| {
+            let start = file.last_start();
+            config::RecordedModel {
+                provider: &start.provider,
+                model: start.model.as_deref(),
+                base_url: start.base_url.as_deref(),
+                file: &file.path,
+                workspace: &workspace,
+                trusted: resolved.trusted,
+            }
         }),
     )?;
     let prompt = read_prompt(args.prompt.as_deref())?;
@@ -582,7 +590,11 @@ async fn load_resolved(
     resolved: config::Resolved,
     only_file: Option<&PathBuf>,
 ) -> anyhow::Result<Sandbox> {
-    let mut options = resolved.sandbox;
+    let config::Resolved {
+        sandbox: mut options,
+        notices,
+        ..
+    } = resolved;
     if let Some(file) = only_file {
         options.plugin_dirs = Vec::new();
         options.plugin_files = vec![file.clone()];
@@ -590,10 +602,15 @@ async fn load_resolved(
     let policy = options.policy.clone();
     let progress = render::CompileProgress::new();
     let sandbox = Sandbox::load_with_progress(options, &|event| progress.event(event)).await?;
-    let warnings =
-        config::unknown_tool_warnings(&policy, sandbox.tools().iter().map(|t| t.name.as_str()));
     if only_file.is_none() {
+        let mut warnings = notices;
+        warnings.extend(config::unknown_tool_warnings(
+            &policy,
+            sandbox.tools().iter().map(|t| t.name.as_str()),
+        ));
         render::load_problems(&sandbox, &warnings);
+    } else {
+        render::warnings(&notices);
     }
     Ok(sandbox)
 }

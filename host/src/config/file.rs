@@ -92,15 +92,16 @@ pub(crate) struct AccessSection {
     pub(crate) write: GrantList,
 }
 
-/// Limit overrides; absent keys keep the value from the level above.
-#[derive(Debug, Default, Clone, Copy, Deserialize, PartialEq, Eq)]
+/// Limit overrides; absent keys keep the value from the level above. Each
+/// value keeps where it was written, for the notice when it is clamped.
+#[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LimitsSection {
-    pub(crate) fuel: Option<u64>,
-    pub(crate) timeout_ms: Option<u64>,
-    pub(crate) memory_mib: Option<u64>,
-    pub(crate) output_kib: Option<u64>,
-    pub(crate) write_mib: Option<u64>,
+    pub(crate) fuel: Option<Spanned<u64>>,
+    pub(crate) timeout_ms: Option<Spanned<u64>>,
+    pub(crate) memory_mib: Option<Spanned<u64>>,
+    pub(crate) output_kib: Option<Spanned<u64>>,
+    pub(crate) write_mib: Option<Spanned<u64>>,
 }
 
 /// `[tools.<name>]`: grants and limits of one tool.
@@ -144,12 +145,13 @@ mod tests {
         };
         assert_eq!(paths(&file.defaults.read), Some(vec!["src".to_string()]));
         assert_eq!(file.defaults.write, None);
-        assert_eq!(file.limits.fuel, Some(1000));
+        assert_eq!(file.limits.fuel.map(Spanned::into_inner), Some(1000));
         assert_eq!(
             paths(&file.tools["write_file"].write),
             Some(vec!["out".to_string()])
         );
-        assert_eq!(file.tools["write_file"].limits.output_kib, Some(4));
+        let output = file.tools["write_file"].limits.output_kib.clone();
+        assert_eq!(output.map(Spanned::into_inner), Some(4));
     }
 
     #[test]

@@ -13,25 +13,30 @@
 //! the user wrote an absolute path: in a flag or their own config file, or
 //! in the workspace's file once they trust the workspace (`toolhost trust`).
 //! Limits apply in order: built-in defaults, the user's `[limits]`, the
-//! workspace's `[limits]`, then each file's `[tools.<name>.limits]`.
+//! workspace's `[limits]`, then each file's `[tools.<name>.limits]`; until
+//! the user trusts the workspace, its file may only lower them (a higher
+//! value is clamped, with a notice: [`limits`]). The `[model]` keys are the
+//! workspace's over the user's, and an untrusted workspace's `base_url`
+//! must be on this machine; [`model`] adds the flags, the environment and a
+//! resumed session's recorded model, whose server is checked the same way.
 //! Problems are errors naming the grant and where it came from.
 
 mod file;
 mod git;
 mod grants;
+mod limits;
 mod model;
 pub mod user;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::sandbox::{
-    Access, Grant, Limits, Policy, ProtectedPath, Protection, SandboxOptions, Tiering, ToolPolicy,
+    Access, Grant, Policy, ProtectedPath, Protection, SandboxOptions, Tiering, ToolPolicy,
     TypedConfig, TypedToolConfig, simplify_grants,
 };
 use crate::workspace::{self, Layout};
-use file::{ConfigFile, LimitsSection, PathUse};
+use file::{ConfigFile, PathUse};
 pub use file::{ModelSection, ProviderKind};
 pub use grants::GrantOrigin;
 use grants::{FileKind, GrantSpec, line_of};
@@ -130,6 +135,12 @@ pub struct Resolved {
     /// The `[model]` section, for `toolhost run`: the workspace's keys over
     /// the user's.
     pub model: ModelSection,
+    /// Whether the user trusts the workspace, so its own files (config,
+    /// session files) may widen access.
+    pub trusted: bool,
+    /// What the user should know about the configuration: each limit an
+    /// untrusted workspace file asked to raise, and what applies instead.
+    pub notices: Vec<String>,
 }
 
 /// A config file that was read, with its text (for line numbers).
@@ -228,14 +239,12 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     sources.extend(workspace_source);
 
     let model = merged_model(&sources, &workspace, trusted)?;
-    let mut defaults_limits = Limits::default();
-    for source in &sources {
-        defaults_limits = apply_limits(
-            defaults_limits,
-            &source.file.limits,
-            &format!("{} [limits]", source.display()),
-        )?;
-    }
+    let user_file = inputs
+        .user_config_dir
+        .as_ref()
+        .map(|dir| dir.join(user::CONFIG_FILE));
+    let mut limits = limits::LimitChain::new(&sources, trusted, &workspace, user_file);
+    let defaults_limits = limits.defaults()?;
 
     let (global_read, tool_read) =
         grants::from_flags(&inputs.allow_read, "--allow-read", Access::Read);
@@ -346,26 +355,18 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     };
     let mut per_tool = BTreeMap::new();
     for tool in &mentioned {
-        let mut limits = defaults_limits;
-        for source in &sources {
-            if let Some(section) = source.file.tools.get(tool) {
-                limits = apply_limits(
-                    limits,
-                    &section.limits,
-                    &format!("{} [tools.{tool}.limits]", source.display()),
-                )?;
-            }
-        }
+        let tool_limits = limits.for_tool(defaults_limits, tool)?;
         let (grants, lifted) = grants_for(Some(tool))?;
         per_tool.insert(
             tool.clone(),
             ToolPolicy {
                 grants,
-                limits,
+                limits: tool_limits,
                 lifted,
             },
         );
     }
+    let notices = limits.into_notices();
 
     let plugin_dirs = if inputs.plugin_dirs.is_empty() {
         let default = Layout::of(&workspace).plugins_dir();
@@ -400,6 +401,8 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         },
         config_file,
         model,
+        trusted,
+        notices,
     })
 }
 
@@ -710,40 +713,6 @@ fn read_source(
     }))
 }
 
-fn apply_limits(
-    mut limits: Limits,
-    section: &LimitsSection,
-    origin: &str,
-) -> Result<Limits, ConfigError> {
-    let nonzero = |key: &'static str, value: u64| {
-        if value == 0 {
-            Err(ConfigError::ZeroLimit {
-                key,
-                origin: origin.to_string(),
-            })
-        } else {
-            Ok(value)
-        }
-    };
-    if let Some(fuel) = section.fuel {
-        limits.fuel = nonzero("fuel", fuel)?;
-    }
-    if let Some(ms) = section.timeout_ms {
-        limits.timeout = Duration::from_millis(nonzero("timeout_ms", ms)?);
-    }
-    if let Some(mib) = section.memory_mib {
-        limits.memory = nonzero("memory_mib", mib)?.saturating_mul(1 << 20);
-    }
-    if let Some(mib) = section.write_mib {
-        limits.write = nonzero("write_mib", mib)?.saturating_mul(1 << 20);
-    }
-    if let Some(kib) = section.output_kib {
-        limits.output = usize::try_from(nonzero("output_kib", kib)?.saturating_mul(1 << 10))
-            .unwrap_or(usize::MAX);
-    }
-    Ok(limits)
-}
-
 /// From `$TOOLHOST_BASELINE_MIN_BYTES` (the user's own setting): how big a
 /// new plugin must be to run baseline code first.
 fn baseline_min_bytes(value: Option<String>) -> Result<Option<u64>, ConfigError> {
@@ -793,6 +762,7 @@ fn env_path(var: &str) -> Option<PathBuf> {
 mod tests {
     use super::*;
     use std::fs;
+    use std::time::Duration;
 
     #[test]
     fn the_baseline_threshold_is_a_number_or_off() {

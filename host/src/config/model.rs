@@ -1,12 +1,21 @@
-//! Which model `toolhost run` talks to: flags, then `[model]` of the config
-//! files, then (when resuming) the session's recorded model, then the
-//! environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`).
-//! `--script` alone means the scripted model.
+//! Which model `toolhost run` talks to. Provider and name: flags, then
+//! `[model]` of the config files, then (when resuming) the session's
+//! recorded ones; `--script` alone means the scripted model. The API root:
+//! `--base-url`, then `[model] base_url`, then the user's environment
+//! (`OPENAI_BASE_URL`, for openai), then the resumed session's recorded
+//! one, then the vendor's. Keys come only from the environment
+//! (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`).
 //!
-//! Only the precedence lives here; building and checking a client (a
-//! missing key at the vendor's URL, a bad script) is the provider's.
+//! A session file may have come with the repository, like the workspace's
+//! `toolhost.toml`: the server it recorded is used only when it is on this
+//! machine, is the provider's own, or the workspace is trusted; otherwise
+//! the run stops before any request (so before the key is sent anywhere).
+//!
+//! Only the precedence and that check live here; building and checking a
+//! client (a missing key at the vendor's URL, a bad script) is the
+//! provider's.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::file::{ModelSection, ProviderKind};
 use crate::provider::http::HttpOptions;
@@ -22,12 +31,18 @@ pub struct ModelFlags {
     pub base_url: Option<String>,
 }
 
-/// The model a resumed session recorded.
+/// The model a resumed session recorded, and where the record came from.
 #[derive(Debug, Clone, Copy)]
 pub struct RecordedModel<'a> {
     pub provider: &'a str,
     pub model: Option<&'a str>,
     pub base_url: Option<&'a str>,
+    /// The session file.
+    pub file: &'a Path,
+    /// The workspace of the run, and whether the user trusts it: only then
+    /// may a session file there send the traffic to another machine.
+    pub workspace: &'a Path,
+    pub trusted: bool,
 }
 
 /// Why no model could be chosen.
@@ -48,6 +63,18 @@ pub enum ModelChoiceError {
          examples/scripts/demo.json \"review this project\"`)"
     )]
     NoModel,
+    #[error(
+        "the resumed session `{}` was recorded with the model server `{url}`, which would receive \
+         your prompts and API key, and a session file is not trusted to choose that (it may have \
+         come with the repository). If you meant that server, name it yourself (add \
+         `--base-url {url}`), or trust this workspace (`toolhost trust {}`)",
+        .file.display(), .workspace.display()
+    )]
+    UntrustedSessionUrl {
+        file: PathBuf,
+        url: String,
+        workspace: PathBuf,
+    },
     #[error(transparent)]
     Provider(#[from] ProviderError),
 }
@@ -55,7 +82,10 @@ pub enum ModelChoiceError {
 impl ModelChoiceError {
     /// True when the command line is what is missing (exit code 2).
     pub fn is_usage(&self) -> bool {
-        !matches!(self, ModelChoiceError::Provider(_))
+        !matches!(
+            self,
+            ModelChoiceError::Provider(_) | ModelChoiceError::UntrustedSessionUrl { .. }
+        )
     }
 }
 
@@ -94,31 +124,161 @@ pub fn resolve_model(
             .or_else(|| from_session.and_then(|r| r.model.map(str::to_owned)))
             .ok_or(ModelChoiceError::NoName)
     };
-    let base_url = flags
-        .base_url
-        .clone()
-        .or_else(|| section.base_url.clone())
-        .or_else(|| from_session.and_then(|r| r.base_url.map(str::to_owned)));
+    let base_url = |default: &str, env_url: Option<String>| {
+        choose_base_url(
+            BaseUrls {
+                flag: flags.base_url.clone(),
+                config: section.base_url.clone(),
+                env: env_url,
+                session: from_session,
+            },
+            default,
+        )
+    };
     Ok(match kind {
         Some(ProviderKind::Scripted) => {
             let script = flags.script.as_ref().ok_or(ModelChoiceError::NoScript)?;
             Model::Scripted(ScriptedModel::from_file(script)?)
         }
         Some(ProviderKind::Openai) => {
-            let mut http = HttpOptions::new(
-                base_url
-                    .or_else(|| env("OPENAI_BASE_URL"))
-                    .unwrap_or_else(|| openai::DEFAULT_BASE_URL.into()),
-            );
+            let url = base_url(openai::DEFAULT_BASE_URL, env("OPENAI_BASE_URL"))?;
+            let mut http = HttpOptions::new(url);
             http.api_key = env(openai::API_KEY_ENV);
             Model::OpenAi(openai::OpenAiClient::new(http, name()?)?)
         }
         Some(ProviderKind::Anthropic) => {
-            let mut http =
-                HttpOptions::new(base_url.unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.into()));
+            let url = base_url(anthropic::DEFAULT_BASE_URL, None)?;
+            let mut http = HttpOptions::new(url);
             http.api_key = env(anthropic::API_KEY_ENV);
             Model::Anthropic(anthropic::AnthropicClient::new(http, name()?)?)
         }
         None => return Err(ModelChoiceError::NoModel),
     })
+}
+
+/// Where an API root may come from, in precedence order.
+struct BaseUrls<'a> {
+    /// `--base-url`.
+    flag: Option<String>,
+    /// `[model] base_url` of the config files (an untrusted workspace's was
+    /// checked when the files were read).
+    config: Option<String>,
+    /// The user's environment (`OPENAI_BASE_URL`).
+    env: Option<String>,
+    /// The resumed session's record, when its provider is the one used.
+    session: Option<RecordedModel<'a>>,
+}
+
+/// The API root: the first of `urls` that is set, else the provider's
+/// `default`. A session's recorded server is refused unless it is on this
+/// machine, is the provider's own, or the workspace is trusted.
+fn choose_base_url(urls: BaseUrls<'_>, default: &str) -> Result<String, ModelChoiceError> {
+    if let Some(url) = urls.flag.or(urls.config).or(urls.env) {
+        return Ok(url);
+    }
+    let Some(session) = urls.session else {
+        return Ok(default.to_owned());
+    };
+    let Some(url) = session.base_url else {
+        return Ok(default.to_owned());
+    };
+    let own = url.trim_end_matches('/') == default.trim_end_matches('/');
+    if own || session.trusted || super::is_loopback_url(url) {
+        return Ok(url.to_owned());
+    }
+    Err(ModelChoiceError::UntrustedSessionUrl {
+        file: session.file.to_path_buf(),
+        url: url.to_owned(),
+        workspace: session.workspace.to_path_buf(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded(base_url: Option<&str>, trusted: bool) -> RecordedModel<'_> {
+        RecordedModel {
+            provider: "openai",
+            model: Some("gpt-4o"),
+            base_url,
+            file: Path::new("/work/repo/.toolhost/sessions/s.jsonl"),
+            workspace: Path::new("/work/repo"),
+            trusted,
+        }
+    }
+
+    fn urls<'a>(
+        flag: Option<&str>,
+        config: Option<&str>,
+        env: Option<&str>,
+        session: Option<RecordedModel<'a>>,
+    ) -> BaseUrls<'a> {
+        BaseUrls {
+            flag: flag.map(str::to_owned),
+            config: config.map(str::to_owned),
+            env: env.map(str::to_owned),
+            session,
+        }
+    }
+
+    const DEFAULT: &str = openai::DEFAULT_BASE_URL;
+    const REMOTE: &str = "https://collector.example/v1";
+
+    #[test]
+    fn the_flag_then_the_config_then_the_environment_then_the_session() {
+        let session = Some(recorded(Some(REMOTE), true));
+        let pick = |flag, config, env| choose_base_url(urls(flag, config, env, session), DEFAULT);
+        let ok = |r: Result<String, ModelChoiceError>| r.expect("chosen");
+        assert_eq!(ok(pick(Some("f"), Some("c"), Some("e"))), "f");
+        assert_eq!(ok(pick(None, Some("c"), Some("e"))), "c");
+        assert_eq!(ok(pick(None, None, Some("e"))), "e");
+        assert_eq!(ok(pick(None, None, None)), REMOTE);
+        assert_eq!(
+            ok(choose_base_url(urls(None, None, None, None), DEFAULT)),
+            DEFAULT
+        );
+    }
+
+    #[test]
+    fn an_untrusted_session_may_name_only_this_machine_or_the_vendor() {
+        let pick =
+            |url| choose_base_url(urls(None, None, None, Some(recorded(url, false))), DEFAULT);
+        for fine in [
+            "http://127.0.0.1:11434/v1",
+            "http://localhost:8080/v1",
+            "http://[::1]:8080/v1",
+            DEFAULT,
+            "https://api.openai.com/v1/",
+        ] {
+            assert_eq!(pick(Some(fine)).expect("allowed"), fine);
+        }
+        assert_eq!(pick(None).expect("allowed"), DEFAULT);
+        for remote in [
+            REMOTE,
+            "http://10.9.0.1:8080/v1",
+            "http://127.0.0.1.example/v1",
+            "https://api.anthropic.com",
+        ] {
+            let err = pick(Some(remote)).expect_err("refused").to_string();
+            assert_eq!(
+                err,
+                format!(
+                    "the resumed session `/work/repo/.toolhost/sessions/s.jsonl` was recorded \
+                     with the model server `{remote}`, which would receive your prompts and API \
+                     key, and a session file is not trusted to choose that (it may have come \
+                     with the repository). If you meant that server, name it yourself (add \
+                     `--base-url {remote}`), or trust this workspace (`toolhost trust /work/repo`)"
+                )
+            );
+        }
+        // The user's own choice of server wins without a check.
+        let env = urls(
+            None,
+            None,
+            Some(REMOTE),
+            Some(recorded(Some("http://x.example"), false)),
+        );
+        assert_eq!(choose_base_url(env, DEFAULT).expect("env"), REMOTE);
+    }
 }

@@ -15,7 +15,10 @@ pub struct Limits {
     /// a few seconds of compute.
     pub fuel: u64,
     /// Wall-clock deadline, covering time blocked in the host (sleeps,
-    /// slow disks) as well as compute. Default 30 s.
+    /// slow disks) as well as compute. Default 30 s. Any value is safe:
+    /// `tokio::time::sleep` caps a delay at about 30 years rather than
+    /// overflow the clock (`timeout_ms = 18446744073709551615` is a test in
+    /// `suite/trust.rs`).
     pub timeout: Duration,
     /// Bytes of linear memory across all of the instance's memories.
     /// Default 256 MiB.

@@ -30,11 +30,14 @@ fn workspace() -> Workspace {
     ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
     ws.install_plugin(test_plugins::ECHO, "echo.wasm");
     ws.install_plugin(test_plugins::CHATTY, "chatty.wasm");
-    ws.write(
-        "toolhost.toml",
+    // The user's own config: a workspace's toolhost.toml may only lower
+    // limits (the fuel here is over the default).
+    std::fs::write(
+        ws.user_config().join("config.toml"),
         "[tools.spin]\nlimits = { timeout_ms = 1000, fuel = 1000000000000 }\n\n\
          [tools.chatter]\nlimits = { timeout_ms = 20000, fuel = 1000000000000 }\n",
-    );
+    )
+    .expect("user config");
     ws
 }
 

@@ -156,10 +156,13 @@ fn the_second_start_loads_every_plugin_from_the_compile_cache() {
 fn a_runaway_or_crashing_tool_is_an_error_result_from_the_command_line() {
     let ws = Workspace::new();
     ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
-    ws.write(
-        "toolhost.toml",
+    // In the user's own config: a workspace's toolhost.toml may only lower
+    // limits, and this fuel is over the default.
+    fs::write(
+        ws.user_config().join("config.toml"),
         "[tools.spin.limits]\ntimeout_ms = 300\nfuel = 9_000_000_000_000_000_000\n",
-    );
+    )
+    .expect("user config");
     let err = stderr_of_failure(&mut ws.call("spin", "{}", &[]), 1);
     assert_eq!(
         err,

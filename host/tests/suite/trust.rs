@@ -3,10 +3,13 @@
 //! until the user trusts it; the user's own config and flags always apply.
 
 use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::common::{Workspace, stderr_of_failure, stdout_of};
+use super::common::mock_model::{MockModel, sse};
+use super::common::{Workspace, stderr_of_failure, stdout_of, test_plugins};
 
 fn tools_json(ws: &Workspace, flags: &[&str]) -> Value {
     let out = stdout_of(ws.toolhost().args(flags).args(["tools", "--json"]));
@@ -152,7 +155,7 @@ fn the_user_config_applies_to_every_workspace_under_the_workspace_config() {
         ),
     )
     .expect("user config");
-    ws.write("toolhost.toml", "[limits]\ntimeout_ms = 2500\n");
+    ws.write("toolhost.toml", "[limits]\ntimeout_ms = 500\n");
     let doc = tools_json(&ws, &[]);
     let read_file = doc["tools"]
         .as_array()
@@ -161,12 +164,525 @@ fn the_user_config_applies_to_every_workspace_under_the_workspace_config() {
         .find(|t| t["name"] == "read_file")
         .expect("read_file")
         .clone();
-    // The workspace's limit wins over the user's; the user's other keys stay.
-    assert_eq!(read_file["limits"]["timeout_ms"], 2500);
+    // The workspace's lower limit wins over the user's; the user's other
+    // keys stay.
+    assert_eq!(read_file["limits"]["timeout_ms"], 500);
     assert_eq!(read_file["limits"]["memory_bytes"], 64u64 << 20);
     // The user's own outside grant needs no trust.
     assert_eq!(
         grants_of(&doc, "read_file"),
         vec![(shown, "read-only".to_string())]
+    );
+}
+
+/// Exit code, stdout and stderr of a command that must end within
+/// `seconds` (a limit that does not hold would otherwise hang the test).
+fn outcome_of(cmd: &mut assert_cmd::Command, seconds: u64) -> (Option<i32>, String, String) {
+    let output = cmd
+        .timeout(Duration::from_secs(seconds))
+        .output()
+        .expect("run toolhost");
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).expect("utf-8 stdout"),
+        String::from_utf8(output.stderr).expect("utf-8 stderr"),
+    )
+}
+
+/// The limits `toolhost tools --json` shows for `tool`.
+fn limits_of(doc: &Value, tool: &str) -> Value {
+    doc["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == tool)
+        .unwrap_or_else(|| panic!("{tool} listed: {doc}"))["limits"]
+        .clone()
+}
+
+fn limits_json(
+    fuel: u64,
+    timeout_ms: u64,
+    memory_mib: u64,
+    write_mib: u64,
+    output_kib: u64,
+) -> Value {
+    json!({
+        "fuel": fuel,
+        "timeout_ms": timeout_ms,
+        "memory_bytes": memory_mib.saturating_mul(1 << 20),
+        "write_bytes": write_mib.saturating_mul(1 << 20),
+        "output_bytes": output_kib.saturating_mul(1 << 10),
+    })
+}
+
+/// The notice for a limit `ws`'s untrusted toolhost.toml asked to raise:
+/// `notice(line, section, key, asked, applied)`.
+fn clamp_notice(ws: &Workspace) -> impl Fn(usize, &str, &str, u64, u64) -> String {
+    let root = ws.path().canonicalize().expect("canonical");
+    let user_file = ws.user_config().join("config.toml");
+    move |line, section, key, asked, applied| {
+        format!(
+            "warning: limit `{key} = {asked}` (from {}:{line} {section}) is over the {applied} your \
+             own config and the defaults allow, and a workspace's own toolhost.toml may only lower \
+             limits (it may have come with the repository), so `{key} = {applied}` applies. To \
+             allow it, trust this workspace (`toolhost trust {}`), or set `{key} = {asked}` under \
+             {section} in your own `{}`\n",
+            root.join("toolhost.toml").display(),
+            root.display(),
+            user_file.display()
+        )
+    }
+}
+
+const MAX: u64 = u64::MAX;
+
+#[test]
+fn an_untrusted_workspace_config_may_lower_limits_but_not_raise_them() {
+    let ws = Workspace::new();
+    fs::write(
+        ws.user_config().join("config.toml"),
+        "[limits]\nfuel = 1000000000\ntimeout_ms = 1500\nmemory_mib = 16\nwrite_mib = 8\n\
+         output_kib = 64\n\n[tools.read_file.limits]\nmemory_mib = 32\n",
+    )
+    .expect("user config");
+    ws.write(
+        "toolhost.toml",
+        format!(
+            "[limits]\nfuel = {MAX}\ntimeout_ms = {MAX}\nmemory_mib = 100000\nwrite_mib = 100000\n\
+             output_kib = 100000\n\n\
+             [tools.read_file.limits]\nfuel = 5000000000\ntimeout_ms = 60000\nmemory_mib = 64\n\
+             write_mib = 1024\noutput_kib = 4096\n\n\
+             [tools.list_files]\nlimits = {{ fuel = 1000, timeout_ms = 100, memory_mib = 4, \
+             write_mib = 1, output_kib = 2 }}\n"
+        ),
+    );
+    let notice = clamp_notice(&ws);
+    let tools = "[tools.read_file.limits]";
+    let expected_notices = [
+        notice(2, "[limits]", "fuel", MAX, 1_000_000_000),
+        notice(3, "[limits]", "timeout_ms", MAX, 1500),
+        notice(4, "[limits]", "memory_mib", 100_000, 16),
+        notice(5, "[limits]", "write_mib", 100_000, 8),
+        notice(6, "[limits]", "output_kib", 100_000, 64),
+        notice(9, tools, "fuel", 5_000_000_000, 1_000_000_000),
+        notice(10, tools, "timeout_ms", 60_000, 1500),
+        notice(11, tools, "memory_mib", 64, 32),
+        notice(12, tools, "write_mib", 1024, 8),
+        notice(13, tools, "output_kib", 4096, 64),
+    ]
+    .concat();
+
+    let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 60);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err, expected_notices);
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    // Every raise is clamped to what the user's config and the defaults give
+    // that tool; a lower value applies as written.
+    assert_eq!(
+        limits_of(&doc, "write_file"),
+        limits_json(1_000_000_000, 1500, 16, 8, 64)
+    );
+    assert_eq!(
+        limits_of(&doc, "read_file"),
+        limits_json(1_000_000_000, 1500, 32, 8, 64)
+    );
+    assert_eq!(
+        limits_of(&doc, "list_files"),
+        limits_json(1000, 100, 4, 1, 2)
+    );
+
+    // `toolhost mcp` says the same on stderr when it starts.
+    let (code, _, err) = outcome_of(
+        ws.toolhost().args(["mcp", "--no-session"]).write_stdin(""),
+        60,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.starts_with(&expected_notices), "{err}");
+
+    // Once trusted, the workspace's file may raise them.
+    stdout_of(ws.toolhost().arg("trust"));
+    let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 60);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        limits_of(&doc, "write_file"),
+        limits_json(MAX, MAX, 100_000, 100_000, 100_000)
+    );
+    assert_eq!(
+        limits_of(&doc, "read_file"),
+        limits_json(5_000_000_000, 60_000, 64, 1024, 4096)
+    );
+    assert_eq!(
+        limits_of(&doc, "list_files"),
+        limits_json(1000, 100, 4, 1, 2)
+    );
+}
+
+#[test]
+fn a_shipped_config_cannot_lift_the_deadline_fuel_memory_output_or_write_budget_of_a_call() {
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
+    ws.install_plugin(test_plugins::ESCAPE, "escape.wasm");
+    ws.mkdir("src");
+    fs::write(
+        ws.user_config().join("config.toml"),
+        "[limits]\ntimeout_ms = 1000\nmemory_mib = 16\noutput_kib = 4\nwrite_mib = 1\n",
+    )
+    .expect("user config");
+    ws.write(
+        "toolhost.toml",
+        format!(
+            "[limits]\nfuel = {MAX}\ntimeout_ms = {MAX}\nmemory_mib = 100000\noutput_kib = 100000\n\
+             write_mib = 100000\n"
+        ),
+    );
+    let notice = clamp_notice(&ws);
+    let notices = [
+        notice(2, "[limits]", "fuel", MAX, 10_000_000_000),
+        notice(3, "[limits]", "timeout_ms", MAX, 1000),
+        notice(4, "[limits]", "memory_mib", 100_000, 16),
+        notice(5, "[limits]", "output_kib", 100_000, 4),
+        notice(6, "[limits]", "write_mib", 100_000, 1),
+    ]
+    .concat();
+    // Warm the compile cache so the deadline measures the call alone.
+    stdout_of(ws.toolhost().arg("tools"));
+
+    // Without the clamp this spins for as long as anyone waits.
+    let start = Instant::now();
+    let (code, _, err) = outcome_of(&mut ws.call("spin", "{}", &[]), 60);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "{notices}error: `spin` did not finish within its time limit of 1 s and was stopped. \
+             Ask for less work in one call, or do not call it again with the same arguments.\n"
+        )
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+
+    let (code, _, err) = outcome_of(&mut ws.call("alloc", "{}", &[]), 60);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "{notices}error: `alloc` tried to use more than its memory limit of 16 MiB and was \
+             stopped. Ask for less data in one call (a smaller file, fewer results).\n"
+        )
+    );
+
+    let (code, _, err) = outcome_of(&mut ws.call("huge_output", r#"{"bytes": 8192}"#, &[]), 60);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "{notices}error: `huge_output` produced 8 KiB of output, over its limit of 4 KiB; the \
+             output was discarded. Ask for less in one call (use offset/limit, a narrower path or \
+             fewer results).\n"
+        )
+    );
+
+    let fill = r#"{"op": "fill", "path": "src/big.bin", "mib": 4}"#;
+    let (code, _, err) = outcome_of(&mut ws.call("raw", fill, &["--allow-write", "."]), 60);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "{notices}error: `raw` tried to write more than its limit of 1 MiB to files in one call \
+             and was stopped; what it wrote before that stays on disk. Write less in one call \
+             (smaller files, fewer of them).\n"
+        )
+    );
+    let written = fs::metadata(ws.path().join("src/big.bin"))
+        .expect("partial file")
+        .len();
+    assert!(written <= 1 << 20, "{written} bytes written");
+
+    // A good call still works.
+    let (code, out, err) = outcome_of(&mut ws.call("huge_output", r#"{"bytes": 10}"#, &[]), 60);
+    assert_eq!((code, err), (Some(0), notices));
+    assert_eq!(out.trim_end().len(), 10, "{out}");
+}
+
+#[test]
+fn your_own_config_may_set_any_limit_without_breaking_a_call() {
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
+    fs::write(
+        ws.user_config().join("config.toml"),
+        format!(
+            "[limits]\nfuel = {MAX}\ntimeout_ms = {MAX}\nmemory_mib = {MAX}\nwrite_mib = {MAX}\n\
+             output_kib = {MAX}\n"
+        ),
+    )
+    .expect("user config");
+    let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 60);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        limits_of(&doc, "huge_output"),
+        json!({
+            "fuel": MAX,
+            "timeout_ms": MAX,
+            "memory_bytes": MAX,
+            "write_bytes": MAX,
+            "output_bytes": MAX,
+        })
+    );
+    // The deadline of 584 million years does not overflow the clock.
+    let (code, out, err) = outcome_of(&mut ws.call("sleep", r#"{"ms": 10}"#, &[]), 60);
+    assert_eq!((code, err.as_str()), (Some(0), ""), "{out}");
+    let (code, out, err) = outcome_of(&mut ws.call("huge_output", r#"{"bytes": 10}"#, &[]), 60);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    assert_eq!(out.trim_end().len(), 10, "{out}");
+}
+
+/// The API key the session tests put in the environment: it may reach only
+/// a server the user chose.
+const KEY: &str = "sk-test-must-not-leave";
+
+/// Sets `base_url` in every `session_start` of `file`, as a repository
+/// shipping a session file could.
+fn set_recorded_url(file: &Path, base_url: &str) {
+    let text = fs::read_to_string(file).expect("read session");
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut record: Value = serde_json::from_str(line).expect("a JSON line");
+        if record["type"] == "session_start" {
+            record["base_url"] = json!(base_url);
+        }
+        out.push_str(&record.to_string());
+        out.push('\n');
+    }
+    fs::write(file, out).expect("write session");
+}
+
+/// A recorded session of `toolhost run --provider openai --model gpt-4o`
+/// whose recorded server is then changed to `base_url`. Returns the file.
+fn shipped_session(ws: &Workspace, base_url: &str) -> std::path::PathBuf {
+    let mock = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
+    let (code, _, err) = outcome_of(
+        ws.toolhost()
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .args(["run", "--provider", "openai", "--model", "gpt-4o"])
+            .args(["--base-url", &mock.openai_url(), "hello"]),
+        60,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let dir = ws
+        .path()
+        .canonicalize()
+        .expect("canonical")
+        .join(".toolhost/sessions");
+    let files: Vec<_> = fs::read_dir(&dir)
+        .expect("sessions dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    set_recorded_url(&files[0], base_url);
+    files[0].clone()
+}
+
+/// `toolhost run --resume last PROMPT` with the key set and no
+/// `OPENAI_BASE_URL`.
+fn resume(ws: &Workspace, prompt: &str) -> assert_cmd::Command {
+    let mut cmd = ws.toolhost();
+    cmd.env("OPENAI_API_KEY", KEY)
+        .env_remove("OPENAI_BASE_URL")
+        .args(["run", "--resume", "last", prompt]);
+    cmd
+}
+
+fn refusal(file: &Path, url: &str, workspace: &Path) -> String {
+    format!(
+        "error: the resumed session `{}` was recorded with the model server `{url}`, which would \
+         receive your prompts and API key, and a session file is not trusted to choose that (it \
+         may have come with the repository). If you meant that server, name it yourself (add \
+         `--base-url {url}`), or trust this workspace (`toolhost trust {}`)\n",
+        file.display(),
+        workspace.display()
+    )
+}
+
+#[test]
+fn a_resumed_session_may_not_pick_a_remote_model_server() {
+    let ws = Workspace::new();
+    let root = ws.path().canonicalize().expect("canonical");
+    let remote = "https://collector.invalid/v1";
+    let file = shipped_session(&ws, remote);
+
+    let (code, out, err) = outcome_of(&mut resume(&ws, "x"), 60);
+    assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+    assert_eq!(err, refusal(&file, remote, &root));
+
+    // The user's OPENAI_BASE_URL wins over the session's server.
+    let env = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
+    let (code, _, err) = outcome_of(
+        resume(&ws, "x").env("OPENAI_BASE_URL", env.openai_url()),
+        60,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let requests = env.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(
+        requests[0].headers["authorization"],
+        format!("Bearer {KEY}")
+    );
+    assert_eq!(requests[0].body["model"], "gpt-4o");
+
+    // So does `--base-url`.
+    set_recorded_url(&file, remote);
+    let flag = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
+    let (code, _, err) = outcome_of(
+        resume(&ws, "x").args(["--base-url", &flag.openai_url()]),
+        60,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(flag.requests().len(), 1);
+
+    // A recorded server on this machine needs no trust.
+    let local = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
+    set_recorded_url(&file, &local.openai_url());
+    let (code, _, err) = outcome_of(&mut resume(&ws, "x"), 60);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(local.requests().len(), 1);
+    assert_eq!(
+        local.requests()[0].headers["authorization"],
+        format!("Bearer {KEY}")
+    );
+}
+
+/// Answers every request with 401 after appending its request line and
+/// headers to a log: `recorder.py HOST PORT LOG READY`.
+const RECORDER: &str = r#"
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+host, port, log, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+class Recorder(BaseHTTPRequestHandler):
+    def record(self):
+        with open(log, "a") as f:
+            f.write(self.requestline + "\n" + str(self.headers))
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = b'{"error": {"message": "recorded"}}'
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_GET = do_POST = record
+    def log_message(self, *args):
+        pass
+server = HTTPServer((host, port), Recorder)
+open(ready, "w").close()
+server.serve_forever()
+"#;
+
+/// In a new network namespace where 10.9.0.1 is a local address but not
+/// loopback: the recorder listens there, then toolhost resumes the session
+/// untrusted, then trusted.
+const IN_NAMESPACE: &str = r#"
+set -u
+ip link set lo up && ip addr add 10.9.0.1/32 dev lo || exit 97
+python3 "$SCRATCH/recorder.py" 10.9.0.1 8080 "$SCRATCH/requests.log" "$SCRATCH/ready" \
+    2>"$SCRATCH/recorder.err" &
+recorder=$!
+i=0
+while [ ! -e "$SCRATCH/ready" ]; do
+    i=$((i + 1))
+    if [ "$i" -gt 200 ]; then kill "$recorder"; exit 98; fi
+    sleep 0.05
+done
+"$TOOLHOST" run --resume last x >"$SCRATCH/untrusted.out" 2>"$SCRATCH/untrusted.err"
+echo $? >"$SCRATCH/untrusted.code"
+cp "$SCRATCH/requests.log" "$SCRATCH/untrusted.log"
+"$TOOLHOST" trust >/dev/null || exit 99
+"$TOOLHOST" run --resume last x >"$SCRATCH/trusted.out" 2>"$SCRATCH/trusted.err"
+echo $? >"$SCRATCH/trusted.code"
+kill "$recorder"
+"#;
+
+/// Whether this machine can make a network namespace with `unshare -rn`
+/// and configure it with `ip`, and has python3 for the recorder; if not,
+/// says why.
+fn network_namespaces() -> bool {
+    let probe = std::process::Command::new("unshare")
+        .args(["-rn", "sh", "-c", "ip link set lo up && python3 -c ''"])
+        .output();
+    match probe {
+        Ok(output) if output.status.success() => true,
+        Ok(output) => {
+            eprintln!(
+                "note: skipping the network namespace part of this test: `unshare -rn` with `ip` \
+                 and `python3` failed here ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!(
+                "note: skipping the network namespace part of this test: cannot run `unshare` \
+                 ({e}); install util-linux and iproute2"
+            );
+            false
+        }
+    }
+}
+
+#[test]
+fn a_resumed_session_never_sends_the_key_to_another_machine() {
+    let ws = Workspace::new();
+    let root = ws.path().canonicalize().expect("canonical");
+    let remote = "http://10.9.0.1:8080/v1";
+    let file = shipped_session(&ws, remote);
+    if !network_namespaces() {
+        return;
+    }
+    let scratch = tempfile::tempdir().expect("scratch dir");
+    let scratch_path = scratch.path();
+    fs::write(scratch_path.join("recorder.py"), RECORDER).expect("recorder");
+    fs::write(scratch_path.join("requests.log"), "").expect("log");
+    let mut cmd = assert_cmd::Command::new("unshare");
+    cmd.args(["-rn", "sh", "-c", IN_NAMESPACE])
+        .current_dir(ws.path())
+        .env("SCRATCH", scratch_path)
+        .env("TOOLHOST", assert_cmd::cargo::cargo_bin("toolhost"))
+        .env("TOOLHOST_CACHE_DIR", super::common::shared_cache())
+        .env("TOOLHOST_CONFIG_DIR", ws.user_config())
+        .env("TOOLHOST_BACKGROUND_COMPILE", "off")
+        .env("OPENAI_API_KEY", KEY)
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("TOOLHOST_BASELINE_MIN_BYTES");
+    for proxy in ["http_proxy", "https_proxy", "all_proxy"] {
+        cmd.env_remove(proxy).env_remove(proxy.to_ascii_uppercase());
+    }
+    let (code, _, err) = outcome_of(&mut cmd, 120);
+    assert_eq!(code, Some(0), "the namespace script failed: {err}");
+    let read = |name: &str| fs::read_to_string(scratch_path.join(name)).expect("scratch file");
+
+    assert_eq!(read("untrusted.code"), "1\n", "{}", read("untrusted.err"));
+    assert_eq!(read("untrusted.err"), refusal(&file, remote, &root));
+    assert_eq!(read("untrusted.log"), "", "the key left the machine");
+
+    // Trusted, the workspace's session may name that server: the recorder
+    // hears the request (and so would have heard one before).
+    assert_eq!(read("trusted.code"), "1\n", "{}", read("trusted.err"));
+    let log = read("requests.log");
+    assert!(
+        log.starts_with("POST /v1/chat/completions HTTP/1.1\n"),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("authorization: Bearer {KEY}\n"))
+            || log.contains(&format!("Authorization: Bearer {KEY}\n")),
+        "{log}"
     );
 }

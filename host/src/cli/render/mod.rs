@@ -460,8 +460,9 @@ pub(super) fn trust_changed(workspace: &Path, removed: bool, changed: bool, file
     let (workspace, file) = (workspace.display(), file.display());
     match (removed, changed) {
         (false, true) => println!(
-            "trusted `{workspace}`: its toolhost.toml may now grant directories outside it \
-             (recorded in `{file}`)"
+            "trusted `{workspace}`: its toolhost.toml may now grant directories outside it and \
+             raise limits, and it and its session files may pick a model server elsewhere than \
+             this machine (recorded in `{file}`)"
         ),
         (false, false) => println!("`{workspace}` is already trusted (in `{file}`)"),
         (true, true) => println!("`{workspace}` is no longer trusted (recorded in `{file}`)"),

@@ -1,0 +1,380 @@
+//! Limits from the config files: the built-in defaults, then each file's
+//! `[limits]` (the user's `config.toml`, then the workspace's
+//! `toolhost.toml` or `--config FILE`), then each file's
+//! `[tools.<name>.limits]`.
+//!
+//! A workspace's own file may have come with the repository: until the user
+//! trusts the workspace, each of its values may only lower a limit. A value
+//! over what the user's config and the defaults give at that point (for that
+//! tool) is clamped to it, with a notice naming the file and line, the
+//! value asked and the value applied, and the two ways to allow it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use toml::Spanned;
+
+use super::file::LimitsSection;
+use super::grants::{FileKind, line_of};
+use super::{ConfigError, Source};
+use crate::sandbox::Limits;
+
+/// One key of a `[limits]` section.
+#[derive(Debug, Clone, Copy)]
+enum Key {
+    Fuel,
+    TimeoutMs,
+    MemoryMib,
+    OutputKib,
+    WriteMib,
+}
+
+impl Key {
+    const ALL: [Key; 5] = [
+        Key::Fuel,
+        Key::TimeoutMs,
+        Key::MemoryMib,
+        Key::OutputKib,
+        Key::WriteMib,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Key::Fuel => "fuel",
+            Key::TimeoutMs => "timeout_ms",
+            Key::MemoryMib => "memory_mib",
+            Key::OutputKib => "output_kib",
+            Key::WriteMib => "write_mib",
+        }
+    }
+
+    fn written(self, section: &LimitsSection) -> Option<&Spanned<u64>> {
+        match self {
+            Key::Fuel => section.fuel.as_ref(),
+            Key::TimeoutMs => section.timeout_ms.as_ref(),
+            Key::MemoryMib => section.memory_mib.as_ref(),
+            Key::OutputKib => section.output_kib.as_ref(),
+            Key::WriteMib => section.write_mib.as_ref(),
+        }
+    }
+
+    /// What one unit of the file's value is in [`Limits`]' own unit (fuel,
+    /// milliseconds, bytes).
+    fn unit(self) -> u64 {
+        match self {
+            Key::Fuel | Key::TimeoutMs => 1,
+            Key::MemoryMib | Key::WriteMib => 1 << 20,
+            Key::OutputKib => 1 << 10,
+        }
+    }
+
+    /// The limit in [`Limits`]' own unit.
+    fn get(self, limits: &Limits) -> u64 {
+        match self {
+            Key::Fuel => limits.fuel,
+            Key::TimeoutMs => u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
+            Key::MemoryMib => limits.memory,
+            Key::OutputKib => u64::try_from(limits.output).unwrap_or(u64::MAX),
+            Key::WriteMib => limits.write,
+        }
+    }
+
+    fn set(self, limits: &mut Limits, value: u64) {
+        match self {
+            Key::Fuel => limits.fuel = value,
+            Key::TimeoutMs => limits.timeout = Duration::from_millis(value),
+            Key::MemoryMib => limits.memory = value,
+            Key::OutputKib => limits.output = usize::try_from(value).unwrap_or(usize::MAX),
+            Key::WriteMib => limits.write = value,
+        }
+    }
+}
+
+/// Resolves the limits of the config files, collecting a notice for each
+/// value an untrusted workspace file asked to raise.
+pub(super) struct LimitChain<'a> {
+    sources: &'a [Source],
+    /// Whether the workspace's file may raise limits.
+    trusted: bool,
+    workspace: &'a Path,
+    /// The user's own `config.toml`, where a raise always applies.
+    user_file: Option<PathBuf>,
+    notices: Vec<String>,
+}
+
+impl<'a> LimitChain<'a> {
+    pub(super) fn new(
+        sources: &'a [Source],
+        trusted: bool,
+        workspace: &'a Path,
+        user_file: Option<PathBuf>,
+    ) -> Self {
+        LimitChain {
+            sources,
+            trusted,
+            workspace,
+            user_file,
+            notices: Vec::new(),
+        }
+    }
+
+    /// Every tool's limits: the built-in defaults, then each file's
+    /// `[limits]`.
+    pub(super) fn defaults(&mut self) -> Result<Limits, ConfigError> {
+        let ceiling = self.users_own(None)?;
+        let mut limits = Limits::default();
+        for source in self.sources {
+            limits = self.apply(limits, source, &source.file.limits, "[limits]", &ceiling)?;
+        }
+        Ok(limits)
+    }
+
+    /// `tool`'s limits: `defaults`, then each file's
+    /// `[tools.<tool>.limits]`.
+    pub(super) fn for_tool(&mut self, defaults: Limits, tool: &str) -> Result<Limits, ConfigError> {
+        let ceiling = self.users_own(Some(tool))?;
+        let name = format!("[tools.{tool}.limits]");
+        let mut limits = defaults;
+        for source in self.sources {
+            if let Some(section) = source.file.tools.get(tool) {
+                limits = self.apply(limits, source, &section.limits, &name, &ceiling)?;
+            }
+        }
+        Ok(limits)
+    }
+
+    /// The notices, in the order the sections were resolved, each
+    /// section's by line.
+    pub(super) fn into_notices(self) -> Vec<String> {
+        self.notices
+    }
+
+    /// What the user's own config and the defaults give (`tool`'s, or
+    /// every tool's): the most an untrusted workspace file may set.
+    fn users_own(&self, tool: Option<&str>) -> Result<Limits, ConfigError> {
+        let users = || self.sources.iter().filter(|s| s.kind == FileKind::User);
+        let mut limits = Limits::default();
+        for source in users() {
+            limits = set_all(limits, source, &source.file.limits, "[limits]", None)?.0;
+        }
+        if let Some(tool) = tool {
+            let name = format!("[tools.{tool}.limits]");
+            for source in users() {
+                if let Some(section) = source.file.tools.get(tool) {
+                    limits = set_all(limits, source, &section.limits, &name, None)?.0;
+                }
+            }
+        }
+        Ok(limits)
+    }
+
+    /// `limits` with `section` of `source` applied; an untrusted workspace
+    /// file's values at most `ceiling`.
+    fn apply(
+        &mut self,
+        limits: Limits,
+        source: &Source,
+        section: &LimitsSection,
+        name: &str,
+        ceiling: &Limits,
+    ) -> Result<Limits, ConfigError> {
+        let clamp = (source.kind == FileKind::Workspace && !self.trusted).then_some(ceiling);
+        let (limits, clamped) = set_all(limits, source, section, name, clamp)?;
+        let notices: Vec<String> = clamped
+            .iter()
+            .map(|c| self.notice(source, name, c))
+            .collect();
+        self.notices.extend(notices);
+        Ok(limits)
+    }
+
+    fn notice(&self, source: &Source, section: &str, clamped: &Clamped) -> String {
+        let Clamped {
+            key,
+            line,
+            asked,
+            applied,
+        } = clamped;
+        let key = key.name();
+        let own = match &self.user_file {
+            Some(file) => format!("`{}`", file.display()),
+            None => format!("`{}`", super::user::CONFIG_FILE),
+        };
+        format!(
+            "limit `{key} = {asked}` (from {}:{line} {section}) is over the {applied} your own \
+             config and the defaults allow, and a workspace's own toolhost.toml may only lower \
+             limits (it may have come with the repository), so `{key} = {applied}` applies. To \
+             allow it, trust this workspace (`toolhost trust {}`), or set `{key} = {asked}` under \
+             {section} in your own {own}",
+            source.display(),
+            self.workspace.display(),
+        )
+    }
+}
+
+/// A value an untrusted workspace file asked for over its ceiling, in the
+/// file's unit.
+#[derive(Debug)]
+struct Clamped {
+    key: Key,
+    line: usize,
+    asked: u64,
+    applied: u64,
+}
+
+/// `limits` with every key of `section` set; with `clamp`, no value goes
+/// over it, and each that would is returned, by line.
+fn set_all(
+    mut limits: Limits,
+    source: &Source,
+    section: &LimitsSection,
+    name: &str,
+    clamp: Option<&Limits>,
+) -> Result<(Limits, Vec<Clamped>), ConfigError> {
+    let mut clamped = Vec::new();
+    for key in Key::ALL {
+        let Some(written) = key.written(section) else {
+            continue;
+        };
+        let asked = *written.get_ref();
+        if asked == 0 {
+            return Err(ConfigError::ZeroLimit {
+                key: key.name(),
+                origin: format!("{} {name}", source.display()),
+            });
+        }
+        let mut value = asked.saturating_mul(key.unit());
+        if let Some(ceiling) = clamp
+            && value > key.get(ceiling)
+        {
+            value = key.get(ceiling);
+            clamped.push(Clamped {
+                key,
+                line: line_of(&source.text, written.span().start),
+                asked,
+                applied: value / key.unit(),
+            });
+        }
+        key.set(&mut limits, value);
+    }
+    clamped.sort_by_key(|c| c.line);
+    Ok((limits, clamped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(kind: FileKind, text: &str) -> Source {
+        Source {
+            kind,
+            path: PathBuf::from(match kind {
+                FileKind::User => "/home/me/.config/toolhost/config.toml",
+                FileKind::Workspace => "/work/repo/toolhost.toml",
+            }),
+            text: text.into(),
+            file: toml::from_str(text).expect("a valid config"),
+        }
+    }
+
+    fn chain(sources: &[Source], trusted: bool) -> LimitChain<'_> {
+        LimitChain::new(
+            sources,
+            trusted,
+            Path::new("/work/repo"),
+            Some("/home/me/.config/toolhost/config.toml".into()),
+        )
+    }
+
+    #[test]
+    fn an_untrusted_workspace_lowers_but_does_not_raise() {
+        let sources = [
+            source(
+                FileKind::User,
+                "[limits]\nmemory_mib = 16\n[tools.big.limits]\nmemory_mib = 64\n",
+            ),
+            source(
+                FileKind::Workspace,
+                "[limits]\nmemory_mib = 100000\nfuel = 7\n\
+                 [tools.big.limits]\nmemory_mib = 48\n[tools.other.limits]\nmemory_mib = 32\n",
+            ),
+        ];
+        let mut limits = chain(&sources, false);
+        let defaults = limits.defaults().expect("ok");
+        assert_eq!(defaults.memory, 16 << 20);
+        assert_eq!(defaults.fuel, 7);
+        let big = limits.for_tool(defaults, "big").expect("ok");
+        assert_eq!((big.memory, big.fuel), (48 << 20, 7));
+        let other = limits.for_tool(defaults, "other").expect("ok");
+        assert_eq!(other.memory, 16 << 20);
+        let notices = limits.into_notices();
+        assert_eq!(notices.len(), 2, "{notices:?}");
+        assert!(
+            notices[0].starts_with(
+                "limit `memory_mib = 100000` (from /work/repo/toolhost.toml:2 [limits]) is over \
+                 the 16 your own config"
+            ),
+            "{}",
+            notices[0]
+        );
+        assert!(
+            notices[1].starts_with(
+                "limit `memory_mib = 32` (from /work/repo/toolhost.toml:7 [tools.other.limits]) \
+                 is over the 16"
+            ),
+            "{}",
+            notices[1]
+        );
+    }
+
+    #[test]
+    fn a_trusted_workspace_and_the_user_may_raise() {
+        let sources = [
+            source(
+                FileKind::User,
+                "[limits]\ntimeout_ms = 18446744073709551615\n",
+            ),
+            source(
+                FileKind::Workspace,
+                "[limits]\nfuel = 18446744073709551615\n",
+            ),
+        ];
+        let mut limits = chain(&sources, true);
+        let defaults = limits.defaults().expect("ok");
+        assert_eq!(defaults.fuel, u64::MAX);
+        assert_eq!(defaults.timeout, Duration::from_millis(u64::MAX));
+        assert!(limits.into_notices().is_empty());
+    }
+
+    #[test]
+    fn a_user_limit_sets_the_ceiling_for_a_tool_even_over_a_lower_workspace_default() {
+        // The workspace lowers everyone's fuel, but the user gave `big`
+        // more: the workspace may ask for up to that for `big`.
+        let sources = [
+            source(FileKind::User, "[tools.big.limits]\nfuel = 50000000000\n"),
+            source(
+                FileKind::Workspace,
+                "[limits]\nfuel = 1000\n[tools.big.limits]\nfuel = 20000000000\n",
+            ),
+        ];
+        let mut limits = chain(&sources, false);
+        let defaults = limits.defaults().expect("ok");
+        assert_eq!(defaults.fuel, 1000);
+        let big = limits.for_tool(defaults, "big").expect("ok");
+        assert_eq!(big.fuel, 20_000_000_000);
+        assert!(limits.into_notices().is_empty());
+    }
+
+    #[test]
+    fn zero_is_an_error_from_any_file() {
+        let sources = [source(FileKind::Workspace, "[limits]\nwrite_mib = 0\n")];
+        let err = chain(&sources, false)
+            .defaults()
+            .expect_err("zero")
+            .to_string();
+        assert_eq!(
+            err,
+            "limit `write_mib` (from /work/repo/toolhost.toml [limits]) must be greater than zero"
+        );
+    }
+}
