@@ -268,10 +268,12 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         &Protect {
             workspace: &workspace,
             config_file: inputs.config_file.as_deref(),
+            // `--plugins DIR`: a `.wasm` dropped there loads at the next start.
             own_dirs: inputs
                 .user_config_dir
                 .iter()
                 .chain(cache_dir.iter())
+                .chain(inputs.plugin_dirs.iter())
                 .cloned()
                 .collect(),
         },
@@ -588,7 +590,8 @@ struct Protect<'a> {
     /// The `--config FILE` in use.
     config_file: Option<&'a Path>,
     /// toolhost's own directories: the user config directory (trust list,
-    /// config) and the compile cache (native code toolhost runs).
+    /// config), the compile cache (native code toolhost runs) and the
+    /// plugin directories the user named.
     own_dirs: Vec<PathBuf>,
 }
 
@@ -652,7 +655,8 @@ fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<ProtectedPa
         let dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
         paths.push(exact(
             &dir,
-            "it is toolhost's own (trust list, configuration or compiled plugin code)".into(),
+            "it is toolhost's own (trust list, configuration, plugins or compiled plugin code)"
+                .into(),
         ));
     }
     for source in sources {

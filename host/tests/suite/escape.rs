@@ -765,6 +765,23 @@ fn the_config_file_in_use_and_toolhost_s_own_directories_are_protected() {
         "[limits]\ntimeout_ms = 30000\n"
     );
 
+    // A plugins directory the user names loads what is dropped there.
+    repo.ws.mkdir("extra");
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "write", "path": "extra/evil.wasm", "text": "\0asm"}),
+            &["--plugins", ".toolhost/plugins", "--plugins", "extra"],
+        ),
+        1,
+    );
+    assert!(
+        err.starts_with(&format!(
+            "{}it is toolhost's own",
+            protected("extra/evil.wasm", "extra")
+        )),
+        "{err}"
+    );
+
     // The user config directory inside a write grant (of the directory
     // holding it, as a grant of the home directory would): its trust list
     // and config stay the user's.
