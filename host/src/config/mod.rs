@@ -535,7 +535,35 @@ const RUN_ON_OPEN: &[(&str, &str)] = &[
         "opencode.json",
         "opencode starts the MCP servers and commands it names",
     ),
+    (
+        "opencode.jsonc",
+        "opencode starts the MCP servers and commands it names",
+    ),
     (".pi", "pi loads extensions from there"),
+    (
+        ".windsurf",
+        "Windsurf runs the hooks and workflows its files there name",
+    ),
+    (
+        ".kiro",
+        "Kiro runs the hooks and MCP servers its files there name",
+    ),
+    (
+        ".amazonq",
+        "Amazon Q starts the MCP servers its files there name",
+    ),
+    (
+        ".roo",
+        "Roo Code starts the MCP servers its files there name",
+    ),
+    (
+        ".continue",
+        "Continue starts the MCP servers its files there name",
+    ),
+    (
+        ".aider.conf.yml",
+        "aider runs the lint and test commands it names after every change",
+    ),
     (
         ".vscode",
         "VS Code runs its tasks when the folder opens, and its settings name programs to run",
@@ -560,15 +588,32 @@ const RUN_ON_OPEN: &[(&str, &str)] = &[
         ".devcontainer.json",
         "dev container tools run its `initializeCommand` on this machine",
     ),
-    (".envrc", "direnv runs it when a shell enters the directory"),
     (".nvim.lua", "Neovim runs it when it starts there (exrc)"),
     (".nvimrc", "Neovim runs it when it starts there (exrc)"),
     (
         ".exrc",
         "Vim and Neovim run it when they start there (exrc)",
     ),
+    (".envrc", "direnv runs it when a shell enters the directory"),
     ("mise.toml", "mise runs the hooks and tasks it defines"),
     (".mise.toml", "mise runs the hooks and tasks it defines"),
+    (
+        "mise.local.toml",
+        "mise runs the hooks and tasks it defines",
+    ),
+    (
+        ".mise.local.toml",
+        "mise runs the hooks and tasks it defines",
+    ),
+    (
+        ".mise",
+        "mise runs the hooks and tasks its files there define",
+    ),
+    (".hg", "Mercurial runs the hooks its `hgrc` there names"),
+    (
+        ".jj",
+        "Jujutsu reads its repository config, with programs to run, from there",
+    ),
     (".husky", "git runs the hook scripts there at every commit"),
     (
         ".pre-commit-config.yaml",
@@ -579,7 +624,63 @@ const RUN_ON_OPEN: &[(&str, &str)] = &[
         "lefthook runs the commands it names at every commit",
     ),
     (
+        "lefthook.yaml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        "lefthook.toml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        "lefthook.json",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
         ".lefthook.yml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        ".lefthook.yaml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        ".lefthook.toml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        ".lefthook.json",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        "lefthook-local.yml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        "lefthook-local.yaml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        "lefthook-local.toml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        "lefthook-local.json",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        ".lefthook-local.yml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        ".lefthook-local.yaml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        ".lefthook-local.toml",
+        "lefthook runs the commands it names at every commit",
+    ),
+    (
+        ".lefthook-local.json",
         "lefthook runs the commands it names at every commit",
     ),
 ];

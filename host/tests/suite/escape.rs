@@ -574,11 +574,17 @@ fn tools_lists_the_protected_paths_and_what_a_tool_may_change_anyway() {
     );
     assert!(
         out.ends_with(&format!(
-            "protected at any depth (no tool may change): toolhost.toml, .toolhost, .git, HEAD, \
-             .claude, .mcp.json, .cursor, .gemini, .codex, .opencode, opencode.json, .pi, .vscode, \
-             .idea, .zed, .helix, .devcontainer, .devcontainer.json, .envrc, .nvim.lua, .nvimrc, \
-             .exrc, mise.toml, .mise.toml, .husky, .pre-commit-config.yaml, lefthook.yml, \
-             .lefthook.yml\n\
+            "protected at any depth (no tool may change): toolhost.toml, .toolhost, .git, \
+             HEAD, .claude, .mcp.json, .cursor, .gemini, .codex, .opencode, opencode.json, \
+             opencode.jsonc, .pi, .windsurf, .kiro, .amazonq, .roo, .continue, \
+             .aider.conf.yml, .vscode, .idea, .zed, .helix, .devcontainer, \
+             .devcontainer.json, .nvim.lua, .nvimrc, .exrc, .envrc, mise.toml, .mise.toml, \
+             mise.local.toml, .mise.local.toml, .mise, .hg, .jj, .husky, \
+             .pre-commit-config.yaml, lefthook.yml, lefthook.yaml, lefthook.toml, \
+             lefthook.json, .lefthook.yml, .lefthook.yaml, .lefthook.toml, .lefthook.json, \
+             lefthook-local.yml, lefthook-local.yaml, lefthook-local.toml, \
+             lefthook-local.json, .lefthook-local.yml, .lefthook-local.yaml, \
+             .lefthook-local.toml, .lefthook-local.json\n\
              protected (no tool may change): {}, {}\n",
             repo.ws
                 .user_config()
@@ -670,11 +676,11 @@ fn what_other_programs_run_cannot_be_planted() {
         ("HEAD in a new directory", write("newrepo/HEAD"), protected("newrepo/HEAD", "newrepo/HEAD")),
         ("a .git file", write("newrepo/.git"), protected("newrepo/.git", "newrepo/.git")),
         ("HEAD beside objects and refs", write("src/HEAD"), protected("src/HEAD", "src/HEAD")),
-        ("objects beside HEAD", mkdir("docs/objects"), protected("docs/objects", "docs/objects")),
+        ("objects beside HEAD", mkdir("docs/objects"), protected("docs/objects", "docs")),
         (
             "refs moved beside HEAD",
             json!({"op": "rename", "from": "src/refs", "to": "docs/refs"}),
-            protected("docs/refs", "docs/refs"),
+            protected("docs/refs", "docs"),
         ),
         ("a shipped repository's config", write("fixtures/bare.git/config"), protected("fixtures/bare.git/config", "fixtures/bare.git")),
         (
@@ -865,4 +871,147 @@ fn the_advice_in_a_refusal_works_when_pasted() {
         };
         assert_eq!(now, expected, "{tool} with --allow-write {lift}");
     }
+}
+
+#[test]
+fn shipped_links_moved_links_and_lifts_reach_nothing_that_runs() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    // git's hooks directory is named but not made yet.
+    ws.write(".git/config", "[core]\n\thooksPath = ci/hooks\n");
+    // A shipped HEAD whose objects and refs would come through `commondir`.
+    ws.write("docs/HEAD", "ref: refs/heads/main\n");
+    // Shipped links: at protected names, dangling; one that climbs out;
+    // one that climbs out and dangles.
+    symlink("m.json", ws.path().join(".mcp.json")).expect("symlink");
+    symlink("vsc", ws.path().join(".vscode")).expect("symlink");
+    symlink("../..", ws.path().join("src/up")).expect("symlink");
+    symlink("../../gone-outside", ws.path().join("src/leak")).expect("symlink");
+    ws.mkdir("d");
+    let write = |path: &str| json!({"op": "write", "path": path, "text": "x"});
+    let link_into = |link: &str, target: &str, hit: &str| {
+        format!(
+            "error: `raw` may not create the symbolic link `{link}` -> `{target}`: the target is \
+             inside `{hit}`, which is protected ("
+        )
+    };
+    let attacks: Vec<(&str, Value, String)> = vec![
+        (
+            "objects and refs through commondir",
+            write("docs/commondir"),
+            protected("docs/commondir", "docs"),
+        ),
+        (
+            "a link where the hooks directory's parent will be",
+            json!({"op": "symlink", "link": "ci", "target": "d"}),
+            protected("ci", "ci/hooks"),
+        ),
+        (
+            "the target of a shipped dangling .mcp.json",
+            write("m.json"),
+            protected("m.json", ".mcp.json"),
+        ),
+        (
+            "the target of a shipped dangling .vscode",
+            json!({"op": "mkdir", "path": "vsc"}),
+            protected("vsc", ".vscode"),
+        ),
+        (
+            "a shipped climbing link moved up",
+            json!({"op": "rename", "from": "src/up", "to": "up"}),
+            "error: `raw` may not create the symbolic link `up` -> `../..`: the target climbs".into(),
+        ),
+        (
+            "a link through a shipped dangling link out",
+            json!({"op": "symlink", "link": "src/l", "target": "leak/x"}),
+            "error: `raw` may not create the symbolic link `src/l` -> `leak/x`: the target is outside"
+                .into(),
+        ),
+    ];
+    let before = whole(&repo);
+    for (n, (name, input, expected)) in attacks.iter().enumerate() {
+        let err = stderr_of_failure(&mut repo.raw(input, &[]), 1);
+        assert!(err.starts_with(expected.as_str()), "{name}:\n{err}");
+        assert_eq!(whole(&repo), before, "{name} changed something");
+        repo.assert_still_works(n);
+    }
+
+    // A link made where it is harmless, then moved or hard-linked to where
+    // it points into a protected path.
+    ws.write(".git/config", "[core]\n\thooksPath = githooks\n");
+    ws.mkdir("githooks");
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "symlink", "link": "d/l", "target": "githooks/pre-commit"}),
+        &[],
+    ));
+    assert_eq!(out, "ok\n");
+    for (input, link) in [
+        (json!({"op": "rename", "from": "d/l", "to": "l"}), "l"),
+        (json!({"op": "link", "from": "d/l", "to": "m"}), "m"),
+    ] {
+        let err = stderr_of_failure(&mut repo.raw(&input, &[]), 1);
+        assert!(
+            err.starts_with(&link_into(link, "githooks/pre-commit", "githooks")),
+            "{input}: {err}"
+        );
+    }
+
+    // `touch .` and `touch src/..` still work.
+    for path in [".", "src/.."] {
+        let out = stdout_of(&mut repo.raw(&json!({"op": "set_times_at", "path": path}), &[]));
+        assert_eq!(out, "ok\n", "{path}");
+    }
+}
+
+#[test]
+fn a_lift_lifts_only_the_protection_it_names() {
+    let repo = Repo::new();
+    repo.ws.mkdir(".vscode");
+    let lift = ["--allow-write", "raw=.vscode"];
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "write", "path": ".vscode/tasks.json", "text": "{}"}),
+        &lift,
+    ));
+    assert_eq!(out, "ok\n");
+    stdout_of(&mut repo.raw(&json!({"op": "mkdir", "path": ".vscode/r"}), &lift));
+    for (path, hit) in [
+        (".vscode/r/HEAD", ".vscode/r/HEAD"),
+        (".vscode/.git", ".vscode/.git"),
+        (".vscode/toolhost.toml", ".vscode/toolhost.toml"),
+    ] {
+        let err = stderr_of_failure(
+            &mut repo.raw(&json!({"op": "write", "path": path, "text": "x"}), &lift),
+            1,
+        );
+        assert!(err.starts_with(&protected(path, hit)), "{path}: {err}");
+    }
+
+    // A grant outside the workspace under a protected-looking name is a
+    // grant, not a lift: what it holds stays protected.
+    let outside = tempfile::tempdir().expect("outside");
+    let skill = outside
+        .path()
+        .canonicalize()
+        .expect("canonical")
+        .join(".claude/skills/x");
+    fs::create_dir_all(skill.join(".git/hooks")).expect("mkdir");
+    let shown = skill.display().to_string();
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "write", "preopen": shown, "path": ".git/hooks/pre-commit", "text": "x"}),
+            &["--allow-write", &format!("raw={shown}")],
+        ),
+        1,
+    );
+    assert!(
+        err.starts_with(&format!(
+            "error: `raw` may not change `{shown}/.git/hooks/pre-commit`: `{shown}/.git` is protected ("
+        )),
+        "{err}"
+    );
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "write", "preopen": shown, "path": "SKILL.md", "text": "x"}),
+        &["--allow-write", &format!("raw={shown}")],
+    ));
+    assert_eq!(out, "ok\n");
 }

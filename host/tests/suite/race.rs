@@ -68,6 +68,53 @@ fn a_rename_racing_a_directory_swap_never_lands_in_a_protected_path() {
 }
 
 #[test]
+fn a_rename_racing_a_repository_swapped_for_a_decoy_never_lands_in_it() {
+    let repo = Repo::new();
+    // A shipped bare repository (its config is refused to a plain write)
+    // and a decoy the other process swaps in and out of its place, as a
+    // whole, which is allowed.
+    repo.ws.write("bare/HEAD", "ref: refs/heads/main\n");
+    repo.ws.mkdir("bare/objects");
+    repo.ws.mkdir("bare/refs");
+    repo.ws.write("bare/config", "[core]\n\tbare = true\n");
+    repo.ws.mkdir("decoy");
+    let before = repo.ws.read("bare/config");
+
+    let mut swap = repo.raw(
+        &json!({"op": "swap", "a": "bare", "b": "decoy", "ms": RACE_MS + 1000}),
+        &[],
+    );
+    let mut rename = repo.raw(
+        &json!({
+            "op": "race_rename",
+            "from": "src/payload",
+            "to": "bare/config",
+            "text": "[core]\n\tfsmonitor = touch /tmp/pwned\n",
+            "ms": RACE_MS,
+        }),
+        &[],
+    );
+    let swapper = thread::spawn(move || stdout_of(&mut swap));
+    thread::sleep(Duration::from_millis(300));
+    let renamed = stdout_of(&mut rename);
+    let swapped = swapper.join().expect("swap thread");
+    assert!(swapped.starts_with("swapped "), "{swapped}");
+    // Renames into the decoy are fine; none may reach the repository,
+    // wherever the swap left it.
+    assert!(renamed.starts_with("won "), "{renamed}");
+    let repository = ["bare", "decoy"]
+        .into_iter()
+        .find(|dir| repo.ws.path().join(dir).join("HEAD").exists())
+        .expect("the repository is somewhere");
+    assert_eq!(
+        repo.ws.read(&format!("{repository}/config")),
+        before,
+        "renames: {renamed}"
+    );
+    repo.assert_still_works(0);
+}
+
+#[test]
 fn a_tool_that_declares_itself_read_only_may_not_write() {
     let repo = Repo::new();
     let before = fs_snapshot(&repo);

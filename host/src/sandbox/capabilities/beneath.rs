@@ -91,8 +91,18 @@ pub(crate) fn names_a_directory(path: &str) -> bool {
 /// The directory `path` names, opened beneath `start` (links followed, as
 /// the kernel would, never out of `start`).
 pub(crate) fn directory(start: &File, path: &str) -> io::Result<File> {
+    use rustix::fs::{Mode, OFlags};
     let path = if path.is_empty() { "." } else { path };
-    cap_primitives::fs::open_dir(start, Path::new(path))
+    // cap-primitives opens it `O_PATH`; its times are set through a real
+    // descriptor of it.
+    let held = cap_primitives::fs::open_dir(start, Path::new(path))?;
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    Ok(File::from(rustix::fs::openat(
+        &held,
+        ".",
+        flags,
+        Mode::empty(),
+    )?))
 }
 
 /// Opens the directory part of `path` beneath `start` and returns it with
@@ -143,6 +153,26 @@ pub(crate) fn entry_following(start: &File, path: &str) -> Result<Entry, Unsplit
     Err(Unsplit::Io(io::Error::other(
         "too many levels of symbolic links",
     )))
+}
+
+/// The directory holding `dir` (a handle of its own, `O_PATH`).
+pub(crate) fn parent_of(dir: &File) -> io::Result<File> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    Ok(File::from(rustix::fs::openat(
+        dir,
+        "..",
+        flags,
+        Mode::empty(),
+    )?))
+}
+
+/// The target of the link `name` in `dir`, if it is one.
+pub(crate) fn link_target(dir: &File, name: &str) -> Option<String> {
+    rustix::fs::readlinkat(dir, name, Vec::new())
+        .ok()?
+        .into_string()
+        .ok()
 }
 
 /// Whether the entry `name` in `dir` exists (links not followed).

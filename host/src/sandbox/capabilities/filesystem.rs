@@ -42,6 +42,10 @@ use super::{Access, BLOCKING_CURRENT_THREAD, Grant};
 /// `MAX_READ_SIZE_ALLOC`).
 const MAX_READ: usize = 64 * 1024;
 
+/// Directories walked up from a change looking for a `HEAD`, more than any
+/// path inside a grant has (`PATH_MAX` allows 2048 one-letter components).
+const MAX_DEPTH: usize = 4096;
+
 /// Why the guard refused an operation, for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Denial {
@@ -131,8 +135,10 @@ impl FsRules {
     }
 
     /// The protected path a change of the host path `target` would reach:
-    /// one of the protected paths, or a directory git takes for a
-    /// repository around it.
+    /// one of the protected paths, or a directory holding a `HEAD` around
+    /// it, found by path. For early refusals and descriptors; the guard's
+    /// changes of a path ask [`FsRules::covered`] and
+    /// [`FsRules::repository_around`] instead.
     pub(crate) fn protected(&self, target: &Path) -> Option<Hit> {
         let base = self.base(target);
         self.protection
@@ -143,41 +149,44 @@ impl FsRules {
             })
     }
 
-    /// Like [`FsRules::protected`], and also when `target` holds a
-    /// protected path (moving or removing it would take that along).
-    fn touched(&self, target: &Path) -> Option<Hit> {
-        let base = self.base(target);
+    /// The protected path `target` is or lies in (names and paths only).
+    fn covered(&self, target: &Path) -> Option<Hit> {
         self.protection
-            .touching(target, &self.lifted, base)
-            .or_else(|| {
-                self.protection
-                    .repository_holding(target, &self.lifted, base)
-            })
+            .covering(target, &self.lifted, self.base(target))
     }
 
-    /// Whether a new entry `name` in the directory `parent` (a held
-    /// handle; `target` is where the entry would be) would make that
-    /// directory one git takes for a repository: `objects` or `refs` beside
-    /// a `HEAD` (a new `HEAD` is refused by name).
-    fn completes_repository(
-        &self,
-        parent: &std::fs::File,
-        name: &str,
-        target: &Path,
-    ) -> Option<Hit> {
-        if !matches!(name, "objects" | "refs")
-            || !beneath::exists_at(parent, "HEAD")
-            || self.lifted.iter().any(|dir| target.starts_with(dir))
-        {
-            return None;
+    /// Like [`FsRules::covered`], and also when `target` holds a protected
+    /// path (moving or removing it, or making it a link, would take that
+    /// along).
+    fn touched(&self, target: &Path) -> Option<Hit> {
+        self.protection
+            .touching(target, &self.lifted, self.base(target))
+    }
+
+    /// The directory holding a `HEAD` that `parent` (a held handle, the
+    /// directory a change of `target` happens in) is or lies in, up to the
+    /// base, asked through handles: `parent` itself, then each `..` from
+    /// it. Asking by path would race a rename of the repository as a whole
+    /// (allowed) and a decoy put in its place; a held directory cannot move
+    /// into or out of one, since that is a change inside it.
+    fn repository_around(&self, parent: &std::fs::File, target: &Path) -> Option<Hit> {
+        let base = self.base(target);
+        let mut above: Option<std::fs::File> = None;
+        for _ in 0..MAX_DEPTH {
+            let dir = above.as_ref().unwrap_or(parent);
+            let here = protect::real_path(dir).ok()?;
+            if !here.starts_with(base) {
+                return None;
+            }
+            if beneath::exists_at(dir, "HEAD") && !protect::is_lifted(target, &here, &self.lifted) {
+                return Some(self.protection.repository_hit(&here));
+            }
+            if here == base {
+                return None;
+            }
+            above = Some(beneath::parent_of(dir).ok()?);
         }
-        Some(Hit {
-            protected: self.shown(target),
-            why: format!(
-                "beside `HEAD`, git would take the directory holding `{name}` for a repository and run \
-                 what its config and hooks say"
-            ),
-        })
+        None
     }
 
     /// Where names protected at any depth start to count for `target`: the
@@ -325,8 +334,10 @@ enum Change {
     At,
     /// Removes or moves the path, and so whatever is below it.
     Away,
-    /// Moves something onto the path: replaces what is there, and creates
-    /// a new entry there.
+    /// Puts something new at the path that stands for all below it: a
+    /// rename onto it (which replaces what is there), or a link (which
+    /// redirects every path through it, even one to a protected path
+    /// whose directories are not made yet).
     Onto,
 }
 
@@ -430,15 +441,12 @@ impl Guarded<'_> {
         }
         let rules = &self.guard.rules;
         let target = &located.target;
-        let completes = || {
-            let parent = located.entry.dir(&located.dir.dir);
-            rules.completes_repository(parent, located.entry.bare_name(), target)
-        };
+        let parent = located.entry.dir(&located.dir.dir);
         let hit = match change {
-            Change::At => rules.protected(target).or_else(completes),
-            Change::Away => rules.touched(target),
-            Change::Onto => rules.touched(target).or_else(completes),
-        };
+            Change::At => rules.covered(target),
+            Change::Away | Change::Onto => rules.touched(target),
+        }
+        .or_else(|| rules.repository_around(parent, target));
         match hit {
             Some(hit) => {
                 let path = rules.shown(target);
@@ -506,6 +514,52 @@ impl Guarded<'_> {
         let result = HostDescriptor::set_times(&mut self.fs, acting.fd(), atim, mtim).await;
         self.release(acting);
         result
+    }
+
+    /// Refuses a symbolic link at host path `link` to `target` that is
+    /// absolute, climbs above the link's directory, leads out of the grants
+    /// (through a link already there) or into a protected path. For a new
+    /// link, and for one moved or hard-linked to a new place, where it
+    /// points somewhere else.
+    fn check_link_target(&mut self, link: &Path, target: &str) -> FsResult<()> {
+        let rules = Arc::clone(&self.guard.rules);
+        let shown_link = rules.shown(link);
+        if Path::new(target).is_absolute() {
+            return self.guard.refuse(Denial::AbsoluteLink {
+                link: shown_link,
+                target: target.to_string(),
+            });
+        }
+        if climbs(target) {
+            return self.guard.refuse(Denial::LinkClimbs {
+                link: shown_link,
+                target: target.to_string(),
+            });
+        }
+        // Below its own directory, a target can still lead out through a
+        // link already there (even a dangling one), or into a protected path.
+        let parent = link.parent().unwrap_or(link);
+        let lands = protect::locate_loose(&parent.join(target));
+        if !rules.may_use(&lands) {
+            return self.guard.refuse(Denial::LinkOutside {
+                link: shown_link,
+                target: target.to_string(),
+            });
+        }
+        if let Some(hit) = rules.protected(&lands) {
+            return self.guard.refuse(Denial::LinkIntoProtected {
+                link: shown_link,
+                target: target.to_string(),
+                hit,
+            });
+        }
+        Ok(())
+    }
+
+    /// The link target of `located`'s entry, when it is a symbolic link.
+    fn link_target_of(located: &Located) -> Option<String> {
+        let parent = located.entry.dir(&located.dir.dir);
+        beneath::link_target(parent, located.entry.bare_name())
     }
 
     fn release(&mut self, acting: Acting) {
@@ -841,8 +895,12 @@ impl HostDescriptor for Guarded<'_> {
             return Err(ErrorCode::Invalid.into());
         }
         let new = self.locate(&new_descriptor, &new_path, false, ErrorCode::Exist)?;
-        self.check(&new, Change::At)?;
+        self.check(&new, Change::Onto)?;
         let source = self.locate(&fd, &old_path, false, ErrorCode::Invalid)?;
+        // A second name for a link is a link in another place.
+        if let Some(target) = Self::link_target_of(&source) {
+            self.check_link_target(&new.target, &target)?;
+        }
         // A second name for a file is a second way to write it.
         let rules = &self.guard.rules;
         if rules.protected(&source.target).is_some() || !rules.may_write(&source.target) {
@@ -943,6 +1001,10 @@ impl HostDescriptor for Guarded<'_> {
         self.check(&old, Change::Away)?;
         let new = self.locate(&new_fd, &new_path, false, ErrorCode::Invalid)?;
         self.check(&new, Change::Onto)?;
+        // A link moved elsewhere points somewhere else.
+        if let Some(target) = Self::link_target_of(&old) {
+            self.check_link_target(&new.target, &target)?;
+        }
         let (from, old_name) = self.acting(&fd, old)?;
         let (to, new_name) = match self.acting(&new_fd, new) {
             Ok(acting) => acting,
@@ -965,39 +1027,8 @@ impl HostDescriptor for Guarded<'_> {
         dest_path: String,
     ) -> FsResult<()> {
         let located = self.locate(&fd, &dest_path, false, ErrorCode::Exist)?;
-        self.check(&located, Change::At)?;
-        let rules = Arc::clone(&self.guard.rules);
-        let link = &located.target;
-        let shown_link = rules.shown(link);
-        if Path::new(&src_path).is_absolute() {
-            return self.guard.refuse(Denial::AbsoluteLink {
-                link: shown_link,
-                target: src_path,
-            });
-        }
-        if climbs(&src_path) {
-            return self.guard.refuse(Denial::LinkClimbs {
-                link: shown_link,
-                target: src_path,
-            });
-        }
-        // Below its own directory, a target can still lead out through a
-        // link already there, or into a protected path.
-        let parent = link.parent().unwrap_or(link);
-        let target = protect::locate_loose(&parent.join(&src_path));
-        if !rules.may_use(&target) {
-            return self.guard.refuse(Denial::LinkOutside {
-                link: shown_link,
-                target: src_path,
-            });
-        }
-        if let Some(hit) = rules.protected(&target) {
-            return self.guard.refuse(Denial::LinkIntoProtected {
-                link: shown_link,
-                target: src_path,
-                hit,
-            });
-        }
+        self.check(&located, Change::Onto)?;
+        self.check_link_target(&located.target, &src_path)?;
         let (acting, name) = self.acting(&fd, located)?;
         let result = HostDescriptor::symlink_at(&mut self.fs, acting.fd(), src_path, name).await;
         self.release(acting);

@@ -59,9 +59,10 @@ impl Protection {
             .map(|spec| {
                 let lexical = workspace.join(&spec.relative);
                 let mut host = vec![lexical.clone()];
-                if let Ok(real) = lexical.canonicalize()
-                    && real != lexical
-                {
+                // Where a shipped link there leads, even a dangling one
+                // (`.mcp.json -> m.json`): writing that changes it too.
+                let real = locate_loose(&lexical);
+                if real != lexical {
                     host.push(real);
                 }
                 Resolved { spec, host }
@@ -79,32 +80,32 @@ impl Protection {
     }
 
     /// The protected path that `target` (a resolved host path) is or lies
-    /// in, unless it is inside one of `lifted` (paths the user granted this
-    /// tool by name). Names protected at any depth count only below `base`
-    /// (the workspace, or the grant holding `target`): a workspace that
-    /// itself lies in a `.claude` directory is not all protected.
+    /// in, unless the user lifted that protection for this tool. Names
+    /// protected at any depth count only below `base` (the workspace, or
+    /// the grant holding `target`): a workspace that itself lies in a
+    /// `.claude` directory is not all protected.
     pub fn covering(&self, target: &Path, lifted: &[PathBuf], base: &Path) -> Option<Hit> {
-        if lifted.iter().any(|dir| target.starts_with(dir)) {
-            return None;
-        }
         for resolved in &self.paths {
-            if resolved.host.iter().any(|p| target.starts_with(p)) {
-                return Some(self.hit(&resolved.spec, &resolved.spec.relative));
-            }
-            if resolved.spec.at_any_depth
-                && let Some(prefix) = component_prefix(target, base, &resolved.spec.relative)
-            {
-                if lifted.iter().any(|dir| prefix.starts_with(dir)) {
-                    continue;
+            for host in &resolved.host {
+                if target.starts_with(host) && !is_lifted(target, host, lifted) {
+                    return Some(self.hit(&resolved.spec, &resolved.spec.relative));
                 }
-                return Some(self.hit(&resolved.spec, &self.shown(&prefix)));
+            }
+            if !resolved.spec.at_any_depth {
+                continue;
+            }
+            for prefix in component_prefixes(target, base, &resolved.spec.relative) {
+                if !is_lifted(target, &prefix, lifted) {
+                    return Some(self.hit(&resolved.spec, &self.shown(&prefix)));
+                }
             }
         }
         None
     }
 
     /// Like [`Protection::covering`], and also when `target` holds a
-    /// protected path: renaming or removing `target` would move or delete it.
+    /// protected path: renaming or removing `target` (or making it a link)
+    /// would move, delete or redirect it.
     pub fn touching(&self, target: &Path, lifted: &[PathBuf], base: &Path) -> Option<Hit> {
         if let Some(hit) = self.covering(target, lifted, base) {
             return Some(hit);
@@ -113,36 +114,39 @@ impl Protection {
             let held = resolved
                 .host
                 .iter()
-                .any(|p| p.starts_with(target) && !lifted.iter().any(|dir| p.starts_with(dir)));
+                .any(|p| p.starts_with(target) && !is_lifted(p, p, lifted));
             held.then(|| self.hit(&resolved.spec, &resolved.spec.relative))
         })
     }
 
-    /// The directory from `base` down to `target`'s parent that git takes
-    /// for a repository (`HEAD`, `objects/` and `refs/` in it): git reads
-    /// its `config` and runs its hooks wherever it finds one, so it is
-    /// protected as `.git` is. Moving such a directory as a whole is not a
-    /// change inside it.
+    /// The directory from `base` down to `target`'s parent that holds a
+    /// `HEAD`, by path (for reports and descriptor checks; the guard asks
+    /// the same through held handles, [`repository_at`]). git takes such a
+    /// directory for a repository, with its objects and refs beside it or
+    /// where its `commondir` says, and runs what its config and hooks say.
+    /// Moving it as a whole is not a change inside it.
     pub fn repository_holding(
         &self,
         target: &Path,
         lifted: &[PathBuf],
         base: &Path,
     ) -> Option<Hit> {
-        if lifted.iter().any(|dir| target.starts_with(dir)) {
-            return None;
-        }
         let mut dir = target.parent()?;
         while dir.starts_with(base) {
-            if is_git_directory(dir) {
-                return Some(Hit {
-                    protected: self.shown(dir),
-                    why: REPOSITORY_WHY.into(),
-                });
+            if holds_head(dir) && !is_lifted(target, dir, lifted) {
+                return Some(self.repository_hit(dir));
             }
             dir = dir.parent()?;
         }
         None
+    }
+
+    /// The [`Hit`] of a change inside `dir`, which holds a `HEAD`.
+    pub(crate) fn repository_hit(&self, dir: &Path) -> Hit {
+        Hit {
+            protected: self.shown(dir),
+            why: REPOSITORY_WHY.into(),
+        }
     }
 
     /// Whether a user's grant naming `path` names something protected, so
@@ -150,21 +154,16 @@ impl Protection {
     /// takes for a repository or something in one, or an `objects`/`refs`
     /// beside a `HEAD` (the guard's refusals, as a path the user can name).
     pub fn names_protected(&self, path: &Path) -> bool {
+        // The guard's base: outside the workspace, the grant itself, so a
+        // grant of `~/.claude/skills/x` is a grant, not a lift.
         let base = if path.starts_with(&self.workspace) {
             self.workspace.as_path()
         } else {
-            Path::new("/")
+            path
         };
-        let beside_head = matches!(
-            path.file_name().and_then(|n| n.to_str()),
-            Some("objects" | "refs")
-        ) && path
-            .parent()
-            .is_some_and(|dir| std::fs::symlink_metadata(dir.join("HEAD")).is_ok());
         self.covering(path, &[], base).is_some()
-            || is_git_directory(path)
+            || holds_head(path)
             || self.repository_holding(path, &[], base).is_some()
-            || beside_head
     }
 
     /// The workspace the protected paths are relative to.
@@ -189,33 +188,46 @@ impl Protection {
     }
 }
 
-/// Why a directory git takes for a repository is protected.
-pub(crate) const REPOSITORY_WHY: &str = "git takes a directory holding `HEAD`, `objects/` and `refs/` for a \
-     repository and runs what its config and hooks say, so a change could run code outside the sandbox";
+/// Why a directory holding a `HEAD` is protected.
+pub(crate) const REPOSITORY_WHY: &str = "it holds a `HEAD`, so git may take it for a repository (with \
+     its objects and refs beside it, or where a `commondir` file says) and run what its config and \
+     hooks say, so a change could run code outside the sandbox";
 
-/// Whether git would take `dir` for a repository: `HEAD` beside the
-/// directories `objects` and `refs` (git's `is_git_directory`, which also
-/// wants a valid `HEAD`; any `HEAD` counts here).
-pub(crate) fn is_git_directory(dir: &Path) -> bool {
+/// Whether `dir` holds a `HEAD`. git takes a directory for a repository
+/// when it holds a valid `HEAD` and finds `objects/` and `refs/` beside it
+/// or through `commondir`; since no tool may make a `HEAD`, every directory
+/// that already holds one is protected, whatever else is there.
+pub(crate) fn holds_head(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
-        && dir.join("objects").is_dir()
-        && dir.join("refs").is_dir()
 }
 
-/// The part of `path` up to and including its first component named
-/// `name` below `base` (anywhere in `path` when it is not below `base`).
-fn component_prefix(path: &Path, base: &Path, name: &str) -> Option<PathBuf> {
+/// Whether the user lifted the protection of `protected` for changes of
+/// `target`: a lift names that protected path, or a part of it
+/// (`--allow-write t=.git/hooks`), and holds `target`. A lift lifts only
+/// the protection it names: a `.git` made inside a lifted `.vscode` is
+/// still protected.
+pub(crate) fn is_lifted(target: &Path, protected: &Path, lifted: &[PathBuf]) -> bool {
+    lifted
+        .iter()
+        .any(|lift| lift.starts_with(protected) && target.starts_with(lift))
+}
+
+/// Each part of `path` up to and including a component named `name` below
+/// `base` (anywhere in `path` when it is not below `base`), outermost
+/// first.
+fn component_prefixes(path: &Path, base: &Path, name: &str) -> Vec<PathBuf> {
     let (mut prefix, below) = match path.strip_prefix(base) {
         Ok(below) => (base.to_path_buf(), below),
         Err(_) => (PathBuf::new(), path),
     };
+    let mut found = Vec::new();
     for component in below.components() {
         prefix.push(component);
         if component.as_os_str() == name {
-            return Some(prefix);
+            found.push(prefix.clone());
         }
     }
-    None
+    found
 }
 
 /// Symlinks followed in a row before giving up, as the kernel's `ELOOP`.
@@ -252,28 +264,50 @@ pub(crate) fn locate(dir: &Path, relative: &str, follow: bool) -> io::Result<Pat
     Err(io::Error::other("too many levels of symbolic links"))
 }
 
-/// Where `path` would be: the longest part that exists, resolved through
-/// its symlinks, then the rest taken as written (`..` removes a component).
-/// For symlink targets, which need not exist.
+/// Where `path` (absolute) would be: each component that exists resolved
+/// through its links (a dangling link is followed to where its target would
+/// be), the rest taken as written (`..` removes a component). For symlink
+/// targets and protected paths, which need not exist.
 pub(crate) fn locate_loose(path: &Path) -> PathBuf {
-    let components: Vec<Component<'_>> = path.components().collect();
-    for split in (0..=components.len()).rev() {
-        let existing: PathBuf = components[..split].iter().collect();
-        let Ok(mut out) = existing.canonicalize() else {
-            continue;
-        };
-        for component in &components[split..] {
-            match component {
-                Component::ParentDir => {
-                    out.pop();
+    let mut out = PathBuf::from("/");
+    let mut rest: Vec<std::ffi::OsString> = path
+        .components()
+        .rev()
+        .map(|c| c.as_os_str().to_os_string())
+        .collect();
+    let mut links = 0;
+    while let Some(component) = rest.pop() {
+        match Path::new(&component).components().next() {
+            Some(Component::RootDir | Component::Prefix(_)) => out = PathBuf::from(&component),
+            Some(Component::ParentDir) => {
+                out.pop();
+            }
+            Some(Component::CurDir) | None => {}
+            Some(Component::Normal(name)) => {
+                let next = out.join(name);
+                match std::fs::symlink_metadata(&next) {
+                    Ok(meta) if meta.file_type().is_symlink() && links < MAX_LINKS => {
+                        links += 1;
+                        let Ok(target) = std::fs::read_link(&next) else {
+                            out = next;
+                            continue;
+                        };
+                        if target.is_absolute() {
+                            out = PathBuf::from("/");
+                        }
+                        rest.extend(
+                            target
+                                .components()
+                                .rev()
+                                .map(|c| c.as_os_str().to_os_string()),
+                        );
+                    }
+                    _ => out = next,
                 }
-                Component::CurDir => {}
-                other => out.push(other.as_os_str()),
             }
         }
-        return out;
     }
-    path.to_path_buf()
+    out
 }
 
 /// The real path of an open file or directory, from the kernel: always where
@@ -411,15 +445,16 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_git_takes_for_a_repository_is_protected_inside() {
+    fn a_directory_holding_a_head_is_protected_inside() {
         let (_dir, root) = workspace();
         let protection = Protection::new(&root, builtins());
         let bare = root.join("src/fixture.git");
-        fs::create_dir_all(bare.join("objects")).expect("mkdir");
-        fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+        fs::create_dir_all(&bare).expect("mkdir");
         let config = bare.join("config");
         assert_eq!(protection.repository_holding(&config, &[], &root), None);
-        fs::create_dir_all(bare.join("refs")).expect("mkdir");
+        // `objects/` and `refs/` may be elsewhere (`commondir`): a `HEAD`
+        // is enough.
+        fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").expect("write");
         let hit = protection
             .repository_holding(&config, &[], &root)
             .expect("a repository");
@@ -434,6 +469,43 @@ mod tests {
             protection.repository_holding(&config, std::slice::from_ref(&bare), &root),
             None
         );
+    }
+
+    #[test]
+    fn a_lift_lifts_only_the_protection_it_names() {
+        let (_dir, root) = workspace();
+        let protection = Protection::new(&root, builtins());
+        let lifted = [root.join(".toolhost")];
+        assert_eq!(
+            protection.covering(&root.join(".toolhost/plugins/x.wasm"), &lifted, &root),
+            None
+        );
+        // A `.git` made inside the lifted directory is still protected.
+        let hit = protection
+            .covering(&root.join(".toolhost/r/.git/config"), &lifted, &root)
+            .expect("nested .git");
+        assert_eq!(hit.protected, ".toolhost/r/.git");
+        // A lift of a path that merely holds a protected one lifts nothing.
+        assert!(
+            protection
+                .covering(&root.join("src/.git/config"), &[root.join("src")], &root)
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn a_shipped_link_at_a_protected_name_protects_where_it_leads() {
+        let (_dir, root) = workspace();
+        fs::remove_file(root.join("toolhost.toml")).expect("rm");
+        symlink("cfg/real.toml", root.join("toolhost.toml")).expect("symlink");
+        let protection = Protection::new(&root, builtins());
+        // Dangling: `cfg` does not exist yet, and making it must not let a
+        // tool write what the link shows.
+        let hit = protection
+            .covering(&root.join("cfg/real.toml"), &[], &root)
+            .expect("the link's target");
+        assert_eq!(hit.protected, "toolhost.toml");
+        assert!(protection.touching(&root.join("cfg"), &[], &root).is_some());
     }
 
     #[test]
@@ -456,6 +528,12 @@ mod tests {
     #[test]
     fn loose_locations_resolve_what_exists_and_take_the_rest_as_written() {
         let (_dir, root) = workspace();
+        // A dangling link is followed to where its target would be.
+        symlink("../gone/deeper", root.join("src/dangling")).expect("symlink");
+        assert_eq!(
+            locate_loose(&root.join("src/dangling/x")),
+            root.join("gone/deeper/x")
+        );
         assert_eq!(
             locate_loose(&root.join("src/new/../../.git/x")),
             root.join(".git/x")
