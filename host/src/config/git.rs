@@ -4,8 +4,8 @@
 //! into the working tree, `.husky/_`).
 //!
 //! Only the files git reads without being asked are read: the repository's
-//! `config` (through a `.git` file's `gitdir:` and a worktree's
-//! `commondir`), the user's `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config`,
+//! `config` and `config.worktree` (through a `.git` file's `gitdir:` and a
+//! worktree's `commondir`), the user's `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config`,
 //! and `/etc/gitconfig`. `include` and `includeIf` are not followed; a
 //! hooks directory named only there is not protected (SECURITY.md).
 
@@ -57,7 +57,9 @@ fn repository_configs(workspace: &Path) -> Vec<PathBuf> {
         };
         workspace.join(target.trim())
     };
-    let mut configs = vec![git_dir.join("config")];
+    // `config.worktree` is read when `extensions.worktreeConfig` is on;
+    // reading it always protects a little more, never less.
+    let mut configs = vec![git_dir.join("config"), git_dir.join("config.worktree")];
     if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
         configs.push(git_dir.join(common.trim()).join("config"));
     }
@@ -136,7 +138,7 @@ mod tests {
         .expect("write");
         let worktree = root.join("w");
         let configs = repository_configs(&worktree);
-        assert_eq!(configs.len(), 2);
+        assert_eq!(configs.len(), 3);
         let hooks = hooks_paths(&worktree);
         assert!(hooks.contains(&worktree.join("githooks")), "{hooks:?}");
     }
