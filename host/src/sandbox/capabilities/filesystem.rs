@@ -171,20 +171,24 @@ impl FsRules {
     /// into or out of one, since that is a change inside it.
     fn repository_around(&self, parent: &std::fs::File, target: &Path) -> Option<Hit> {
         let base = self.base(target);
+        // `target` is the parent's real path plus the name. The walk goes
+        // as many `..` up as that path lies below the base; the paths are
+        // for the report only. A rename meanwhile cannot add a directory
+        // holding a `HEAD` above `parent` (that is a change inside it), so
+        // a walk that ends above the base, or short of it, misses none.
+        let mut here = target.parent()?;
+        let levels = here.strip_prefix(base).ok()?.components().count();
         let mut above: Option<std::fs::File> = None;
-        for _ in 0..MAX_DEPTH {
+        for level in 0..=levels.min(MAX_DEPTH) {
             let dir = above.as_ref().unwrap_or(parent);
-            let here = protect::real_path(dir).ok()?;
-            if !here.starts_with(base) {
-                return None;
+            if beneath::exists_at(dir, "HEAD") && !protect::is_lifted(target, here, &self.lifted) {
+                return Some(self.protection.repository_hit(here));
             }
-            if beneath::exists_at(dir, "HEAD") && !protect::is_lifted(target, &here, &self.lifted) {
-                return Some(self.protection.repository_hit(&here));
-            }
-            if here == base {
-                return None;
+            if level == levels {
+                break;
             }
             above = Some(beneath::parent_of(dir).ok()?);
+            here = here.parent()?;
         }
         None
     }

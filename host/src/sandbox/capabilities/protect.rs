@@ -32,6 +32,14 @@ pub struct ProtectedPath {
 pub struct Protection {
     workspace: PathBuf,
     paths: Vec<Resolved>,
+    /// The names protected at any depth, and which of `paths` each is: a
+    /// change's path is walked once, component by component, instead of
+    /// once per name (the guard asks on every change).
+    names: std::collections::HashMap<std::ffi::OsString, usize>,
+    /// Host paths protected as they are (the exact paths, and where a
+    /// link at a protected name at the root leads), with their index in
+    /// `paths`.
+    exact: Vec<(PathBuf, usize)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +62,7 @@ pub struct Hit {
 impl Protection {
     /// The protection of the canonical `workspace`.
     pub fn new(workspace: &Path, paths: Vec<ProtectedPath>) -> Self {
-        let paths = paths
+        let paths: Vec<Resolved> = paths
             .into_iter()
             .map(|spec| {
                 let lexical = workspace.join(&spec.relative);
@@ -68,9 +76,24 @@ impl Protection {
                 Resolved { spec, host }
             })
             .collect();
+        let mut names = std::collections::HashMap::new();
+        let mut exact = Vec::new();
+        for (index, resolved) in paths.iter().enumerate() {
+            let mut host = resolved.host.iter();
+            if resolved.spec.at_any_depth {
+                names
+                    .entry(resolved.spec.relative.clone().into())
+                    .or_insert(index);
+                // The name at the root is found by the walk of names.
+                host.next();
+            }
+            exact.extend(host.map(|path| (path.clone(), index)));
+        }
         Protection {
             workspace: workspace.to_path_buf(),
             paths,
+            names,
+            exact,
         }
     }
 
@@ -85,19 +108,22 @@ impl Protection {
     /// the grant holding `target`): a workspace that itself lies in a
     /// `.claude` directory is not all protected.
     pub fn covering(&self, target: &Path, lifted: &[PathBuf], base: &Path) -> Option<Hit> {
-        for resolved in &self.paths {
-            for host in &resolved.host {
-                if target.starts_with(host) && !is_lifted(target, host, lifted) {
-                    return Some(self.hit(&resolved.spec, &resolved.spec.relative));
-                }
+        for (host, index) in &self.exact {
+            if target.starts_with(host) && !is_lifted(target, host, lifted) {
+                let spec = &self.paths[*index].spec;
+                return Some(self.hit(spec, &spec.relative));
             }
-            if !resolved.spec.at_any_depth {
-                continue;
-            }
-            for prefix in component_prefixes(target, base, &resolved.spec.relative) {
-                if !is_lifted(target, &prefix, lifted) {
-                    return Some(self.hit(&resolved.spec, &self.shown(&prefix)));
-                }
+        }
+        let (mut prefix, below) = match target.strip_prefix(base) {
+            Ok(below) => (base.to_path_buf(), below),
+            Err(_) => (PathBuf::new(), target),
+        };
+        for component in below.components() {
+            prefix.push(component);
+            if let Some(index) = self.names.get(component.as_os_str())
+                && !is_lifted(target, &prefix, lifted)
+            {
+                return Some(self.hit(&self.paths[*index].spec, &self.shown(&prefix)));
             }
         }
         None
@@ -110,12 +136,17 @@ impl Protection {
         if let Some(hit) = self.covering(target, lifted, base) {
             return Some(hit);
         }
-        self.paths.iter().find_map(|resolved| {
-            let held = resolved
-                .host
-                .iter()
-                .any(|p| p.starts_with(target) && !is_lifted(p, p, lifted));
-            held.then(|| self.hit(&resolved.spec, &resolved.spec.relative))
+        // The names at the root lie in the workspace alone.
+        let root_name = (target == self.workspace)
+            .then(|| self.paths.iter().find(|r| r.spec.at_any_depth))
+            .flatten();
+        if let Some(resolved) = root_name {
+            return Some(self.hit(&resolved.spec, &resolved.spec.relative));
+        }
+        self.exact.iter().find_map(|(host, index)| {
+            let held = host.starts_with(target) && !is_lifted(host, host, lifted);
+            let spec = &self.paths[*index].spec;
+            held.then(|| self.hit(spec, &spec.relative))
         })
     }
 
@@ -210,24 +241,6 @@ pub(crate) fn is_lifted(target: &Path, protected: &Path, lifted: &[PathBuf]) -> 
     lifted
         .iter()
         .any(|lift| lift.starts_with(protected) && target.starts_with(lift))
-}
-
-/// Each part of `path` up to and including a component named `name` below
-/// `base` (anywhere in `path` when it is not below `base`), outermost
-/// first.
-fn component_prefixes(path: &Path, base: &Path, name: &str) -> Vec<PathBuf> {
-    let (mut prefix, below) = match path.strip_prefix(base) {
-        Ok(below) => (base.to_path_buf(), below),
-        Err(_) => (PathBuf::new(), path),
-    };
-    let mut found = Vec::new();
-    for component in below.components() {
-        prefix.push(component);
-        if component.as_os_str() == name {
-            found.push(prefix.clone());
-        }
-    }
-    found
 }
 
 /// Symlinks followed in a row before giving up, as the kernel's `ELOOP`.
