@@ -729,20 +729,16 @@ impl Sandbox {
                 }
             };
             // The guard would refuse the write inside the sandbox; say so
-            // before any wasm runs. Where the path cannot be resolved (a
-            // missing directory), the tool reports that itself.
-            if arg.access == Access::Write
-                && let Some(target) = capabilities::protect::locate(&self.workspace, &guest, true)
-                    .ok()
-                    .or_else(|| {
-                        // A path in directories still to be made lands where
-                        // they would be.
-                        Some(capabilities::protect::locate_loose(
-                            &self.workspace.join(&guest),
-                        ))
-                    })
-                && let Some(hit) = tool.fs_rules.protected(&target)
-            {
+            // before any wasm runs. A path in directories still to be made
+            // lands where they would be.
+            if arg.access == Access::Write {
+                let target = capabilities::protect::locate(&self.workspace, &guest, true)
+                    .unwrap_or_else(|_| {
+                        capabilities::protect::locate_loose(&self.workspace.join(&guest))
+                    });
+                let Some(hit) = tool.fs_rules.protected(&target) else {
+                    continue;
+                };
                 return Err(ToolFault::FsDenied(Denial::Protected {
                     path: tool.fs_rules.shown(&target),
                     hit,

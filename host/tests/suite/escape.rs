@@ -338,6 +338,9 @@ fn everything_else_in_the_workspace_stays_writable() {
     ok(json!({"op": "write", "path": ".gitignore", "text": "target/\n"}));
     ok(json!({"op": "write", "path": "toolhost.toml.bak", "text": "x"}));
     ok(json!({"op": "mkdir", "path": "vendor/lib/empty"}));
+    // `HEAD` is matched as written: `head/` is an ordinary directory.
+    ok(json!({"op": "mkdir", "path": "src/head"}));
+    ok(json!({"op": "write", "path": "src/head/css.html", "text": "<style>"}));
     ok(json!({"op": "rmdir", "path": "vendor/lib/empty"}));
 }
 
@@ -660,6 +663,7 @@ fn what_other_programs_run_cannot_be_planted() {
     let mkdir = |path: &str| json!({"op": "mkdir", "path": path});
     let attacks: Vec<(&str, Value, String)> = vec![
         ("Claude Code's hooks", mkdir(".claude"), protected(".claude", ".claude")),
+        ("git's directory in capitals", mkdir(".GIT"), protected(".GIT", ".GIT")),
         ("an MCP server list", write(".mcp.json"), protected(".mcp.json", ".mcp.json")),
         ("VS Code's tasks", mkdir(".vscode"), protected(".vscode", ".vscode")),
         ("VS Code's tasks in a subproject", mkdir("src/.vscode"), protected("src/.vscode", "src/.vscode")),
@@ -956,6 +960,27 @@ fn shipped_links_moved_links_and_lifts_reach_nothing_that_runs() {
         );
     }
 
+    // A shipped climbing link may be renamed in its own directory (an
+    // editor's backup), where it points where it did.
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "rename", "from": "src/up", "to": "src/up~"}),
+        &[],
+    ));
+    assert_eq!(out, "ok\n");
+    // `O_CREAT | O_EXCL` on a link answers `exist`, as the kernel does (lock
+    // files rely on it), instead of creating the link's target.
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "symlink", "link": "d/lock", "target": "gone"}),
+        &[],
+    ));
+    assert_eq!(out, "ok\n");
+    let err = stderr_of_failure(
+        &mut repo.raw(&json!({"op": "create_new", "path": "d/lock"}), &[]),
+        1,
+    );
+    assert!(err.starts_with("error: `raw` failed: exist"), "{err}");
+    assert!(fs::symlink_metadata(ws.path().join("d/gone")).is_err());
+
     // `touch .` and `touch src/..` still work.
     for path in [".", "src/.."] {
         let out = stdout_of(&mut repo.raw(&json!({"op": "set_times_at", "path": path}), &[]));
@@ -1014,4 +1039,29 @@ fn a_lift_lifts_only_the_protection_it_names() {
         &["--allow-write", &format!("raw={shown}")],
     ));
     assert_eq!(out, "ok\n");
+}
+
+#[test]
+fn a_protected_path_that_is_a_shipped_link_stays_protected_with_where_it_leads() {
+    let repo = Repo::new();
+    repo.ws
+        .write(".git/config", "[core]\n\thooksPath = githooks\n");
+    repo.ws.mkdir("tools/hooks");
+    symlink("tools/hooks", repo.ws.path().join("githooks")).expect("symlink");
+    let before = whole(&repo);
+    for (input, expected) in [
+        (
+            json!({"op": "unlink", "path": "githooks"}),
+            protected("githooks", "githooks"),
+        ),
+        (
+            json!({"op": "write", "path": "tools/hooks/pre-commit", "text": "#!/bin/sh\n"}),
+            protected("tools/hooks/pre-commit", "githooks"),
+        ),
+    ] {
+        let err = stderr_of_failure(&mut repo.raw(&input, &[]), 1);
+        assert!(err.starts_with(&expected), "{input}: {err}");
+        assert_eq!(whole(&repo), before, "{input}");
+    }
+    repo.assert_still_works(0);
 }

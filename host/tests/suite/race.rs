@@ -115,6 +115,33 @@ fn a_rename_racing_a_repository_swapped_for_a_decoy_never_lands_in_it() {
 }
 
 #[test]
+fn a_hard_link_racing_a_repository_swapped_for_a_decoy_never_reaches_it() {
+    let repo = Repo::new();
+    repo.ws.write("bare/HEAD", "ref: refs/heads/main\n");
+    repo.ws.mkdir("bare/objects");
+    repo.ws.mkdir("bare/refs");
+    repo.ws.write("bare/config", "[core]\n\tbare = true\n");
+    // The decoy has no `config`: any link that is made links the
+    // repository's own, a second name to write it through.
+    repo.ws.mkdir("decoy");
+    let mut swap = repo.raw(
+        &json!({"op": "swap", "a": "bare", "b": "decoy", "ms": RACE_MS + 1000}),
+        &[],
+    );
+    let mut link = repo.raw(
+        &json!({"op": "race_link", "from": "bare/config", "to": "src/config", "ms": RACE_MS}),
+        &[],
+    );
+    let swapper = thread::spawn(move || stdout_of(&mut swap));
+    thread::sleep(Duration::from_millis(300));
+    let linked = stdout_of(&mut link);
+    let swapped = swapper.join().expect("swap thread");
+    assert!(swapped.starts_with("swapped "), "{swapped}");
+    assert!(linked.starts_with("won 0 of "), "{linked}");
+    repo.assert_still_works(0);
+}
+
+#[test]
 fn a_tool_that_declares_itself_read_only_may_not_write() {
     let repo = Repo::new();
     let before = fs_snapshot(&repo);

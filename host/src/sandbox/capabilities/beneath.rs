@@ -17,8 +17,7 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-/// Symlinks followed in a row before giving up, as the kernel's `ELOOP`.
-const MAX_LINKS: usize = 40;
+use super::protect::MAX_LINKS;
 
 /// A path under a directory descriptor, with its parent held open.
 #[derive(Debug)]
@@ -53,6 +52,8 @@ pub(crate) enum Unsplit {
     /// An absolute path: a guest's paths are relative to a descriptor
     /// (cap-std refuses them as an escape).
     Absolute,
+    /// The empty path, which names nothing (`no-entry`).
+    Empty,
     /// Resolving the directories on the way failed (missing, not a
     /// directory, a link out of `start`).
     Io(io::Error),
@@ -65,8 +66,11 @@ impl From<io::Error> for Unsplit {
 }
 
 /// `path` (as the guest wrote it) split into its directory part and its last
-/// component; `None` when there is no last component to act on.
+/// component, or why there is none to act on.
 fn split(path: &str) -> Result<(&str, &str), Unsplit> {
+    if path.is_empty() {
+        return Err(Unsplit::Empty);
+    }
     if path.starts_with('/') {
         return Err(Unsplit::Absolute);
     }
@@ -144,48 +148,39 @@ pub(crate) fn entry_following(start: &File, path: &str) -> Result<Entry, Unsplit
         if target.starts_with('/') {
             return Err(Unsplit::Absolute);
         }
+        // `link/` must name a directory wherever the link leads.
+        let slashes = &entry.name[entry.bare_name().len()..];
         path = if dir.is_empty() {
-            target
+            format!("{target}{slashes}")
         } else {
-            format!("{dir}/{target}")
+            format!("{dir}/{target}{slashes}")
         };
     }
-    Err(Unsplit::Io(io::Error::other(
-        "too many levels of symbolic links",
-    )))
+    Err(Unsplit::Io(rustix::io::Errno::LOOP.into()))
 }
 
-/// The directory holding `dir` (a handle of its own, `O_PATH`).
-pub(crate) fn parent_of(dir: &File) -> io::Result<File> {
-    use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    Ok(File::from(rustix::fs::openat(
-        dir,
-        "..",
-        flags,
-        Mode::empty(),
-    )?))
+/// The target of the link `name` in `dir`, if it is one (`InvalidData`
+/// when it is not UTF-8).
+pub(crate) fn link_target(dir: &File, name: &str) -> io::Result<Option<String>> {
+    match rustix::fs::readlinkat(dir, name, Vec::new()) {
+        Ok(target) => target
+            .into_string()
+            .map(Some)
+            .map_err(|_| io::ErrorKind::InvalidData.into()),
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOENT) => Ok(None),
+        Err(error) => Err(error.into()),
+    }
 }
 
-/// The target of the link `name` in `dir`, if it is one.
-pub(crate) fn link_target(dir: &File, name: &str) -> Option<String> {
-    rustix::fs::readlinkat(dir, name, Vec::new())
-        .ok()?
-        .into_string()
-        .ok()
-}
-
-/// Whether the entry `name` in `dir` exists (links not followed).
-pub(crate) fn exists_at(dir: &File, name: &str) -> bool {
-    rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
-}
-
-/// The file type of `name` in `dir`, links not followed; `None` when
-/// missing.
-pub(crate) fn file_type_at(dir: &File, name: &str) -> Option<rustix::fs::FileType> {
-    rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-        .ok()
-        .map(|stat| rustix::fs::FileType::from_raw_mode(stat.st_mode))
+/// Whether `path` (relative, `..` allowed) names an entry from `dir`,
+/// links in its last component not followed; an error other than "no such
+/// entry" is an error.
+pub(crate) fn entry_exists(dir: &File, path: &str) -> io::Result<bool> {
+    match rustix::fs::statat(dir, path, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(_) => Ok(true),
+        Err(rustix::io::Errno::NOENT) => Ok(false),
+        Err(error) => Err(error.into()),
+    }
 }
 
 #[cfg(test)]
@@ -207,7 +202,8 @@ mod tests {
         assert_eq!(split("a/b/x").ok(), Some(("a/b", "x")));
         assert_eq!(split("a//x/").ok(), Some(("a", "x/")));
         assert_eq!(split("./x").ok(), Some((".", "x")));
-        for no_name in ["", ".", "..", "a/..", "a/.", "a/../"] {
+        assert!(matches!(split(""), Err(Unsplit::Empty)));
+        for no_name in [".", "..", "a/..", "a/.", "a/../"] {
             assert!(matches!(split(no_name), Err(Unsplit::NoName)), "{no_name}");
         }
         assert!(matches!(split("/etc/passwd"), Err(Unsplit::Absolute)));
@@ -224,7 +220,7 @@ mod tests {
         // handle stays on it.
         fs::rename(dir.path().join("a"), dir.path().join("moved")).expect("rename");
         fs::write(dir.path().join("moved/b/probe"), "").expect("write");
-        assert!(exists_at(&held, "probe"));
+        assert!(entry_exists(&held, "probe").expect("stat"));
     }
 
     #[test]
@@ -246,7 +242,7 @@ mod tests {
         assert_eq!(entry.name, "target");
         let held = entry.parent.expect("opened");
         fs::write(dir.path().join("a/b/probe"), "").expect("write");
-        assert!(exists_at(&held, "probe"));
+        assert!(entry_exists(&held, "probe").expect("stat"));
 
         symlink("/etc/passwd", dir.path().join("abs")).expect("symlink");
         assert!(matches!(

@@ -171,24 +171,34 @@ impl FsRules {
     /// into or out of one, since that is a change inside it.
     fn repository_around(&self, parent: &std::fs::File, target: &Path) -> Option<Hit> {
         let base = self.base(target);
-        // `target` is the parent's real path plus the name. The walk goes
-        // as many `..` up as that path lies below the base; the paths are
-        // for the report only. A rename meanwhile cannot add a directory
-        // holding a `HEAD` above `parent` (that is a change inside it), so
-        // a walk that ends above the base, or short of it, misses none.
-        let mut here = target.parent()?;
-        let levels = here.strip_prefix(base).ok()?.components().count();
-        let mut above: Option<std::fs::File> = None;
-        for level in 0..=levels.min(MAX_DEPTH) {
-            let dir = above.as_ref().unwrap_or(parent);
-            if beneath::exists_at(dir, "HEAD") && !protect::is_lifted(target, here, &self.lifted) {
-                return Some(self.protection.repository_hit(here));
+        // `target` is the parent's real path plus the name. The walk asks
+        // `HEAD`, `../HEAD`, `../../HEAD`, ... from the held parent, as many
+        // levels as that path lies below the base (the paths are for the
+        // report only). A rename meanwhile cannot add a directory holding a
+        // `HEAD` above `parent` (that is a change inside it), so a walk that
+        // ends above the base, or short of it, misses none. It opens no
+        // descriptor, and anything but "no such entry" counts as a `HEAD`
+        // (fail closed: a guest that used up the descriptors must not make
+        // the walk stop early).
+        let here = target.parent()?;
+        let levels = match here.strip_prefix(base) {
+            Ok(below) => below.components().count(),
+            Err(_) => 0,
+        };
+        if levels > MAX_DEPTH {
+            return Some(self.protection.repository_hit(here));
+        }
+        let mut relative = String::from(protect::HEAD);
+        let mut dir = here;
+        for level in 0..=levels {
+            let holds = !matches!(beneath::entry_exists(parent, &relative), Ok(false));
+            if holds && !protect::is_lifted(target, dir, &self.lifted) {
+                return Some(self.protection.repository_hit(dir));
             }
-            if level == levels {
-                break;
+            if level < levels {
+                relative.insert_str(0, "../");
+                dir = dir.parent().unwrap_or(dir);
             }
-            above = Some(beneath::parent_of(dir).ok()?);
-            here = here.parent()?;
         }
         None
     }
@@ -272,28 +282,19 @@ impl FsGuard {
 /// Whether `path` under the directory `dir` is something other than a
 /// file, a directory or a symbolic link: one `fstatat`, as this runs before
 /// every open.
-#[cfg(unix)]
 fn is_special(dir: &std::fs::File, path: &str, follow: bool) -> bool {
-    use std::os::fd::AsRawFd as _;
-    let Ok(name) = std::ffi::CString::new(path) else {
-        return false;
+    use rustix::fs::{AtFlags, FileType};
+    let flags = if follow {
+        AtFlags::empty()
+    } else {
+        AtFlags::SYMLINK_NOFOLLOW
     };
-    let flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
-    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: `name` is NUL-terminated, `stat` is a valid out-pointer, and
-    // the descriptor is open for the duration of the call.
-    let found = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), stat.as_mut_ptr(), flags) };
-    if found != 0 {
-        return false;
-    }
-    // SAFETY: `fstatat` succeeded, so it filled `stat`.
-    let mode = unsafe { stat.assume_init() }.st_mode & libc::S_IFMT;
-    !matches!(mode, libc::S_IFREG | libc::S_IFDIR | libc::S_IFLNK)
-}
-
-#[cfg(not(unix))]
-fn is_special(_dir: &std::fs::File, _path: &str, _follow: bool) -> bool {
-    false
+    rustix::fs::statat(dir, path, flags).is_ok_and(|stat| {
+        !matches!(
+            FileType::from_raw_mode(stat.st_mode),
+            FileType::RegularFile | FileType::Directory | FileType::Symlink
+        )
+    })
 }
 
 /// What kind of special file `path` is, for the model's text.
@@ -421,6 +422,7 @@ impl Guarded<'_> {
         let entry = match resolved {
             Ok(entry) => entry,
             Err(Unsplit::NoName) => return Err(no_name.into()),
+            Err(Unsplit::Empty) => return Err(ErrorCode::NoEntry.into()),
             Err(Unsplit::Absolute) => return Err(ErrorCode::NotPermitted.into()),
             Err(Unsplit::Io(error)) => return Err(error.into()),
         };
@@ -472,16 +474,20 @@ impl Guarded<'_> {
                 rep: fd.rep(),
                 temporary: None,
             },
-            Some(parent) => {
-                let held = Dir::new(parent, dir.perms, dir.open_mode, BLOCKING_CURRENT_THREAD);
-                let temporary = self.fs.table.push(Descriptor::Dir(held))?;
-                Acting {
-                    rep: temporary.rep(),
-                    temporary: Some(temporary),
-                }
-            }
+            Some(parent) => self.hold(parent, &dir)?,
         };
         Ok((acting, entry.name))
+    }
+
+    /// A temporary descriptor for the held directory `file`, with the
+    /// permissions of the guest's descriptor `like`.
+    fn hold(&mut self, file: std::fs::File, like: &Dir) -> FsResult<Acting> {
+        let held = Dir::new(file, like.perms, like.open_mode, BLOCKING_CURRENT_THREAD);
+        let temporary = self.fs.table.push(Descriptor::Dir(held))?;
+        Ok(Acting {
+            rep: temporary.rep(),
+            temporary: Some(temporary),
+        })
     }
 
     /// `set-times-at` of a path that names a directory by `.` or `..`
@@ -509,12 +515,7 @@ impl Guarded<'_> {
             let path = rules.shown(&target);
             return self.guard.refuse(Denial::Protected { path, hit });
         }
-        let held = Dir::new(held, dir.perms, dir.open_mode, BLOCKING_CURRENT_THREAD);
-        let temporary = self.fs.table.push(Descriptor::Dir(held))?;
-        let acting = Acting {
-            rep: temporary.rep(),
-            temporary: Some(temporary),
-        };
+        let acting = self.hold(held, &dir)?;
         let result = HostDescriptor::set_times(&mut self.fs, acting.fd(), atim, mtim).await;
         self.release(acting);
         result
@@ -561,9 +562,17 @@ impl Guarded<'_> {
     }
 
     /// The link target of `located`'s entry, when it is a symbolic link.
-    fn link_target_of(located: &Located) -> Option<String> {
+    /// A link whose target cannot be read or is not UTF-8 cannot be checked,
+    /// so it is not moved (fail closed).
+    fn link_target_of(&self, located: &Located) -> FsResult<Option<String>> {
         let parent = located.entry.dir(&located.dir.dir);
-        beneath::link_target(parent, located.entry.bare_name())
+        match beneath::link_target(parent, located.entry.bare_name()) {
+            Ok(target) => Ok(target),
+            Err(error) if error.kind() == std::io::ErrorKind::InvalidData => {
+                Err(ErrorCode::IllegalByteSequence.into())
+            }
+            Err(error) => Err(error.into()),
+        }
     }
 
     fn release(&mut self, acting: Acting) {
@@ -603,15 +612,10 @@ impl Guarded<'_> {
     /// parent.
     fn check_ordinary_located(&mut self, located: &Located) -> FsResult<()> {
         let parent = located.entry.dir(&located.dir.dir);
-        match beneath::file_type_at(parent, located.entry.bare_name()) {
-            None
-            | Some(
-                rustix::fs::FileType::RegularFile
-                | rustix::fs::FileType::Directory
-                | rustix::fs::FileType::Symlink,
-            ) => Ok(()),
-            Some(_) => self.refuse_special(&located.target.clone()),
+        if is_special(parent, located.entry.bare_name(), false) {
+            return self.refuse_special(&located.target.clone());
         }
+        Ok(())
     }
 
     fn refuse_special(&mut self, target: &Path) -> FsResult<()> {
@@ -901,15 +905,25 @@ impl HostDescriptor for Guarded<'_> {
         let new = self.locate(&new_descriptor, &new_path, false, ErrorCode::Exist)?;
         self.check(&new, Change::Onto)?;
         let source = self.locate(&fd, &old_path, false, ErrorCode::Invalid)?;
-        // A second name for a link is a link in another place.
-        if let Some(target) = Self::link_target_of(&source) {
-            self.check_link_target(&new.target, &target)?;
-        }
-        // A second name for a file is a second way to write it.
-        let rules = &self.guard.rules;
-        if rules.protected(&source.target).is_some() || !rules.may_write(&source.target) {
-            let source = rules.shown(&source.target);
-            return self.guard.refuse(Denial::HardLinkSource { source });
+        // On a read-only grant wasmtime-wasi refuses it; a refusal here would
+        // advise a lift that cannot help.
+        if !new.dir.perms.write_not_permitted() {
+            // A second name for a link is a link in another place.
+            if let Some(target) = self.link_target_of(&source)? {
+                self.check_link_target(&new.target, &target)?;
+            }
+            // A second name for a file is a second way to write it: the
+            // source is checked as a change of it would be, through its held
+            // parent.
+            let rules = &self.guard.rules;
+            let parent = source.entry.dir(&source.dir.dir);
+            let protected = rules
+                .covered(&source.target)
+                .or_else(|| rules.repository_around(parent, &source.target));
+            if protected.is_some() || !rules.may_write(&source.target) {
+                let source = rules.shown(&source.target);
+                return self.guard.refuse(Denial::HardLinkSource { source });
+            }
         }
         let (from, old_name) = self.acting(&fd, source)?;
         let (to, new_name) = match self.acting(&new_descriptor, new) {
@@ -957,8 +971,11 @@ impl HostDescriptor for Guarded<'_> {
                 .await;
         }
         // Links followed here, so the open takes the last name as it is
-        // (and fails if it became a link since).
-        let located = self.locate(&fd, &path, follows(path_flags), ErrorCode::IsDirectory)?;
+        // (and fails if it became a link since). `exclusive` never follows:
+        // the kernel answers `exist` for any link there, which lock files
+        // rely on.
+        let follow = follows(path_flags) && !oflags.contains(types::OpenFlags::EXCLUSIVE);
+        let located = self.locate(&fd, &path, follow, ErrorCode::IsDirectory)?;
         self.check(&located, Change::At)?;
         if may_block {
             self.check_ordinary_located(&located)?;
@@ -1005,8 +1022,12 @@ impl HostDescriptor for Guarded<'_> {
         self.check(&old, Change::Away)?;
         let new = self.locate(&new_fd, &new_path, false, ErrorCode::Invalid)?;
         self.check(&new, Change::Onto)?;
-        // A link moved elsewhere points somewhere else.
-        if let Some(target) = Self::link_target_of(&old) {
+        // A link moved to another directory points somewhere else (renamed
+        // in its own, it points where it did: `mv link link~`).
+        if !new.dir.perms.write_not_permitted()
+            && old.target.parent() != new.target.parent()
+            && let Some(target) = self.link_target_of(&old)?
+        {
             self.check_link_target(&new.target, &target)?;
         }
         let (from, old_name) = self.acting(&fd, old)?;
@@ -1032,7 +1053,9 @@ impl HostDescriptor for Guarded<'_> {
     ) -> FsResult<()> {
         let located = self.locate(&fd, &dest_path, false, ErrorCode::Exist)?;
         self.check(&located, Change::Onto)?;
-        self.check_link_target(&located.target, &src_path)?;
+        if !located.dir.perms.write_not_permitted() {
+            self.check_link_target(&located.target, &src_path)?;
+        }
         let (acting, name) = self.acting(&fd, located)?;
         let result = HostDescriptor::symlink_at(&mut self.fs, acting.fd(), src_path, name).await;
         self.release(acting);

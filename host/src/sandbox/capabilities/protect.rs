@@ -1,15 +1,22 @@
 //! Paths no tool may change, whatever its grants, and where a path really
 //! lands on the host.
 //!
-//! The workspace's own config and state and git's directory decide what runs
-//! next (the next start's grants, its plugins, the user's next commit), so a
-//! write grant of `.` must not reach them. The file-system guard asks
-//! [`Protection::covering`] before every operation that changes the file
-//! system, with the path resolved the way the kernel will resolve it
-//! ([`locate`]): `./.git`, `src/../.git` and a symlink into `.git` all land
-//! on `.git`. A user's own grant of a protected path lifts the protection for
-//! that tool alone ([`ToolPolicy::lifted`](crate::sandbox::ToolPolicy)).
+//! What decides what runs next (toolhost's config and state, git's
+//! directories and repositories, the files other agents and editors run on
+//! open, the user's own additions) must not be reachable by a write grant of
+//! `.`. A [`Protection`] holds them as names protected at any depth below the
+//! workspace and as exact host paths; the file-system guard asks
+//! [`Protection::covering`] (or [`Protection::touching`], for a move or a
+//! removal) with where a change lands, which it resolves through held
+//! handles. A directory holding a `HEAD` is protected inside
+//! ([`Protection::repository_holding`] by path; the guard asks the same
+//! through its handles). The user's own grant of a protected path lifts that
+//! protection, and only that one, for one tool
+//! ([`ToolPolicy::lifted`](crate::sandbox::ToolPolicy)). [`locate`] and
+//! [`locate_loose`] resolve a path by name, for reports and symlink targets.
 
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -34,8 +41,11 @@ pub struct Protection {
     paths: Vec<Resolved>,
     /// The names protected at any depth, and which of `paths` each is: a
     /// change's path is walked once, component by component, instead of
-    /// once per name (the guard asks on every change).
-    names: std::collections::HashMap<std::ffi::OsString, usize>,
+    /// once per name (the guard asks on every change). Keys are in ASCII
+    /// lower case ([`name_key`]), but for `HEAD`, which is matched exactly.
+    names: HashMap<OsString, usize>,
+    /// The longest of `names`, in bytes: a longer component is none of them.
+    longest_name: usize,
     /// Host paths protected as they are (the exact paths, and where a
     /// link at a protected name at the root leads), with their index in
     /// `paths`.
@@ -76,23 +86,29 @@ impl Protection {
                 Resolved { spec, host }
             })
             .collect();
-        let mut names = std::collections::HashMap::new();
+        let mut names = HashMap::new();
         let mut exact = Vec::new();
         for (index, resolved) in paths.iter().enumerate() {
             let mut host = resolved.host.iter();
             if resolved.spec.at_any_depth {
-                names
-                    .entry(resolved.spec.relative.clone().into())
-                    .or_insert(index);
+                let name: &OsStr = resolved.spec.relative.as_ref();
+                let key = if name == HEAD {
+                    name.to_os_string()
+                } else {
+                    name.to_ascii_lowercase()
+                };
+                names.entry(key).or_insert(index);
                 // The name at the root is found by the walk of names.
                 host.next();
             }
             exact.extend(host.map(|path| (path.clone(), index)));
         }
+        let longest_name = names.keys().map(|name| name.len()).max().unwrap_or(0);
         Protection {
             workspace: workspace.to_path_buf(),
             paths,
             names,
+            longest_name,
             exact,
         }
     }
@@ -114,19 +130,38 @@ impl Protection {
                 return Some(self.hit(spec, &spec.relative));
             }
         }
-        let (mut prefix, below) = match target.strip_prefix(base) {
-            Ok(below) => (base.to_path_buf(), below),
-            Err(_) => (PathBuf::new(), target),
+        let (start, below) = match target.strip_prefix(base) {
+            Ok(below) => (base, below),
+            Err(_) => (Path::new(""), target),
         };
-        for component in below.components() {
-            prefix.push(component);
-            if let Some(index) = self.names.get(component.as_os_str())
-                && !is_lifted(target, &prefix, lifted)
-            {
-                return Some(self.hit(&self.paths[*index].spec, &self.shown(&prefix)));
+        for (at, component) in below.components().enumerate() {
+            let Some(index) = self.name_index(component.as_os_str()) else {
+                continue;
+            };
+            let prefix: PathBuf = start.join(below.components().take(at + 1).collect::<PathBuf>());
+            if !is_lifted(target, &prefix, lifted) {
+                return Some(self.hit(&self.paths[index].spec, &self.shown(&prefix)));
             }
         }
         None
+    }
+
+    /// Which of the names protected at any depth `name` is: as written, or
+    /// in ASCII lower case (`.GIT`, `.VSCode`: the same entries on a
+    /// case-insensitive file system, which git and editors there read), but
+    /// `HEAD` only as written (`layouts/head/`, `components/Head/` are
+    /// ordinary directories).
+    fn name_index(&self, name: &OsStr) -> Option<usize> {
+        if name.len() > self.longest_name {
+            return None;
+        }
+        if let Some(index) = self.names.get(name) {
+            return Some(*index);
+        }
+        if !name.as_encoded_bytes().iter().any(u8::is_ascii_uppercase) {
+            return None;
+        }
+        self.names.get(&name.to_ascii_lowercase()).copied()
     }
 
     /// Like [`Protection::covering`], and also when `target` holds a
@@ -152,7 +187,7 @@ impl Protection {
 
     /// The directory from `base` down to `target`'s parent that holds a
     /// `HEAD`, by path (for reports and descriptor checks; the guard asks
-    /// the same through held handles, [`repository_at`]). git takes such a
+    /// the same through held handles). git takes such a
     /// directory for a repository, with its objects and refs beside it or
     /// where its `commondir` says, and runs what its config and hooks say.
     /// Moving it as a whole is not a change inside it.
@@ -219,6 +254,11 @@ impl Protection {
     }
 }
 
+/// The name of git's `HEAD`, protected at any depth (no tool may make a
+/// directory git takes for a repository) and the mark of a directory no
+/// tool may change inside.
+pub(crate) const HEAD: &str = "HEAD";
+
 /// Why a directory holding a `HEAD` is protected.
 pub(crate) const REPOSITORY_WHY: &str = "it holds a `HEAD`, so git may take it for a repository (with \
      its objects and refs beside it, or where a `commondir` file says) and run what its config and \
@@ -229,7 +269,7 @@ pub(crate) const REPOSITORY_WHY: &str = "it holds a `HEAD`, so git may take it f
 /// or through `commondir`; since no tool may make a `HEAD`, every directory
 /// that already holds one is protected, whatever else is there.
 pub(crate) fn holds_head(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
+    std::fs::symlink_metadata(dir.join(HEAD)).is_ok()
 }
 
 /// Whether the user lifted the protection of `protected` for changes of
@@ -244,7 +284,7 @@ pub(crate) fn is_lifted(target: &Path, protected: &Path, lifted: &[PathBuf]) -> 
 }
 
 /// Symlinks followed in a row before giving up, as the kernel's `ELOOP`.
-const MAX_LINKS: usize = 40;
+pub(crate) const MAX_LINKS: usize = 40;
 
 /// Where `relative`, taken from the directory `dir` (a real host path), lands:
 /// symlinks in every component but the last are followed, and in the last
@@ -382,6 +422,8 @@ mod tests {
             ("shipped", true),
             (".toolhost/plugins/evil.wasm", false),
             ("vendor/.git/config", false),
+            (".GIT/config", false),
+            ("src/.Git/hooks/x", false),
         ] {
             if let Some(parent) = Path::new(relative).parent() {
                 let _ = fs::create_dir_all(root.join(parent));

@@ -23,7 +23,7 @@ impl Guest for Escape {
             description: "One raw wasi:filesystem operation: write, append, stream_write, \
                 truncate, set_size, set_times, set_times_at, mkdir, rmdir, unlink, rename, \
                 symlink, link, fill, list, list_then_rename; or a loop of them for a race: \
-                race_rename, swap."
+                race_rename, race_link, swap; create_new."
                 .into(),
             input_schema:
                 r#"{"type":"object","properties":{"op":{"type":"string"}},"required":["op"]}"#
@@ -123,6 +123,15 @@ fn run(input: &serde_json::Value) -> Result<String, ErrorCode> {
             dir.set_times_at(follow, arg("path"), NewTimestamp::Now, NewTimestamp::Now)?
         }
         "mkdir" => dir.create_directory_at(arg("path"))?,
+        "create_new" => {
+            // `O_CREAT | O_EXCL`, following links as wasi-libc asks.
+            dir.open_at(
+                PathFlags::SYMLINK_FOLLOW,
+                arg("path"),
+                OpenFlags::CREATE | OpenFlags::EXCLUSIVE,
+                write_flags,
+            )?;
+        }
         "rmdir" => dir.remove_directory_at(arg("path"))?,
         "unlink" => dir.unlink_file_at(arg("path"))?,
         "rename" => dir.rename_at(arg("from"), dir, arg("to"))?,
@@ -202,6 +211,23 @@ fn run(input: &serde_json::Value) -> Result<String, ErrorCode> {
                     .and_then(|file| file.write(text, 0));
                 if made.is_ok() && dir.rename_at(arg("from"), dir, arg("to")).is_ok() {
                     won += 1;
+                }
+            }
+            return Ok(format!("won {won} of {tried}"));
+        }
+        "race_link" => {
+            // Like race_rename, with a hard link of `from` (an existing
+            // file) at `to`, removed again after each success.
+            let (mut tried, mut won) = (0, 0);
+            let until = deadline(input);
+            while std::time::Instant::now() < until {
+                tried += 1;
+                if dir
+                    .link_at(PathFlags::empty(), arg("from"), dir, arg("to"))
+                    .is_ok()
+                {
+                    won += 1;
+                    let _ = dir.unlink_file_at(arg("to"));
                 }
             }
             return Ok(format!("won {won} of {tried}"));

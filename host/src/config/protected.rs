@@ -1,0 +1,246 @@
+//! The paths no tool may change, as the config layer lists them for the
+//! sandbox's [`Protection`](crate::sandbox::Protection): toolhost's own, git's,
+//! what other programs run without asking, the files and directories the user
+//! named (`--config`, `--plugins`, toolhost's user config and cache), and each
+//! config file's `[sandbox] protect`. SECURITY.md says why each is there.
+
+use std::path::{Path, PathBuf};
+
+use super::{Source, git};
+use crate::sandbox::ProtectedPath;
+use crate::workspace;
+
+/// Files and directories other programs run code from, without asking,
+/// when they open a project or run git there. Protected at any depth: a
+/// subdirectory can be opened as a project of its own.
+const RUN_ON_OPEN: &[(&str, &str)] = &[
+    (
+        ".claude",
+        "Claude Code runs the hooks, commands and MCP servers its settings there name",
+    ),
+    (
+        ".mcp.json",
+        "Claude Code and other MCP clients start the servers it names",
+    ),
+    (
+        ".cursor",
+        "Cursor runs the hooks and MCP servers its files there name",
+    ),
+    (
+        ".gemini",
+        "Gemini CLI runs the hooks, commands and MCP servers its settings there name",
+    ),
+    (
+        ".codex",
+        "Codex reads its project config, with MCP servers and commands, from there",
+    ),
+    (
+        ".opencode",
+        "opencode loads plugins and MCP servers from there",
+    ),
+    (
+        "opencode.json",
+        "opencode starts the MCP servers and commands it names",
+    ),
+    (
+        "opencode.jsonc",
+        "opencode starts the MCP servers and commands it names",
+    ),
+    (".pi", "pi loads extensions from there"),
+    (
+        ".windsurf",
+        "Windsurf runs the hooks and workflows its files there name",
+    ),
+    (
+        ".kiro",
+        "Kiro runs the hooks and MCP servers its files there name",
+    ),
+    (
+        ".amazonq",
+        "Amazon Q starts the MCP servers its files there name",
+    ),
+    (
+        ".roo",
+        "Roo Code starts the MCP servers its files there name",
+    ),
+    (
+        ".continue",
+        "Continue starts the MCP servers its files there name",
+    ),
+    (
+        ".aider.conf.yml",
+        "aider runs the lint and test commands it names after every change",
+    ),
+    (
+        ".vscode",
+        "VS Code runs its tasks when the folder opens, and its settings name programs to run",
+    ),
+    (
+        ".idea",
+        "JetBrains IDEs run the configurations and startup tasks there",
+    ),
+    (
+        ".zed",
+        "Zed runs the tasks and language servers its settings there name",
+    ),
+    (
+        ".helix",
+        "Helix starts the language servers its config there names",
+    ),
+    (
+        ".devcontainer",
+        "dev container tools run its `initializeCommand` on this machine",
+    ),
+    (
+        ".devcontainer.json",
+        "dev container tools run its `initializeCommand` on this machine",
+    ),
+    (".nvim.lua", "Neovim runs it when it starts there (exrc)"),
+    (".nvimrc", "Neovim runs it when it starts there (exrc)"),
+    (
+        ".exrc",
+        "Vim and Neovim run it when they start there (exrc)",
+    ),
+    (".envrc", "direnv runs it when a shell enters the directory"),
+    ("mise.toml", "mise runs the hooks and tasks it defines"),
+    (".mise.toml", "mise runs the hooks and tasks it defines"),
+    (
+        "mise.local.toml",
+        "mise runs the hooks and tasks it defines",
+    ),
+    (
+        ".mise.local.toml",
+        "mise runs the hooks and tasks it defines",
+    ),
+    (
+        ".mise",
+        "mise runs the hooks and tasks its files there define",
+    ),
+    (".hg", "Mercurial runs the hooks its `hgrc` there names"),
+    (
+        ".jj",
+        "Jujutsu reads its repository config, with programs to run, from there",
+    ),
+    (".husky", "git runs the hook scripts there at every commit"),
+    (
+        ".pre-commit-config.yaml",
+        "pre-commit runs the commands it names at every commit",
+    ),
+];
+
+/// lefthook's config files: `[.]lefthook[-local].{yml,yaml,toml,json}`.
+fn lefthook_files() -> impl Iterator<Item = String> {
+    ["lefthook", "lefthook-local"].into_iter().flat_map(|stem| {
+        ["", "."].into_iter().flat_map(move |dot| {
+            ["yml", "yaml", "toml", "json"]
+                .into_iter()
+                .map(move |ext| format!("{dot}{stem}.{ext}"))
+        })
+    })
+}
+
+/// Where the protected paths come from besides the config files.
+pub(super) struct Protect<'a> {
+    pub(super) workspace: &'a Path,
+    /// The `--config FILE` in use.
+    pub(super) config_file: Option<&'a Path>,
+    /// toolhost's own directories: the user config directory (trust list,
+    /// config), the compile cache (native code toolhost runs) and the
+    /// plugin directories the user named.
+    pub(super) own_dirs: Vec<PathBuf>,
+}
+
+/// The paths no tool may change: toolhost's and git's, what other programs
+/// run without asking, toolhost's own files outside the workspace, then
+/// each config file's `[sandbox] protect` list. Nothing removes the
+/// built-in ones.
+pub(super) fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<ProtectedPath> {
+    let any_depth = |name: &str, why: &str| ProtectedPath {
+        relative: name.into(),
+        why: why.into(),
+        at_any_depth: true,
+    };
+    let mut paths = vec![
+        any_depth(
+            workspace::CONFIG_FILE,
+            "it is toolhost's configuration of a workspace, which decides what every tool may do",
+        ),
+        any_depth(
+            workspace::STATE_DIR,
+            "toolhost keeps a workspace's plugins, sessions and saved results there",
+        ),
+        any_depth(
+            workspace::GIT_DIR,
+            "git runs hooks and reads its configuration from there, so a change could run code \
+             outside the sandbox",
+        ),
+        any_depth(
+            "HEAD",
+            "git takes a directory holding a `HEAD` for a repository and runs what its config says",
+        ),
+    ];
+    paths.extend(RUN_ON_OPEN.iter().map(|(name, why)| any_depth(name, why)));
+    paths.extend(
+        lefthook_files()
+            .map(|name| any_depth(&name, "lefthook runs the commands it names at every commit")),
+    );
+    // The path as the guard sees it (its directory resolved, its own name
+    // kept): a link there is protected itself, and `Protection` adds where
+    // it leads.
+    let exact = |path: &Path, why: String| {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let path = path
+            .parent()
+            .and_then(|dir| dir.canonicalize().ok())
+            .zip(path.file_name())
+            .map_or(path.clone(), |(dir, name)| dir.join(name));
+        ProtectedPath {
+            relative: path
+                .strip_prefix(protect.workspace)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned(),
+            why,
+            at_any_depth: false,
+        }
+    };
+    if let Some(file) = protect.config_file {
+        paths.push(exact(
+            file,
+            "it is the toolhost configuration in use (`--config`), which decides what every tool \
+             may do"
+                .into(),
+        ));
+    }
+    for hooks in git::hooks_paths(protect.workspace) {
+        paths.push(exact(
+            &hooks,
+            "git's `core.hooksPath` names it, and git runs the hooks there".into(),
+        ));
+    }
+    for dir in &protect.own_dirs {
+        paths.push(exact(
+            dir,
+            "it is toolhost's own (trust list, configuration, plugins or compiled plugin code)"
+                .into(),
+        ));
+    }
+    for source in sources {
+        paths.extend(
+            source
+                .file
+                .sandbox
+                .protect
+                .iter()
+                .map(|relative| ProtectedPath {
+                    relative: relative.trim_end_matches('/').into(),
+                    why: format!(
+                        "the user protected it in `{}` [sandbox] protect",
+                        source.display()
+                    ),
+                    at_any_depth: false,
+                }),
+        );
+    }
+    paths
+}
