@@ -17,6 +17,21 @@ use super::escape::Repo;
 /// times on a 2-core machine.
 const RACE_MS: u64 = 2500;
 
+/// Runs `swap` (the `escape` fixture's swap loop) and, once it has started,
+/// `racer` in a second `toolhost` process, as two agents on one workspace
+/// would; returns what the racer and the swap answered.
+fn race(repo: &Repo, swap: serde_json::Value, racer: serde_json::Value) -> (String, String) {
+    let mut swap = repo.raw(&swap, &[]);
+    let mut racer = repo.raw(&racer, &[]);
+    let swapper = thread::spawn(move || stdout_of(&mut swap));
+    // Let the swap loop start (its process loads plugins too).
+    thread::sleep(Duration::from_millis(300));
+    let raced = stdout_of(&mut racer);
+    let swapped = swapper.join().expect("swap thread");
+    assert!(swapped.starts_with("swapped "), "{swapped}");
+    (raced, swapped)
+}
+
 #[test]
 fn a_rename_racing_a_directory_swap_never_lands_in_a_protected_path() {
     let repo = Repo::new();
@@ -26,25 +41,17 @@ fn a_rename_racing_a_directory_swap_never_lands_in_a_protected_path() {
     symlink(".", repo.ws.path().join("R")).expect("symlink");
     let before = repo.snapshot();
 
-    let mut swap = repo.raw(
-        &json!({"op": "swap", "a": "d", "b": "R", "ms": RACE_MS + 1000}),
-        &[],
-    );
-    let mut rename = repo.raw(
-        &json!({
+    let (renamed, swapped) = race(
+        &repo,
+        json!({"op": "swap", "a": "d", "b": "R", "ms": RACE_MS + 1000}),
+        json!({
             "op": "race_rename",
             "from": "src/payload",
             "to": "d/.git/config",
             "text": "[core]\n\tfsmonitor = touch /tmp/pwned\n",
             "ms": RACE_MS,
         }),
-        &[],
     );
-    let swapper = thread::spawn(move || stdout_of(&mut swap));
-    // Let the swap loop start (its process loads plugins too).
-    thread::sleep(Duration::from_millis(300));
-    let renamed = stdout_of(&mut rename);
-    let swapped = swapper.join().expect("swap thread");
 
     let tried: u64 = renamed
         .trim()
@@ -80,25 +87,17 @@ fn a_rename_racing_a_repository_swapped_for_a_decoy_never_lands_in_it() {
     repo.ws.mkdir("decoy");
     let before = repo.ws.read("bare/config");
 
-    let mut swap = repo.raw(
-        &json!({"op": "swap", "a": "bare", "b": "decoy", "ms": RACE_MS + 1000}),
-        &[],
-    );
-    let mut rename = repo.raw(
-        &json!({
+    let (renamed, _) = race(
+        &repo,
+        json!({"op": "swap", "a": "bare", "b": "decoy", "ms": RACE_MS + 1000}),
+        json!({
             "op": "race_rename",
             "from": "src/payload",
             "to": "bare/config",
             "text": "[core]\n\tfsmonitor = touch /tmp/pwned\n",
             "ms": RACE_MS,
         }),
-        &[],
     );
-    let swapper = thread::spawn(move || stdout_of(&mut swap));
-    thread::sleep(Duration::from_millis(300));
-    let renamed = stdout_of(&mut rename);
-    let swapped = swapper.join().expect("swap thread");
-    assert!(swapped.starts_with("swapped "), "{swapped}");
     // Renames into the decoy are fine; none may reach the repository,
     // wherever the swap left it.
     assert!(renamed.starts_with("won "), "{renamed}");
@@ -124,19 +123,11 @@ fn a_hard_link_racing_a_repository_swapped_for_a_decoy_never_reaches_it() {
     // The decoy has no `config`: any link that is made links the
     // repository's own, a second name to write it through.
     repo.ws.mkdir("decoy");
-    let mut swap = repo.raw(
-        &json!({"op": "swap", "a": "bare", "b": "decoy", "ms": RACE_MS + 1000}),
-        &[],
+    let (linked, _) = race(
+        &repo,
+        json!({"op": "swap", "a": "bare", "b": "decoy", "ms": RACE_MS + 1000}),
+        json!({"op": "race_link", "from": "bare/config", "to": "src/config", "ms": RACE_MS}),
     );
-    let mut link = repo.raw(
-        &json!({"op": "race_link", "from": "bare/config", "to": "src/config", "ms": RACE_MS}),
-        &[],
-    );
-    let swapper = thread::spawn(move || stdout_of(&mut swap));
-    thread::sleep(Duration::from_millis(300));
-    let linked = stdout_of(&mut link);
-    let swapped = swapper.join().expect("swap thread");
-    assert!(swapped.starts_with("swapped "), "{swapped}");
     assert!(linked.starts_with("won 0 of "), "{linked}");
     repo.assert_still_works(0);
 }
