@@ -17,6 +17,15 @@ use super::escape::Repo;
 /// times on a 2-core machine.
 const RACE_MS: u64 = 2500;
 
+/// A bare repository the workspace ships at `bare`, whose `config` is
+/// refused to a plain write.
+fn ship_bare_repository(repo: &Repo) {
+    repo.ws.write("bare/HEAD", "ref: refs/heads/main\n");
+    repo.ws.mkdir("bare/objects");
+    repo.ws.mkdir("bare/refs");
+    repo.ws.write("bare/config", "[core]\n\tbare = true\n");
+}
+
 /// Runs `swap` (the `escape` fixture's swap loop) and, once it has started,
 /// `racer` in a second `toolhost` process, as two agents on one workspace
 /// would; returns what the racer and the swap answered.
@@ -80,10 +89,7 @@ fn a_rename_racing_a_repository_swapped_for_a_decoy_never_lands_in_it() {
     // A shipped bare repository (its config is refused to a plain write)
     // and a decoy the other process swaps in and out of its place, as a
     // whole, which is allowed.
-    repo.ws.write("bare/HEAD", "ref: refs/heads/main\n");
-    repo.ws.mkdir("bare/objects");
-    repo.ws.mkdir("bare/refs");
-    repo.ws.write("bare/config", "[core]\n\tbare = true\n");
+    ship_bare_repository(&repo);
     repo.ws.mkdir("decoy");
     let before = repo.ws.read("bare/config");
 
@@ -116,10 +122,7 @@ fn a_rename_racing_a_repository_swapped_for_a_decoy_never_lands_in_it() {
 #[test]
 fn a_hard_link_racing_a_repository_swapped_for_a_decoy_never_reaches_it() {
     let repo = Repo::new();
-    repo.ws.write("bare/HEAD", "ref: refs/heads/main\n");
-    repo.ws.mkdir("bare/objects");
-    repo.ws.mkdir("bare/refs");
-    repo.ws.write("bare/config", "[core]\n\tbare = true\n");
+    ship_bare_repository(&repo);
     // The decoy has no `config`: any link that is made links the
     // repository's own, a second name to write it through.
     repo.ws.mkdir("decoy");

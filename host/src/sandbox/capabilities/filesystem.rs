@@ -479,6 +479,23 @@ impl Guarded<'_> {
         Ok((acting, entry.name))
     }
 
+    /// [`Guarded::acting`] for the two ends of a rename or a link; the
+    /// first is released when the second fails.
+    fn acting_both(
+        &mut self,
+        (from_fd, from): (&Resource<Descriptor>, Located),
+        (to_fd, to): (&Resource<Descriptor>, Located),
+    ) -> FsResult<((Acting, String), (Acting, String))> {
+        let first = self.acting(from_fd, from)?;
+        match self.acting(to_fd, to) {
+            Ok(second) => Ok((first, second)),
+            Err(error) => {
+                self.release(first.0);
+                Err(error)
+            }
+        }
+    }
+
     /// A temporary descriptor for the held directory `file`, with the
     /// permissions of the guest's descriptor `like`.
     fn hold(&mut self, file: std::fs::File, like: &Dir) -> FsResult<Acting> {
@@ -925,14 +942,8 @@ impl HostDescriptor for Guarded<'_> {
                 return self.guard.refuse(Denial::HardLinkSource { source });
             }
         }
-        let (from, old_name) = self.acting(&fd, source)?;
-        let (to, new_name) = match self.acting(&new_descriptor, new) {
-            Ok(acting) => acting,
-            Err(error) => {
-                self.release(from);
-                return Err(error);
-            }
-        };
+        let ((from, old_name), (to, new_name)) =
+            self.acting_both((&fd, source), (&new_descriptor, new))?;
         let result = HostDescriptor::link_at(
             &mut self.fs,
             from.fd(),
@@ -1030,14 +1041,7 @@ impl HostDescriptor for Guarded<'_> {
         {
             self.check_link_target(&new.target, &target)?;
         }
-        let (from, old_name) = self.acting(&fd, old)?;
-        let (to, new_name) = match self.acting(&new_fd, new) {
-            Ok(acting) => acting,
-            Err(error) => {
-                self.release(from);
-                return Err(error);
-            }
-        };
+        let ((from, old_name), (to, new_name)) = self.acting_both((&fd, old), (&new_fd, new))?;
         let result =
             HostDescriptor::rename_at(&mut self.fs, from.fd(), old_name, to.fd(), new_name).await;
         self.release(from);
