@@ -149,6 +149,9 @@ impl<T> Run<T> {
 
 /// What one run may touch and consume.
 pub(crate) struct RunPolicy<'a> {
+    /// When the call ends as a timeout, when it started before the run
+    /// (checking a tool's input counts); `None`: the timeout from now.
+    pub(crate) deadline: Option<Instant>,
     pub(crate) preopens: &'a Preopens,
     pub(crate) limits: &'a Limits,
     pub(crate) rules: &'a Arc<FsRules>,
@@ -165,11 +168,13 @@ pub(crate) async fn run<E: Export>(
     export: E,
 ) -> Run<E::Output> {
     let RunPolicy {
+        deadline,
         preopens,
         limits,
         rules,
     } = policy;
     let start = Instant::now();
+    let deadline = deadline.unwrap_or(start + limits.timeout);
     let stdout = CapturedOutput::new(CAPTURE_LIMIT);
     let stderr = CapturedOutput::new(CAPTURE_LIMIT);
     let wasi = match capabilities::wasi_ctx(preopens, stdout.clone(), stderr.clone()) {
@@ -208,7 +213,7 @@ pub(crate) async fn run<E: Export>(
         };
         tokio::select! {
             returned = work => Ok(returned),
-            () = tokio::time::sleep(limits.timeout) => Err(ToolFault::Timeout { limit: limits.timeout }),
+            () = tokio::time::sleep_until(deadline.into()) => Err(ToolFault::Timeout { limit: limits.timeout }),
             () = cancel.cancelled() => Err(ToolFault::Cancelled),
         }
     };

@@ -12,6 +12,7 @@ mod call;
 mod capabilities;
 mod engine;
 mod imports;
+mod input_schema;
 mod limits;
 mod outcome;
 mod output;
@@ -32,6 +33,7 @@ pub use capabilities::filesystem::Denial;
 pub use capabilities::protect::{Hit, ProtectedPath, Protection};
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::{CONCURRENT_CALLS, Tier};
+pub use input_schema::MAX_EXPANDED as MAX_SCHEMA_EXPANSION;
 pub use limits::Limits;
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, LoadEvent, LoadNotice, PluginOrigin, is_tool_name};
@@ -196,7 +198,7 @@ pub struct Tool {
     pub policy: ToolPolicy,
     fs_rules: Arc<FsRules>,
     preopens: Preopens,
-    validator: jsonschema::Validator,
+    checker: input_schema::InputSchema,
     path_args: Vec<plugin::PathArg>,
     plugin_index: usize,
     /// For a typed export: its index in the plugin's functions.
@@ -324,6 +326,7 @@ impl Sandbox {
         let mut to_optimize = Vec::new();
         for (origin, builtin) in sources {
             let policy = RunPolicy {
+                deadline: None,
                 preopens: &no_preopens,
                 limits: &load_limits,
                 rules: &load_rules,
@@ -404,7 +407,7 @@ impl Sandbox {
                 preopens: Preopens::open(&tool_policy.grants),
                 policy: tool_policy,
                 fs_rules,
-                validator: spec.validator.clone(),
+                checker: spec.checker.clone(),
                 path_args: spec.path_args.clone(),
                 plugin_index,
                 function: spec.function,
@@ -557,7 +560,12 @@ impl Sandbox {
                 available: self.tools.iter().map(|t| t.name.clone()).collect(),
             });
         };
-        let input = match self.prepare_input(tool, input) {
+        // One deadline for the whole call: checking the input spends it too.
+        let deadline = start + tool.policy.limits.timeout;
+        let input = match self
+            .prepare_input(tool, input, deadline, &options.cancel)
+            .await
+        {
             Ok(input) => input,
             Err(fault) => return refuse(fault),
         };
@@ -567,6 +575,7 @@ impl Sandbox {
 
         let code = self.plugins[tool.plugin_index].code.current();
         let policy = RunPolicy {
+            deadline: Some(deadline),
             preopens: &tool.preopens,
             limits: &tool.policy.limits,
             rules: &tool.fs_rules,
@@ -681,23 +690,35 @@ impl Sandbox {
 
     /// Parses and validates the input before any wasm runs, and checks path
     /// arguments against the tool's grants. Returns the JSON text to pass on.
-    fn prepare_input(&self, tool: &Tool, input: &str) -> Result<String, ToolFault> {
-        let mut value: serde_json::Value =
+    /// The schema check runs under the call's `deadline` and `cancel`.
+    async fn prepare_input(
+        &self,
+        tool: &Tool,
+        input: &str,
+        deadline: Instant,
+        cancel: &CancellationToken,
+    ) -> Result<String, ToolFault> {
+        let value: serde_json::Value =
             serde_json::from_str(input).map_err(|e| ToolFault::InvalidJson {
                 error: e.to_string(),
             })?;
-        let errors: Vec<SchemaError> = tool
-            .validator
-            .iter_errors(&value)
-            .take(10)
-            .map(|e| SchemaError {
-                path: e.instance_path().to_string(),
-                message: e.to_string(),
-            })
-            .collect();
+        let value = Arc::new(value);
+        let errors = tool
+            .checker
+            .validate(Arc::clone(&value), input.len(), deadline, cancel)
+            .await
+            .map_err(|stopped| match stopped {
+                input_schema::Stopped::Deadline => ToolFault::Timeout {
+                    limit: tool.policy.limits.timeout,
+                },
+                input_schema::Stopped::Cancelled => ToolFault::Cancelled,
+            })?;
         if !errors.is_empty() {
             return Err(ToolFault::SchemaViolation { errors });
         }
+        // The blocking thread that checked it may still hold a clone until
+        // it unwinds; copy only then.
+        let mut value = Arc::unwrap_or_clone(value);
 
         let mut rewritten = false;
         for arg in &tool.path_args {

@@ -23,6 +23,7 @@ use super::call::{self, Export, RunPolicy, State};
 use super::capabilities::Access;
 use super::engine::Tier;
 use super::imports;
+use super::input_schema::InputSchema;
 use super::tiers::{Backend, Code, CodeSlot, Compilers, Job};
 use super::typed::{self, TypedFunction, docs::Docs};
 
@@ -272,7 +273,7 @@ pub(crate) struct CheckedSpec {
     pub(crate) name: String,
     pub(crate) description: String,
     pub(crate) schema: serde_json::Value,
-    pub(crate) validator: jsonschema::Validator,
+    pub(crate) checker: InputSchema,
     pub(crate) read_only: bool,
     /// Top-level string properties marked `x-toolhost-path`.
     pub(crate) path_args: Vec<PathArg>,
@@ -508,9 +509,9 @@ fn typed_plugin(
     }
     let mut tools = Vec::with_capacity(discovered.functions.len());
     for (index, function) in discovered.functions.iter().enumerate() {
-        let validator = jsonschema::validator_for(&function.input_schema).map_err(|e| {
+        let checker = InputSchema::compile(&function.input_schema).map_err(|e| {
             fail(format!(
-                "the schema derived for `{}` is not valid ({e}); please report this as a toolhost bug",
+                "the schema derived for `{}` is refused ({e}); please report this as a toolhost bug",
                 function.wit_name
             ))
         })?;
@@ -518,7 +519,7 @@ fn typed_plugin(
             name: function.name.clone(),
             description: function.description.clone(),
             schema: function.input_schema.clone(),
-            validator,
+            checker,
             read_only: false,
             path_args: Vec::new(),
             function: Some(index),
@@ -559,14 +560,13 @@ fn check_spec(spec: ToolSpec) -> Result<CheckedSpec, String> {
             "tool `{name}`: `input-schema` must describe an object (`\"type\": \"object\"`)"
         ));
     }
-    let validator = jsonschema::validator_for(&schema)
-        .map_err(|e| format!("tool `{name}`: `input-schema` is not a valid JSON Schema: {e}"))?;
+    let checker = InputSchema::compile(&schema).map_err(|e| format!("tool `{name}`: {e}"))?;
     let path_args = path_args(&schema).map_err(|e| format!("tool `{name}`: {e}"))?;
     Ok(CheckedSpec {
         name,
         description: spec.description,
         schema,
-        validator,
+        checker,
         read_only: spec.read_only,
         path_args,
         function: None,

@@ -301,14 +301,14 @@ fn the_python_sdk_sees_the_same_over_server_discover() {
 }
 
 /// A `toolhost mcp` process spoken to in raw JSON-RPC lines.
-struct RawServer {
+pub(super) struct RawServer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
 }
 
 impl RawServer {
-    fn start(ws: &Workspace, extra: &[&str]) -> Self {
+    pub(super) fn start(ws: &Workspace, extra: &[&str]) -> Self {
         let mut child = server_command(ws, extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -342,7 +342,7 @@ impl RawServer {
         server
     }
 
-    fn send(&mut self, message: Value) {
+    pub(super) fn send(&mut self, message: Value) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         writeln!(stdin, "{message}").expect("write to the server");
     }
@@ -360,7 +360,7 @@ impl RawServer {
     }
 
     /// The next message that is not a notification.
-    fn response(&self) -> Value {
+    pub(super) fn response(&self) -> Value {
         loop {
             let message = self.next();
             if message.get("id").is_some() {
@@ -371,7 +371,7 @@ impl RawServer {
 
     /// Closes stdin and waits for the exit; returns its stderr and the
     /// lines it wrote after the last one read.
-    fn close(mut self) -> (String, Vec<Value>) {
+    pub(super) fn close(mut self) -> (String, Vec<Value>) {
         drop(self.stdin.take());
         exits_cleanly(&mut self.child, "toolhost mcp", "after stdin closed");
         let mut stderr = String::new();
@@ -461,7 +461,7 @@ fn typed_exports_have_output_schemas_and_structured_results() {
     }
 }
 
-fn call(id: u64, tool: &str, arguments: Value) -> Value {
+pub(super) fn call(id: u64, tool: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments}})
 }

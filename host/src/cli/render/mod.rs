@@ -403,6 +403,10 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<End
             println!("  note: {}", notice.message);
         }
     }
+    println!(
+        "  checked: each input schema expands to at most {} subschemas with its `$ref`s followed",
+        crate::sandbox::MAX_SCHEMA_EXPANSION
+    );
     Ok(Ended::Done)
 }
 

@@ -40,7 +40,32 @@ const TOOLS: &[(&str, &str)] = &[
         "print",
         "Write `bytes` bytes to stdout and to stderr, then succeed.",
     ),
+    (
+        "slow_schema",
+        "Take `items`, each checked against a 14-level tree of `anyOf`s over `$ref`s: \
+         under toolhost's cap on schemas, yet slow to check for a long list.",
+    ),
 ];
+
+/// `levels` levels of `anyOf: [$ref next, $ref next]` down to a string:
+/// each level doubles the work of checking a value that is not a string.
+fn doubling_schema(levels: usize) -> String {
+    let mut defs = serde_json::Map::new();
+    for level in 0..levels {
+        let next = format!("#/$defs/l{}", level + 1);
+        defs.insert(
+            format!("l{level}"),
+            serde_json::json!({"anyOf": [{"$ref": next}, {"$ref": next, "minLength": 1}]}),
+        );
+    }
+    defs.insert(format!("l{levels}"), serde_json::json!({"type": "string"}));
+    serde_json::json!({
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/l0"}}},
+        "$defs": defs,
+    })
+    .to_string()
+}
 
 impl Guest for Hostile {
     fn list_tools() -> Vec<ToolSpec> {
@@ -49,7 +74,11 @@ impl Guest for Hostile {
             .map(|(name, description)| ToolSpec {
                 name: (*name).into(),
                 description: (*description).into(),
-                input_schema: r#"{"type":"object"}"#.into(),
+                input_schema: if *name == "slow_schema" {
+                    doubling_schema(14)
+                } else {
+                    r#"{"type":"object"}"#.into()
+                },
                 read_only: false,
             })
             .collect()
@@ -117,6 +146,10 @@ impl Guest for Hostile {
                 let _ = std::io::stderr().write_all(&chunk);
                 Ok("printed".into())
             }
+            "slow_schema" => Ok(format!(
+                "checked {} items",
+                input["items"].as_array().map_or(0, Vec::len)
+            )),
             other => Err(CallError::Failed(format!("no tool `{other}`"))),
         }
     }

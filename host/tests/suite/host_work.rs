@@ -1,0 +1,139 @@
+//! Work the host does for a plugin or a client outside the guest's own
+//! limits: checking a tool's input against its schema happens before any
+//! wasm runs, so no fuel or epoch reaches it. A schema that doubles at
+//! every level is refused at load; one under the cap that is still slow to
+//! check ends at the call's deadline, off the thread that answers other
+//! requests.
+
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::common::{Workspace, fixture, stderr_of_failure, stdout_of, test_plugins};
+use super::mcp::{RawServer, call};
+
+#[test]
+fn a_schema_that_doubles_at_every_level_is_refused_at_load_and_the_rest_loads() {
+    let ws = Workspace::new();
+    let bomb = fixture(test_plugins::SCHEMA_BOMB);
+    let started = Instant::now();
+    let err = stderr_of_failure(ws.toolhost().args(["plugin", "check"]).arg(&bomb), 1);
+    assert_eq!(
+        err,
+        format!(
+            "error: plugin `{}`: tool `nested`: its `input-schema` expands to more than 100000 \
+             subschemas when its `$ref`s are followed (nested `anyOf`/`oneOf`/`allOf` over \
+             `$ref`s double it at every level), which would take the host minutes to check; \
+             flatten the schema\n",
+            bomb.display()
+        )
+    );
+
+    ws.install_plugin(test_plugins::SCHEMA_BOMB, "bomb.wasm");
+    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
+    let out = stdout_of(&mut ws.call("echo", r#"{"text":"still here"}"#, &[]));
+    assert_eq!(out, "still here\n");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// A workspace serving the hostile and echo fixtures, `slow_schema` with a
+/// 3 s deadline.
+fn workspace() -> Workspace {
+    let ws = Workspace::new();
+    ws.mkdir("out");
+    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
+    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
+    std::fs::write(
+        ws.user_config().join("config.toml"),
+        "[tools.slow_schema]\nlimits = { timeout_ms = 3000 }\n",
+    )
+    .expect("user config");
+    ws
+}
+
+/// 200,000 items, each of which fails every branch of the fixture's
+/// 14-level tree: minutes of checking without the deadline.
+fn slow_input() -> serde_json::Value {
+    json!({"items": vec![0; 200_000]})
+}
+
+#[test]
+fn a_slow_schema_check_ends_at_the_deadline_while_other_requests_are_answered() {
+    let ws = workspace();
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    let started = Instant::now();
+    server.send(call(1, "slow_schema", slow_input()));
+    std::thread::sleep(Duration::from_millis(200));
+    server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    server.send(call(3, "echo", json!({"text": "meanwhile"})));
+    let mut answered = [server.response(), server.response()];
+    answered.sort_by_key(|r| r["id"].as_u64());
+    let [ping, echo] = answered;
+    assert_eq!(ping, json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+    assert_eq!(echo["id"], 3, "{echo}");
+    assert_eq!(echo["result"]["content"][0]["text"], "meanwhile");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the other requests waited {:?}",
+        started.elapsed()
+    );
+
+    let slow = server.response();
+    let took = started.elapsed();
+    assert_eq!(slow["id"], 1, "{slow}");
+    assert_eq!(slow["result"]["isError"], true, "{slow}");
+    assert_eq!(
+        slow["result"]["content"][0]["text"],
+        "error: `slow_schema` did not finish within its time limit of 3 s and was stopped. \
+         Ask for less work in one call, or do not call it again with the same arguments."
+    );
+    assert!(
+        took >= Duration::from_secs(3) && took < Duration::from_secs(5),
+        "ended after {took:?}"
+    );
+
+    // A good call of the same tool still works.
+    server.send(call(4, "slow_schema", json!({"items": ["a", "b"]})));
+    let good = server.response();
+    assert_eq!(
+        good["result"]["content"][0]["text"], "checked 2 items",
+        "{good}"
+    );
+    server.close();
+}
+
+#[test]
+fn a_cancelled_or_abandoned_schema_check_stops_at_once() {
+    let ws = workspace();
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    server.send(call(1, "slow_schema", slow_input()));
+    std::thread::sleep(Duration::from_millis(300));
+    server.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1, "reason": "test"}}),
+    );
+    server.send(call(2, "echo", json!({"text": "next"})));
+    let next = server.response();
+    assert_eq!(next["id"], 2, "the cancelled call was answered: {next}");
+
+    // Closing stdin while a check runs: the server exits well before the
+    // 3 s deadline (`close` also asserts a clean exit).
+    server.send(call(3, "slow_schema", slow_input()));
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    let (_, rest) = server.close();
+    for message in &rest {
+        assert_eq!(message["id"], 3, "{message}");
+        assert_eq!(message["result"]["isError"], true, "{message}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "exit took {:?}",
+        started.elapsed()
+    );
+}
