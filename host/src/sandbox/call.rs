@@ -17,7 +17,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{CallError, Plugin};
-use super::capabilities::filesystem::{Denial, FsGuard, FsRules, Guarded, WriteBudget};
+use super::capabilities::filesystem::{Denial, FsGuard, FsRules, Guarded, Held, WriteBudget};
 use super::capabilities::network::NetworkPolicy;
 use super::capabilities::{self, Grant, Preopens, SandboxView};
 use super::limits::{Limits, MemoryLimiter};
@@ -190,7 +190,7 @@ pub(crate) async fn run<E: Export>(
     };
     let state = State {
         wasi,
-        table: ResourceTable::new(),
+        table: bounded_table(),
         limiter: MemoryLimiter::new(limits.memory),
         fs_guard: FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write)),
         http: WasiHttpCtx::new(),
@@ -229,6 +229,7 @@ pub(crate) async fn run<E: Export>(
             Hits {
                 memory: state.limiter.hit,
                 write: state.fs_guard.budget().hit(),
+                held: state.fs_guard.held_over(),
             },
             limits,
             &stderr,
@@ -300,11 +301,23 @@ fn classify_answer(
     }
 }
 
+/// Entries a call's resource table may hold at once: descriptors, streams,
+/// pollables, listings. Each costs the host memory outside the guest's
+/// limit; wasmtime's own bound is a million.
+const MAX_TABLE_ENTRIES: usize = 1 << 16;
+
+fn bounded_table() -> ResourceTable {
+    let mut table = ResourceTable::new();
+    table.set_max_capacity(MAX_TABLE_ENTRIES);
+    table
+}
+
 /// Limits the guest ran into before it stopped; each makes the host trap
 /// the guest (or refuse it memory), so they explain the trap.
 struct Hits {
     memory: bool,
     write: bool,
+    held: Option<Held>,
 }
 
 /// Names the way a guest stopped, by the limit it ran into or the trap code
@@ -319,6 +332,9 @@ fn classify(error: &wasmtime::Error, hits: Hits, limits: &Limits, stderr: &[u8])
         return ToolFault::WriteLimit {
             limit: limits.write,
         };
+    }
+    if let Some(held) = hits.held {
+        return ToolFault::HoldLimit { held };
     }
     match error.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => ToolFault::OutOfFuel { fuel: limits.fuel },

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::capabilities::filesystem::Denial;
+use super::capabilities::filesystem::{Denial, Held};
 use super::capabilities::{Access, Grant};
 
 /// The end of one tool call.
@@ -87,6 +87,10 @@ pub enum ToolFault {
     OutputLimit { bytes: usize, limit: usize },
     #[error("wrote more than its limit of {} to files", human_bytes(*limit))]
     WriteLimit { limit: u64 },
+    /// The guest held more open files, or directory listings, at once than
+    /// a call may (host descriptors, outside its memory limit).
+    #[error("held more than {} {held:?} at once", held.limit())]
+    HoldLimit { held: Held },
     /// The file-system guard refused an operation (a protected path, a link
     /// out of the grants), before the call or while it ran.
     #[error("refused a file-system change: {0:?}")]
@@ -113,6 +117,7 @@ impl ToolFault {
             ToolFault::MemoryLimit { .. } => "memory_limit",
             ToolFault::OutputLimit { .. } => "output_limit",
             ToolFault::WriteLimit { .. } => "write_limit",
+            ToolFault::HoldLimit { .. } => "hold_limit",
             ToolFault::FsDenied(_) => "fs_denied",
             ToolFault::Trap { .. } => "trap",
             ToolFault::Cancelled => "cancelled",
@@ -182,6 +187,20 @@ impl ToolFault {
                  stopped; what it wrote before that stays on disk. Write less in one call (smaller \
                  files, fewer of them).",
                 human_bytes(*limit)
+            ),
+            ToolFault::HoldLimit {
+                held: Held::Descriptors,
+            } => format!(
+                "error: `{tool}` held more than {} files and directories open at once and was \
+                 stopped. Ask for fewer files in one call.",
+                Held::Descriptors.limit()
+            ),
+            ToolFault::HoldLimit {
+                held: Held::Listings,
+            } => format!(
+                "error: `{tool}` held more than {} directory listings open at once and was \
+                 stopped. Ask for a shallower or narrower listing in one call.",
+                Held::Listings.limit()
             ),
             ToolFault::FsDenied(denial) => fs_denied_text(tool, denial),
             ToolFault::Trap { message } => format!(
@@ -343,6 +362,12 @@ mod tests {
             ToolFault::FsDenied(Denial::HardLinkSource { .. }) => 17,
             ToolFault::FsDenied(Denial::SpecialFile { .. }) => 18,
             ToolFault::FsDenied(Denial::LinkClimbs { .. }) => 19,
+            ToolFault::HoldLimit {
+                held: Held::Descriptors,
+            } => 20,
+            ToolFault::HoldLimit {
+                held: Held::Listings,
+            } => 21,
         }
     }
 
@@ -504,6 +529,27 @@ mod tests {
                  somewhere else, out of the sandbox or into a protected path. Use a target below the \
                  link's directory, or copy the file instead.",
             ),
+            (
+                ToolFault::HoldLimit {
+                    held: Held::Descriptors,
+                },
+                // 4096, or a quarter of a low `ulimit -n`.
+                Box::leak(
+                    format!(
+                        "error: `t` held more than {} files and directories open at once and was \
+                         stopped. Ask for fewer files in one call.",
+                        Held::Descriptors.limit()
+                    )
+                    .into_boxed_str(),
+                ),
+            ),
+            (
+                ToolFault::HoldLimit {
+                    held: Held::Listings,
+                },
+                "error: `t` held more than 256 directory listings open at once and was stopped. Ask \
+                 for a shallower or narrower listing in one call.",
+            ),
         ]
     }
 
@@ -513,7 +559,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 19;
+        let last = 21;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

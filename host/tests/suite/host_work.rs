@@ -1,9 +1,12 @@
-//! Work the host does for a plugin or a client outside the guest's own
-//! limits: checking a tool's input against its schema happens before any
-//! wasm runs, so no fuel or epoch reaches it. A schema that doubles at
-//! every level is refused at load; one under the cap that is still slow to
-//! check ends at the call's deadline, off the thread that answers other
-//! requests.
+//! What the host spends for a plugin outside the guest's own limits.
+//!
+//! Checking a tool's input against its schema happens before any wasm
+//! runs, so no fuel or epoch reaches it: a schema that doubles at every
+//! level is refused at load; one under the cap that is still slow to check
+//! ends at the call's deadline, off the thread that answers other requests.
+//! Descriptors and directory listings are host resources a call holds: each
+//! is capped. Empty files and holes cost the disk without a byte written:
+//! the write budget charges them.
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +14,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::common::{Workspace, fixture, stderr_of_failure, stdout_of, test_plugins};
+use super::escape::Repo;
 use super::mcp::{RawServer, call};
 
 #[test]
@@ -136,4 +140,120 @@ fn a_cancelled_or_abandoned_schema_check_stops_at_once() {
         "exit took {:?}",
         started.elapsed()
     );
+}
+
+/// What one call may hold at once: 4096 descriptors (a quarter of
+/// `ulimit -n` when that is below 16,384), as `Held::limit` says.
+fn descriptor_cap() -> usize {
+    let limits = std::fs::read_to_string("/proc/self/limits").expect("limits");
+    let soft: usize = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|n| n.parse().ok())
+        .expect("a soft limit of open files");
+    4096.min(soft / 4)
+}
+
+#[test]
+fn a_call_holds_a_bounded_number_of_descriptors_and_listings() {
+    let repo = Repo::new();
+    let cap = descriptor_cap();
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "hold_open", "path": "src/main.rs", "count": cap + 1000}),
+            &[],
+        ),
+        1,
+    );
+    assert_eq!(
+        err,
+        format!(
+            "error: `raw` held more than {cap} files and directories open at once and was \
+             stopped. Ask for fewer files in one call.\n"
+        )
+    );
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "hold_open", "path": "src/main.rs", "count": cap}),
+        &[],
+    ));
+    assert_eq!(out, format!("held {cap}\n"));
+
+    for n in 0..300 {
+        repo.ws.write(&format!("src/many/{n}.txt"), "x");
+    }
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "hold_listings", "path": "src/many", "count": 1000}),
+            &[],
+        ),
+        1,
+    );
+    assert_eq!(
+        err,
+        "error: `raw` held more than 256 directory listings open at once and was stopped. Ask \
+         for a shallower or narrower listing in one call.\n"
+    );
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "hold_listings", "path": "src/many", "count": 256}),
+        &[],
+    ));
+    assert_eq!(out, "held 256\n");
+    repo.assert_still_works(0);
+}
+
+/// Empty files cost the disk an inode and a block each; a write far past
+/// the end makes a file of that size.
+#[test]
+fn every_created_entry_and_every_hole_counts_against_the_write_budget() {
+    let repo = Repo::new();
+    repo.ws.write("toolhost.toml", "[limits]\nwrite_mib = 1\n");
+    let budget_exceeded = "error: `raw` tried to write more than its limit of 1 MiB to files \
+         in one call and was stopped; what it wrote before that stays on disk. Write less in one \
+         call (smaller files, fewer of them).\n";
+    // 1 MiB buys 256 entries of 4 KiB.
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "create_many", "path": "src/empty-", "count": 1000}),
+            &[],
+        ),
+        1,
+    );
+    assert_eq!(err, budget_exceeded);
+    let created = std::fs::read_dir(repo.ws.path().join("src"))
+        .expect("src")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("empty-"))
+        })
+        .count();
+    assert_eq!(created, 256);
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "create_many", "path": "src/more-", "count": 250}),
+        &[],
+    ));
+    assert_eq!(out, "created 250\n");
+
+    for stream in [false, true] {
+        let path = format!("src/sparse-{stream}.bin");
+        let err = stderr_of_failure(
+            &mut repo.raw(
+                &json!({"op": "write_at", "path": path, "text": "x",
+                    "offset": 1u64 << 40, "stream": stream}),
+                &[],
+            ),
+            1,
+        );
+        assert_eq!(err, budget_exceeded, "stream: {stream}");
+        let size = std::fs::metadata(repo.ws.path().join(&path)).map_or(0, |m| m.len());
+        assert_eq!(size, 0, "stream: {stream}");
+    }
+    // Writing inside a file, or just past its end, costs what it writes.
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "write_at", "path": "src/main.rs", "text": "//", "offset": 13}),
+        &[],
+    ));
+    assert_eq!(out, "ok\n");
+    assert_eq!(repo.ws.read("src/main.rs"), "fn main() {}\n//");
+    repo.assert_still_works(1);
 }

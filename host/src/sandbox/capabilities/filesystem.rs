@@ -16,7 +16,16 @@
 //! A refused operation fails in the guest with `not-permitted` and is
 //! recorded as a [`Denial`], which becomes the text the model reads. Going
 //! over the write budget traps the guest, as going over the memory limit
-//! does.
+//! does; so does holding more than [`MAX_DESCRIPTORS`] open files (fewer
+//! under a low `ulimit -n`) or
+//! [`MAX_LISTINGS`] directory listings at once (each is a host descriptor,
+//! outside the guest's memory limit).
+//!
+//! The budget charges what a change costs the disk, not only the bytes
+//! asked for: every file, directory or link created costs at least
+//! [`ENTRY_COST`] (an inode and a block), and a write past the end of a
+//! file costs the size it makes (a sparse file's hole is not free to the
+//! user who later copies it).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -45,6 +54,50 @@ const MAX_READ: usize = 64 * 1024;
 /// Directories walked up from a change looking for a `HEAD`, more than any
 /// path inside a grant has (`PATH_MAX` allows 2048 one-letter components).
 const MAX_DEPTH: usize = 4096;
+
+/// Files and directories a call may hold open at most (what it opened;
+/// its granted directories are not counted), and less where the process
+/// may open fewer than four times as many ([`descriptor_cap`]).
+pub(crate) const MAX_DESCRIPTORS: usize = 4096;
+
+/// The most descriptors one call may hold in this process: at most a
+/// quarter of what it may open (`ulimit -n`), so one call cannot starve the
+/// calls running beside it or the host itself.
+fn descriptor_cap() -> usize {
+    static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| {
+        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+        let quarter = soft.map_or(usize::MAX, |n| usize::try_from(n / 4).unwrap_or(usize::MAX));
+        MAX_DESCRIPTORS.min(quarter.max(16))
+    })
+}
+
+/// Directory listings a call may hold open at once: each holds a host
+/// descriptor and a read buffer of up to about 24 KiB.
+pub(crate) const MAX_LISTINGS: usize = 256;
+
+/// What creating one file, directory or link costs the write budget: a
+/// block and an inode, so a budget of 256 MiB creates at most 65,536.
+pub(crate) const ENTRY_COST: u64 = 4096;
+
+/// What a call held more of than it may, when it was stopped for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// Open files and directories ([`MAX_DESCRIPTORS`]).
+    Descriptors,
+    /// Directory listings ([`MAX_LISTINGS`]).
+    Listings,
+}
+
+impl Held {
+    /// How many the call may hold.
+    pub fn limit(self) -> usize {
+        match self {
+            Held::Descriptors => descriptor_cap(),
+            Held::Listings => MAX_LISTINGS,
+        }
+    }
+}
 
 /// Why the guard refused an operation, for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,12 +144,24 @@ impl WriteBudget {
     /// Takes `bytes` from the budget; false (and remembered) when that goes
     /// over the limit.
     fn take(&self, bytes: u64) -> bool {
-        let used = self.used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        let used = self
+            .used
+            .fetch_add(bytes, Ordering::Relaxed)
+            .saturating_add(bytes);
         if used > self.limit {
             self.hit.store(true, Ordering::Relaxed);
             return false;
         }
         true
+    }
+
+    /// Returns what an operation that failed had taken.
+    fn give_back(&self, bytes: u64) {
+        let _ = self
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                Some(used.saturating_sub(bytes))
+            });
     }
 
     /// Whether the call tried to write past the limit.
@@ -243,6 +308,12 @@ pub(crate) struct FsGuard {
     /// The entry a directory stream just returned, for the
     /// `metadata-hash-at` wasi-libc's `readdir` asks next.
     just_listed: Option<JustListed>,
+    /// The table slots of the descriptors this call opened and holds.
+    opened: std::collections::HashSet<u32>,
+    /// Directory listings the call holds.
+    listings: usize,
+    /// What the call held more of than it may, when it was stopped.
+    held_over: Option<Held>,
 }
 
 /// An entry of the directory `dir` just returned by a [`Listing`], with
@@ -261,7 +332,31 @@ impl FsGuard {
             budget,
             denial: None,
             just_listed: None,
+            opened: std::collections::HashSet::new(),
+            listings: 0,
+            held_over: None,
         }
+    }
+
+    /// What the call tried to hold more of than it may, if anything.
+    pub(crate) fn held_over(&self) -> Option<Held> {
+        self.held_over
+    }
+
+    /// Traps when the call already holds as many of `what` as it may.
+    fn may_hold(&mut self, what: Held) -> FsResult<()> {
+        let held = match what {
+            Held::Descriptors => self.opened.len(),
+            Held::Listings => self.listings,
+        };
+        if held < what.limit() {
+            return Ok(());
+        }
+        self.held_over = Some(what);
+        Err(FsError::trap(wasmtime::Error::msg(format!(
+            "the tool held more than {} {what:?} at once",
+            what.limit()
+        ))))
     }
 
     /// The first operation the guard refused, if any.
@@ -667,6 +762,39 @@ impl Guarded<'_> {
         }
     }
 
+    /// Charges `result`'s operation [`ENTRY_COST`] when `creates`, taken
+    /// before it ran (`charged`): given back when it failed.
+    fn settle_entry<T>(&self, charged: bool, result: FsResult<T>) -> FsResult<T> {
+        if charged && result.is_err() {
+            self.guard.budget.give_back(ENTRY_COST);
+        }
+        result
+    }
+
+    /// Counts a descriptor `open-at` made as held until the guest drops it.
+    fn count_opened(
+        &mut self,
+        opened: FsResult<Resource<Descriptor>>,
+    ) -> FsResult<Resource<Descriptor>> {
+        if let Ok(fd) = &opened {
+            self.guard.opened.insert(fd.rep());
+        }
+        opened
+    }
+
+    /// What writing `len` bytes at `offset` of the file `fd` costs: the
+    /// bytes, and the hole before them when `offset` is past the end.
+    fn write_cost(&self, fd: &Resource<Descriptor>, offset: u64, len: u64) -> FsResult<u64> {
+        let Descriptor::File(file) = self.fs.table.get(fd)? else {
+            return Ok(len);
+        };
+        if offset == 0 {
+            return Ok(len);
+        }
+        let size = file.file.metadata().map(|m| m.len()).unwrap_or(0);
+        Ok(len.saturating_add(offset.saturating_sub(size)))
+    }
+
     /// Replaces the stream `stream` in the table with one that counts its
     /// bytes against the write budget.
     fn budgeted(
@@ -734,6 +862,9 @@ impl HostDescriptor for Guarded<'_> {
         offset: types::Filesize,
     ) -> FsResult<Resource<DynOutputStream>> {
         self.check_descriptor(&fd)?;
+        // A stream that starts past the end makes the hole at its first byte.
+        let hole = self.write_cost(&fd, offset, 0)?;
+        self.take_budget(hole)?;
         let stream = HostDescriptor::write_via_stream(&mut self.fs, fd, offset)?;
         self.budgeted(stream)
     }
@@ -824,7 +955,8 @@ impl HostDescriptor for Guarded<'_> {
         offset: types::Filesize,
     ) -> FsResult<types::Filesize> {
         self.check_descriptor(&fd)?;
-        self.take_budget(buf.len() as u64)?;
+        let cost = self.write_cost(&fd, offset, buf.len() as u64)?;
+        self.take_budget(cost)?;
         HostDescriptor::write(&mut self.fs, fd, buf, offset).await
     }
 
@@ -837,14 +969,16 @@ impl HostDescriptor for Guarded<'_> {
         &mut self,
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<types::DirectoryEntryStream>> {
+        self.guard.may_hold(Held::Listings)?;
         let Descriptor::Dir(dir) = self.fs.table.get(&fd)? else {
             return Err(ErrorCode::NotDirectory.into());
         };
         let listing = Stream {
             dir: Arc::clone(&dir.dir),
-            listing: Listing::read(&dir.dir)?,
+            listing: Listing::read(Arc::clone(&dir.dir))?,
         };
         let slot = self.fs.table.push(listing)?;
+        self.guard.listings += 1;
         Ok(Resource::new_own(slot.rep()))
     }
 
@@ -859,10 +993,11 @@ impl HostDescriptor for Guarded<'_> {
     ) -> FsResult<()> {
         let located = self.locate(&fd, &path, false, ErrorCode::Exist)?;
         self.check(&located, Change::At)?;
+        self.take_budget(ENTRY_COST)?;
         let (acting, name) = self.acting(&fd, located)?;
         let result = HostDescriptor::create_directory_at(&mut self.fs, acting.fd(), name).await;
         self.release(acting);
-        result
+        self.settle_entry(true, result)
     }
 
     async fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorStat> {
@@ -942,6 +1077,7 @@ impl HostDescriptor for Guarded<'_> {
                 return self.guard.refuse(Denial::HardLinkSource { source });
             }
         }
+        self.take_budget(ENTRY_COST)?;
         let ((from, old_name), (to, new_name)) =
             self.acting_both((&fd, source), (&new_descriptor, new))?;
         let result = HostDescriptor::link_at(
@@ -955,7 +1091,7 @@ impl HostDescriptor for Guarded<'_> {
         .await;
         self.release(from);
         self.release(to);
-        result
+        self.settle_entry(true, result)
     }
 
     async fn open_at(
@@ -974,12 +1110,14 @@ impl HostDescriptor for Guarded<'_> {
         let changes = oflags.intersects(
             types::OpenFlags::CREATE | types::OpenFlags::TRUNCATE | types::OpenFlags::EXCLUSIVE,
         ) || flags.contains(types::DescriptorFlags::WRITE);
+        self.guard.may_hold(Held::Descriptors)?;
         if !changes {
             if may_block {
                 self.check_ordinary(&fd, &path, follows(path_flags))?;
             }
-            return HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags)
-                .await;
+            let opened =
+                HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags).await;
+            return self.count_opened(opened);
         }
         // Links followed here, so the open takes the last name as it is
         // (and fails if it became a link since). `exclusive` never follows:
@@ -990,6 +1128,20 @@ impl HostDescriptor for Guarded<'_> {
         self.check(&located, Change::At)?;
         if may_block {
             self.check_ordinary_located(&located)?;
+        }
+        // A new entry costs the budget; an open of one already there (the
+        // parent is held, so the answer is about the same directory) not.
+        let creates = oflags.contains(types::OpenFlags::CREATE)
+            && (oflags.contains(types::OpenFlags::EXCLUSIVE)
+                || matches!(
+                    beneath::entry_exists(
+                        located.entry.dir(&located.dir.dir),
+                        located.entry.bare_name()
+                    ),
+                    Ok(false)
+                ));
+        if creates {
+            self.take_budget(ENTRY_COST)?;
         }
         let (acting, name) = self.acting(&fd, located)?;
         let result = HostDescriptor::open_at(
@@ -1002,7 +1154,8 @@ impl HostDescriptor for Guarded<'_> {
         )
         .await;
         self.release(acting);
-        result
+        let result = self.settle_entry(creates, result);
+        self.count_opened(result)
     }
 
     async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
@@ -1060,10 +1213,11 @@ impl HostDescriptor for Guarded<'_> {
         if !located.dir.perms.write_not_permitted() {
             self.check_link_target(&located.target, &src_path)?;
         }
+        self.take_budget(ENTRY_COST)?;
         let (acting, name) = self.acting(&fd, located)?;
         let result = HostDescriptor::symlink_at(&mut self.fs, acting.fd(), src_path, name).await;
         self.release(acting);
-        result
+        self.settle_entry(true, result)
     }
 
     async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
@@ -1111,6 +1265,7 @@ impl HostDescriptor for Guarded<'_> {
     }
 
     fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
+        self.guard.opened.remove(&fd.rep());
         HostDescriptor::drop(&mut self.fs, fd)
     }
 }
@@ -1149,6 +1304,7 @@ impl HostDirectoryEntryStream for Guarded<'_> {
         let listing = Resource::<Stream>::new_own(stream.rep());
         if self.fs.table.get(&listing).is_ok() {
             self.fs.table.delete(listing)?;
+            self.guard.listings = self.guard.listings.saturating_sub(1);
             return Ok(());
         }
         HostDirectoryEntryStream::drop(&mut self.fs, stream)

@@ -7,9 +7,12 @@
 //! entry. This lists with the entry's own type and asks `stat` only where
 //! the file system does not give it (`DT_UNKNOWN`).
 //!
-//! The listing is read whole when the stream is opened, as wasmtime-wasi
-//! does, and gives the same entries: no `.` or `..`, the same types, a
-//! name that is not UTF-8 as an `illegal-byte-sequence` error in its place.
+//! The listing is read as the guest asks, a `getdents` buffer (at most
+//! about 24 KiB) at a time, not whole when the stream is opened as
+//! wasmtime-wasi does: a call that holds many listings of a large directory
+//! holds a buffer and a descriptor each, not the directory. It gives the
+//! same entries: no `.` or `..`, the same types, a name that is not UTF-8
+//! as an `illegal-byte-sequence` error in its place.
 //!
 //! Each entry also carries its metadata hash, from the directory's device
 //! and the entry's inode number (`d_ino`): wasi-libc's `readdir` asks
@@ -22,7 +25,7 @@
 use std::ffi::CStr;
 use std::fs::File;
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
-use std::vec;
+use std::sync::Arc;
 
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 use wasmtime_wasi::p2::FsError;
@@ -30,11 +33,12 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
     DescriptorType, DirectoryEntry, ErrorCode, MetadataHashValue,
 };
 
-/// The entries of one directory, read when the guest opened the stream.
+/// The entries of one directory, read as the guest asks for them.
 pub(crate) struct Listing {
-    entries: vec::IntoIter<Result<Listed, ErrorCode>>,
-    /// A read error after the entries before it, given last.
-    error: Option<FsError>,
+    /// The directory, for the `stat` of an entry whose type it does not say.
+    dir: Arc<File>,
+    dev: u64,
+    reader: Dir,
 }
 
 /// One entry and its metadata hash.
@@ -45,48 +49,36 @@ pub(crate) struct Listed {
 }
 
 impl Listing {
-    /// Reads the directory `dir` (an open directory descriptor).
-    pub(crate) fn read(dir: &File) -> Result<Listing, FsError> {
+    /// Opens a listing of the directory `dir` (an open directory
+    /// descriptor): a descriptor of its own, read from the start.
+    pub(crate) fn read(dir: Arc<File>) -> Result<Listing, FsError> {
         let fd = rustix::fs::openat(
-            dir,
+            &*dir,
             c".",
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )
         .map_err(std::io::Error::from)?;
         let dev = rustix::fs::fstat(&fd).map_err(std::io::Error::from)?.st_dev;
-        let mut reader = Dir::new(fd).map_err(std::io::Error::from)?;
-        let mut entries = Vec::new();
-        let mut error = None;
-        while let Some(entry) = reader.read() {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    error = Some(std::io::Error::from(e).into());
-                    break;
-                }
+        let reader = Dir::new(fd).map_err(std::io::Error::from)?;
+        Ok(Listing { dir, dev, reader })
+    }
+
+    /// The next entry, `None` after the last (and after a read error).
+    pub(crate) fn next(&mut self) -> Result<Option<Listed>, FsError> {
+        loop {
+            let entry = match self.reader.read() {
+                None => return Ok(None),
+                Some(Err(e)) => return Err(std::io::Error::from(e).into()),
+                Some(Ok(entry)) => entry,
             };
             let name = entry.file_name();
             if name == c"." || name == c".." {
                 continue;
             }
-            entries.push(listed(dir, dev, name, entry.file_type(), entry.ino()));
-        }
-        Ok(Listing {
-            entries: entries.into_iter(),
-            error,
-        })
-    }
-
-    /// The next entry, `None` after the last.
-    pub(crate) fn next(&mut self) -> Result<Option<Listed>, FsError> {
-        match self.entries.next() {
-            Some(Ok(listed)) => Ok(Some(listed)),
-            Some(Err(code)) => Err(code.into()),
-            None => match self.error.take() {
-                Some(error) => Err(error),
-                None => Ok(None),
-            },
+            return listed(&self.dir, self.dev, name, entry.file_type(), entry.ino())
+                .map(Some)
+                .map_err(FsError::from);
         }
     }
 }
@@ -150,7 +142,8 @@ mod tests {
     use super::*;
 
     fn names_and_types(dir: &std::path::Path) -> Vec<(String, DescriptorType)> {
-        let mut listing = Listing::read(&File::open(dir).expect("open dir")).expect("listing");
+        let mut listing =
+            Listing::read(Arc::new(File::open(dir).expect("open dir"))).expect("listing");
         let mut found = Vec::new();
         while let Some(listed) = listing.next().expect("entry") {
             found.push((listed.entry.name, listed.entry.type_));
@@ -190,7 +183,7 @@ mod tests {
         let bad = std::ffi::OsStr::from_bytes(b"latin1-\xe9.txt");
         std::fs::write(dir.path().join(bad), "x").expect("write");
         let mut listing =
-            Listing::read(&File::open(dir.path()).expect("open dir")).expect("listing");
+            Listing::read(Arc::new(File::open(dir.path()).expect("open dir"))).expect("listing");
         let error = listing.next().expect_err("the bad name");
         assert_eq!(
             error.downcast_ref(),
@@ -206,7 +199,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("a"), "x").expect("write");
         let mut listing =
-            Listing::read(&File::open(dir.path()).expect("open dir")).expect("listing");
+            Listing::read(Arc::new(File::open(dir.path()).expect("open dir"))).expect("listing");
         let listed = listing.next().expect("entry").expect("one entry");
         let meta = std::fs::symlink_metadata(dir.path().join("a")).expect("stat");
         let expected = identity_hash(meta.dev(), meta.ino());

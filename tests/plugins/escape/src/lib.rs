@@ -23,7 +23,8 @@ impl Guest for Escape {
             description: "One raw wasi:filesystem operation: write, append, stream_write, \
                 truncate, set_size, set_times, set_times_at, mkdir, rmdir, unlink, rename, \
                 symlink, link, fill, list, list_then_rename; or a loop of them for a race: \
-                race_rename, race_link, swap; create_new."
+                race_rename, race_link, swap; create_new; hoarding the host's resources: \
+                hold_open, hold_listings, create_many, write_at."
                 .into(),
             input_schema:
                 r#"{"type":"object","properties":{"op":{"type":"string"}},"required":["op"]}"#
@@ -150,6 +151,63 @@ fn run(input: &serde_json::Value) -> Result<String, ErrorCode> {
             let mut offset = 0;
             while offset < total {
                 offset += file.write(&chunk, offset)?;
+            }
+        }
+        "hold_open" => {
+            // Opens `path` `count` times and keeps every descriptor: host
+            // descriptors held by one call. Answers how many it got.
+            let mut held = Vec::new();
+            for _ in 0..input["count"].as_u64().unwrap_or(0) {
+                held.push(dir.open_at(
+                    follow,
+                    arg("path"),
+                    OpenFlags::empty(),
+                    DescriptorFlags::READ,
+                )?);
+            }
+            return Ok(format!("held {}", held.len()));
+        }
+        "hold_listings" => {
+            // Opens `count` listings of `path` and reads one entry of each.
+            let listed = dir.open_at(
+                follow,
+                arg("path"),
+                OpenFlags::DIRECTORY,
+                DescriptorFlags::READ,
+            )?;
+            let mut held = Vec::new();
+            for _ in 0..input["count"].as_u64().unwrap_or(0) {
+                let stream = listed.read_directory()?;
+                stream.read_directory_entry()?;
+                held.push(stream);
+            }
+            return Ok(format!("held {}", held.len()));
+        }
+        "create_many" => {
+            // Creates `count` empty files `<path>N` (0 bytes each).
+            let count = input["count"].as_u64().unwrap_or(0);
+            for n in 0..count {
+                dir.open_at(
+                    PathFlags::empty(),
+                    &format!("{}{n}", arg("path")),
+                    OpenFlags::CREATE | OpenFlags::EXCLUSIVE,
+                    write_flags,
+                )?;
+            }
+            return Ok(format!("created {count}"));
+        }
+        "write_at" => {
+            // Writes `text` at `offset` of `path` (created), by `write` or,
+            // with `stream: true`, through a stream that starts there.
+            let file = dir.open_at(follow, arg("path"), OpenFlags::CREATE, write_flags)?;
+            let offset = input["offset"].as_u64().unwrap_or(0);
+            if input["stream"].as_bool().unwrap_or(false) {
+                let stream = file.write_via_stream(offset)?;
+                stream
+                    .blocking_write_and_flush(text)
+                    .map_err(|_| ErrorCode::Io)?;
+            } else {
+                file.write(text, offset)?;
             }
         }
         "list" => {
