@@ -327,3 +327,109 @@ pub(super) mod test_support {
         .expect("a valid stream")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::provider::anthropic::Anthropic;
+    use crate::provider::openai::OpenAi;
+    use crate::provider::{BLOCK_COST, Cap, ReplyCut};
+
+    /// What `W` assembles of `body` under a cap of `cap`, and the text it
+    /// printed on the way.
+    async fn capped<W: WireApi>(body: String, cap: u64) -> (AssistantMessage, String) {
+        let printed = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&printed);
+        let on_text: TextSink = Arc::new(move |text: &str| {
+            sink.lock().expect("lock").push_str(text);
+        });
+        let chunk = Ok::<_, std::convert::Infallible>(body.into_bytes());
+        let message =
+            assemble::<W, _, _, _>(futures_util::stream::iter([chunk]), Some(on_text), cap)
+                .await
+                .expect("assembled");
+        let printed = printed.lock().expect("lock").clone();
+        (message, printed)
+    }
+
+    fn openai_text(text: &str) -> String {
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": {"content": text}}]})
+        )
+    }
+
+    fn anthropic_text(text: &str) -> String {
+        format!(
+            "event: content_block_delta\ndata: {}\n\n",
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "text_delta", "text": text}})
+        )
+    }
+
+    #[tokio::test]
+    async fn deltas_crossing_the_cap_mid_character_keep_and_print_whole_characters() {
+        // Room for the block and 6 bytes: "é€" is 5, the next "€" does not
+        // fit, so the reply ends there, whatever follows.
+        let cap = (BLOCK_COST + 6) as u64;
+        let cut = Some(ReplyCut {
+            cap: Cap::Reply,
+            limit_bytes: cap,
+            max_reply_bytes: cap,
+        });
+        let openai = [
+            openai_text("é€"),
+            openai_text("€a"),
+            openai_text("more"),
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                .into(),
+            "data: [DONE]\n\n".into(),
+        ]
+        .concat();
+        let start = format!(
+            "event: content_block_start\ndata: {}\n\n",
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "text", "text": ""}})
+        );
+        let anthropic = [
+            start,
+            anthropic_text("é€"),
+            anthropic_text("€a"),
+            anthropic_text("more"),
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\n".into(),
+        ]
+        .concat();
+        for (message, printed) in [
+            capped::<OpenAi>(openai, cap).await,
+            capped::<Anthropic>(anthropic, cap).await,
+        ] {
+            assert_eq!(message.text(), "é€");
+            assert_eq!(printed, "é€", "what is printed is what is kept");
+            assert_eq!((message.finish, message.cut), (Finish::Length, cut));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_cut_at_the_cap_has_no_arguments_and_is_not_a_tool_use() {
+        let open = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+            "id": "c", "function": {"name": "f", "arguments": "{\"a\": \""}}]}}]});
+        let more = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+            "function": {"arguments": "xxxxxxxxxx\"}"}}]}}]});
+        let body = format!("data: {open}\n\ndata: {more}\n\ndata: [DONE]\n\n");
+        let (message, _) = capped::<OpenAi>(body, (BLOCK_COST + 12) as u64).await;
+        assert_eq!(message.finish, Finish::Length);
+        let calls = message.tool_calls();
+        assert_eq!(
+            (calls[0].arguments, calls[0].arguments_raw),
+            (None, "{\"a\": \"xxx")
+        );
+        // The same stream under the default cap is a whole call.
+        let body = format!("data: {open}\n\ndata: {more}\n\ndata: [DONE]\n\n");
+        let (message, _) = capped::<OpenAi>(body, DEFAULT_MAX_REPLY_BYTES).await;
+        assert_eq!((message.finish, message.cut), (Finish::ToolUse, None));
+    }
+}
