@@ -40,6 +40,7 @@ mod tests {
             blocks: vec![Block::Text { text: "x".into() }],
             finish: Finish::Stop,
             usage: None,
+            cut: None,
         });
         for message in [user, results, assistant] {
             let text = serde_json::to_string(&message).expect("serialise");

@@ -188,6 +188,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             };
             turns = turn;
             let finish = assistant.finish;
+            let capped = assistant.cut;
             let calls: Vec<Call> = tool_calls(&assistant)
                 .into_iter()
                 .map(|call| Call {
@@ -197,6 +198,21 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 })
                 .collect();
             self.push(ledger, Message::Assistant(assistant));
+
+            // toolhost stopped reading the reply at its cap: its calls are
+            // answered as cut ones, and the run stops, since a server that
+            // does not stop would be sent the cut reply and likely go on.
+            if let Some(cut) = capped {
+                if !calls.is_empty() {
+                    let results = calls
+                        .iter()
+                        .map(|_| Some(error_result(NOT_EXECUTED_TRUNCATED)))
+                        .collect();
+                    self.push_results(ledger, &calls, results);
+                }
+                self.emit(AgentEvent::TurnEnd { turn });
+                return stop(StopReason::Error, turns, true, cut.notice());
+            }
 
             if calls.is_empty() {
                 self.emit(AgentEvent::TurnEnd { turn });
@@ -626,6 +642,7 @@ mod tests {
             blocks: vec![Block::Text { text: text.into() }],
             finish,
             usage: None,
+            cut: None,
         }
     }
 
@@ -645,6 +662,7 @@ mod tests {
             blocks,
             finish,
             usage: None,
+            cut: None,
         })
     }
 
@@ -815,6 +833,7 @@ mod tests {
             }],
             finish: Finish::Error,
             usage: None,
+            cut: None,
         })]);
         let (_ledger, stop) = run_with(
             &model,
@@ -1007,6 +1026,68 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_reply_cut_at_the_reply_cap_runs_no_call_and_stops_the_run() {
+        let cut = crate::provider::ReplyCut {
+            cap: crate::provider::Cap::Reply,
+            limit_bytes: 8 << 20,
+            max_reply_bytes: 8 << 20,
+        };
+        let cut_reply = |blocks| {
+            Reply::Message(AssistantMessage {
+                blocks,
+                finish: Finish::Length,
+                usage: None,
+                cut: Some(cut),
+            })
+        };
+        for blocks in [
+            vec![
+                call("c1", "read", Some(json!({"a": 1}))),
+                call("c2", "read", None),
+            ],
+            vec![Block::Text {
+                text: "la la".into(),
+            }],
+        ] {
+            let has_calls = blocks.len() > 1;
+            let model = ScriptedModel::new([
+                cut_reply(blocks),
+                Reply::Message(text("never asked", Finish::Stop)),
+            ]);
+            let tools = FakeTools::default().with("read", true, false, 0);
+            let (ledger, stop) = run_with(
+                &model,
+                &tools,
+                LoopConfig::default(),
+                &CancellationToken::new(),
+            )
+            .await;
+            assert_eq!(tools.calls(), 0);
+            assert_eq!(model.requests(), 1, "the server is not asked again");
+            assert_eq!(
+                stop,
+                StopRecord {
+                    reason: StopReason::Error,
+                    turns: 1,
+                    truncated: true,
+                    evidence: cut.notice(),
+                }
+            );
+            if has_calls {
+                let results = results_of(&ledger[2]);
+                assert_eq!(results.len(), 2);
+                assert!(
+                    results
+                        .iter()
+                        .all(|r| r.text == NOT_EXECUTED_TRUNCATED && r.is_error)
+                );
+            } else {
+                assert_eq!(ledger.len(), 2);
+            }
+        }
+    }
+
+    #[tokio::test]
     async fn unparseable_arguments_are_not_run_even_without_length() {
         let model = ScriptedModel::new([calls(
             vec![
@@ -1133,7 +1214,7 @@ mod tests {
                     let arguments = parseable.then(|| json!({ "x": arg }));
                     super::tests::call("", &format!("t{tool}"), arguments)
                 }));
-                Reply::Message(AssistantMessage { blocks, finish, usage: None })
+                Reply::Message(AssistantMessage { blocks, finish, usage: None, cut: None })
             }),
             1 => Just(Reply::CancelMidStream),
             1 => Just(Reply::Error("boom".into())),

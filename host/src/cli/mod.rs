@@ -156,6 +156,11 @@ struct RunArgs {
     /// Stop after this many model replies.
     #[arg(long, default_value_t = 100, value_name = "N")]
     max_turns: u32,
+    /// Stop reading a model reply past this many MiB of text, reasoning and
+    /// tool-call arguments (its calls do not run) [default: `[model]
+    /// max_reply_mib`, else 8].
+    #[arg(long, value_name = "MIB")]
+    max_reply_mib: Option<u64>,
     /// Warn the model after this many identical calls in a row (same tool,
     /// same arguments).
     #[arg(long, default_value_t = 3, value_name = "N")]
@@ -447,6 +452,9 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     if args.result_budget == 0 {
         return Err(UsageError("--result-budget must be at least 1 (KiB)".into()).into());
     }
+    if args.max_reply_mib == Some(0) {
+        return Err(UsageError("--max-reply-mib must be at least 1 (MiB)".into()).into());
+    }
     let resolved = config::resolve(&sandbox_args.inputs())?;
     let workspace = resolved.sandbox.workspace.clone();
     let store = session_store(args.session_dir.as_ref(), &workspace);
@@ -478,7 +486,11 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
                 trusted: resolved.trusted,
             }
         }),
-    )?;
+    )?
+    .with_max_reply_bytes(
+        args.max_reply_mib
+            .map_or(resolved.max_reply_bytes, |mib| mib.saturating_mul(1 << 20)),
+    );
     let prompt = read_prompt(args.prompt.as_deref())?;
 
     let sandbox = load_resolved(resolved, None).await?;

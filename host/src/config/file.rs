@@ -68,6 +68,10 @@ pub struct ModelSection {
     pub name: Option<String>,
     /// The API root, e.g. `http://localhost:11434/v1` for Ollama.
     pub base_url: Option<String>,
+    /// The cap on one reply, in MiB (default 8): a limit, so an untrusted
+    /// workspace's file may only lower it (resolved with the other limits
+    /// in `limits.rs`, not merged with the keys above).
+    pub max_reply_mib: Option<Spanned<u64>>,
 }
 
 /// The model's wire API, as `--provider` and `[model] provider` name it.

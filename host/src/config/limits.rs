@@ -3,6 +3,9 @@
 //! `toolhost.toml` or `--config FILE`), then each file's
 //! `[tools.<name>.limits]`.
 //!
+//! `[model] max_reply_mib`, the cap on one model reply, is a limit too and
+//! follows the same rules (it has no per-tool form).
+//!
 //! A workspace's own file may have come with the repository: until the user
 //! trusts the workspace, each of its values may only lower a limit. A value
 //! over what the user's config and the defaults give at that point (for that
@@ -17,6 +20,7 @@ use toml::Spanned;
 use super::file::LimitsSection;
 use super::grants::{FileKind, line_of};
 use super::{ConfigError, Source};
+use crate::provider::DEFAULT_MAX_REPLY_BYTES;
 use crate::sandbox::Limits;
 
 /// One key of a `[limits]` section.
@@ -143,6 +147,45 @@ impl<'a> LimitChain<'a> {
         Ok(limits)
     }
 
+    /// The cap on one model reply in bytes: the default, then each file's
+    /// `[model] max_reply_mib`; an untrusted workspace's may only lower
+    /// what the user's config and the default give.
+    pub(super) fn max_reply_bytes(&mut self) -> Result<u64, ConfigError> {
+        const KEY: &str = "max_reply_mib";
+        const MIB: u64 = 1 << 20;
+        let mut bytes = DEFAULT_MAX_REPLY_BYTES;
+        let mut ceiling = DEFAULT_MAX_REPLY_BYTES;
+        for source in self.sources {
+            let Some(written) = &source.file.model.max_reply_mib else {
+                continue;
+            };
+            let asked = *written.get_ref();
+            if asked == 0 {
+                return Err(ConfigError::ZeroLimit {
+                    key: KEY,
+                    origin: format!("{} [model]", source.display()),
+                });
+            }
+            let value = asked.saturating_mul(MIB);
+            if source.kind == FileKind::User {
+                ceiling = value;
+            }
+            bytes = value;
+            if source.kind == FileKind::Workspace && !self.trusted && value > ceiling {
+                bytes = ceiling;
+                let clamped = Clamped {
+                    key: KEY,
+                    line: line_of(&source.text, written.span().start),
+                    asked,
+                    applied: ceiling / MIB,
+                };
+                let notice = self.notice(source, "[model]", &clamped);
+                self.notices.push(notice);
+            }
+        }
+        Ok(bytes)
+    }
+
     /// The notices, in the order the sections were resolved, each
     /// section's by line.
     pub(super) fn into_notices(self) -> Vec<String> {
@@ -195,7 +238,6 @@ impl<'a> LimitChain<'a> {
             asked,
             applied,
         } = clamped;
-        let key = key.name();
         let own = match &self.user_file {
             Some(file) => format!("`{}`", file.display()),
             None => format!("`{}`", super::user::CONFIG_FILE),
@@ -216,7 +258,8 @@ impl<'a> LimitChain<'a> {
 /// file's unit.
 #[derive(Debug)]
 struct Clamped {
-    key: Key,
+    /// The key as the file writes it.
+    key: &'static str,
     line: usize,
     asked: u64,
     applied: u64,
@@ -249,7 +292,7 @@ fn set_all(
         {
             value = key.get(ceiling);
             clamped.push(Clamped {
-                key,
+                key: key.name(),
                 line: line_of(&source.text, written.span().start),
                 asked,
                 applied: value / key.unit(),
@@ -363,6 +406,45 @@ mod tests {
         let big = limits.for_tool(defaults, "big").expect("ok");
         assert_eq!(big.fuel, 20_000_000_000);
         assert!(limits.into_notices().is_empty());
+    }
+
+    #[test]
+    fn the_reply_cap_is_a_limit_an_untrusted_workspace_may_only_lower() {
+        let user = |text| source(FileKind::User, text);
+        let workspace = |text| source(FileKind::Workspace, text);
+        let resolve = |sources: &[Source], trusted| {
+            let mut limits = chain(sources, trusted);
+            let bytes = limits.max_reply_bytes().expect("ok");
+            (bytes >> 20, limits.into_notices())
+        };
+        assert_eq!(resolve(&[], false), (8, vec![]));
+        let lower = [workspace("[model]\nmax_reply_mib = 2\n")];
+        assert_eq!(resolve(&lower, false), (2, vec![]));
+        let raise = [
+            user("[model]\nmax_reply_mib = 16\n"),
+            workspace("[model]\nname = \"m\"\nmax_reply_mib = 1024\n"),
+        ];
+        assert_eq!(resolve(&raise, true), (1024, vec![]));
+        let (mib, notices) = resolve(&raise, false);
+        assert_eq!(mib, 16);
+        assert_eq!(
+            notices,
+            [
+                "limit `max_reply_mib = 1024` (from /work/repo/toolhost.toml:3 [model]) is over the \
+              16 your own config and the defaults allow, and a workspace's own toolhost.toml may \
+              only lower limits (it may have come with the repository), so `max_reply_mib = 16` \
+              applies. To allow it, trust this workspace (`toolhost trust /work/repo`), or set \
+              `max_reply_mib = 1024` under [model] in your own \
+              `/home/me/.config/toolhost/config.toml`"
+            ]
+        );
+        let zero = [user("[model]\nmax_reply_mib = 0\n")];
+        let err = chain(&zero, false).max_reply_bytes().expect_err("zero");
+        assert_eq!(
+            err.to_string(),
+            "limit `max_reply_mib` (from /home/me/.config/toolhost/config.toml [model]) must be \
+             greater than zero"
+        );
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //! Limits apply in order: built-in defaults, the user's `[limits]`, the
 //! workspace's `[limits]`, then each file's `[tools.<name>.limits]`; until
 //! the user trusts the workspace, its file may only lower them (a higher
-//! value is clamped, with a notice: [`limits`]). The `[model]` keys are the
+//! value is clamped, with a notice: [`limits`]); so is `[model]
+//! max_reply_mib`, the cap on one model reply. The other `[model]` keys are the
 //! workspace's over the user's, and an untrusted workspace's `base_url`
 //! must be on this machine; [`model`] adds the flags, the environment and a
 //! resumed session's recorded model, whose server is checked the same way.
@@ -140,6 +141,9 @@ pub struct Resolved {
     /// Whether the user trusts the workspace, so its own files (config,
     /// session files) may widen access.
     pub trusted: bool,
+    /// The cap on one model reply, in bytes: `[model] max_reply_mib` of
+    /// the files (an untrusted workspace's only lowers it), else 8 MiB.
+    pub max_reply_bytes: u64,
     /// What the user should know about the configuration: each limit an
     /// untrusted workspace file asked to raise, and what applies instead.
     pub notices: Vec<String>,
@@ -247,6 +251,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         .map(|dir| dir.join(user::CONFIG_FILE));
     let mut limits = limits::LimitChain::new(&sources, trusted, &workspace, user_file);
     let defaults_limits = limits.defaults()?;
+    let max_reply_bytes = limits.max_reply_bytes()?;
 
     let (global_read, tool_read) =
         grants::from_flags(&inputs.allow_read, "--allow-read", Access::Read);
@@ -406,6 +411,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         config_file,
         model,
         trusted,
+        max_reply_bytes,
         notices,
     })
 }

@@ -27,7 +27,8 @@ use serde_json::{Map, Value, json};
 use super::client::{Assembler, HttpModel, Request, WireApi, finish_of, set_tools};
 use super::http::Auth;
 use super::{
-    AssistantMessage, Block, Finish, Message, ProviderError, Usage, parse_arguments, parse_data,
+    AssistantMessage, BLOCK_COST, Block, Finish, Message, ProviderError, ReplyBudget, Usage,
+    parse_arguments, parse_data,
 };
 
 /// The Messages API, as a [`WireApi`].
@@ -46,6 +47,8 @@ pub struct AnthropicAssembler {
     errored: bool,
     /// Reply text received since the last [`Self::take_text_delta`].
     text_delta: String,
+    /// What the parts may still hold.
+    budget: ReplyBudget,
 }
 
 /// A block still being streamed.
@@ -109,6 +112,10 @@ impl Assembler for AnthropicAssembler {
         Ok(())
     }
 
+    fn budget(&mut self) -> &mut ReplyBudget {
+        &mut self.budget
+    }
+
     fn take_text_delta(&mut self) -> String {
         std::mem::take(&mut self.text_delta)
     }
@@ -118,7 +125,8 @@ impl Assembler for AnthropicAssembler {
         // `message_stop` is no proof of a whole reply: without a stop
         // reason the stream was cut.
         let finish = finish_of::<Anthropic>(self.errored, self.stop_reason.as_deref(), false);
-        let cut = matches!(finish, Finish::Length | Finish::Error);
+        let capped = self.budget.cut();
+        let cut = capped.is_some() || matches!(finish, Finish::Length | Finish::Error);
         let usage = self.usage();
         let blocks: Vec<Block> = self
             .parts
@@ -154,7 +162,7 @@ impl Assembler for AnthropicAssembler {
                 }
             })
             .collect();
-        AssistantMessage::settled(blocks, finish, usage)
+        AssistantMessage::settled(blocks, finish, usage, capped)
     }
 }
 
@@ -166,14 +174,19 @@ impl AnthropicAssembler {
         let Some(block) = value.get("content_block") else {
             return;
         };
-        let text_of = |key: &str| {
-            block
-                .get(key)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
+        let kind = block.get("type").and_then(Value::as_str);
+        if !matches!(kind, Some("text" | "thinking" | "tool_use"))
+            || !self.budget.charge(BLOCK_COST)
+        {
+            return;
+        }
+        let budget = &mut self.budget;
+        let mut text_of = |key: &str| {
+            budget
+                .take(block.get(key).and_then(Value::as_str).unwrap_or_default())
                 .to_owned()
         };
-        let part = match block.get("type").and_then(Value::as_str) {
+        let part = match kind {
             Some("text") => {
                 let text = text_of("text");
                 self.text_delta.push_str(&text);
@@ -183,17 +196,24 @@ impl AnthropicAssembler {
                 text: text_of("thinking"),
                 signature: text_of("signature"),
             },
-            Some("tool_use") => Part::Call {
-                id: text_of("id"),
-                name: text_of("name"),
-                start_input: block
+            _ => {
+                let id = text_of("id");
+                let name = text_of("name");
+                let start_input = block
                     .get("input")
                     .cloned()
-                    .unwrap_or_else(|| Value::Object(Map::new())),
-                raw: String::new(),
-                stopped: false,
-            },
-            _ => return,
+                    .unwrap_or_else(|| Value::Object(Map::new()));
+                if !self.budget.charge(start_input.to_string().len()) {
+                    return;
+                }
+                Part::Call {
+                    id,
+                    name,
+                    start_input,
+                    raw: String::new(),
+                    stopped: false,
+                }
+            }
         };
         self.parts.push(part);
         self.by_index.insert(index, self.parts.len() - 1);
@@ -205,19 +225,24 @@ impl AnthropicAssembler {
         };
         let kind = delta.get("type").and_then(Value::as_str);
         let text = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
-        match (kind, self.part_mut(value)) {
+        let Some(position) = self.position(value) else {
+            return;
+        };
+        let budget = &mut self.budget;
+        match (kind, self.parts.get_mut(position)) {
             (Some("text_delta"), Some(Part::Text(all))) => {
-                all.push_str(text("text"));
-                self.text_delta.push_str(text("text"));
+                let text = budget.take(text("text"));
+                all.push_str(text);
+                self.text_delta.push_str(text);
             }
             (Some("thinking_delta"), Some(Part::Thinking { text: all, .. })) => {
-                all.push_str(text("thinking"));
+                all.push_str(budget.take(text("thinking")));
             }
             (Some("signature_delta"), Some(Part::Thinking { signature, .. })) => {
-                signature.push_str(text("signature"));
+                signature.push_str(budget.take(text("signature")));
             }
             (Some("input_json_delta"), Some(Part::Call { raw, .. })) => {
-                raw.push_str(text("partial_json"));
+                raw.push_str(budget.take(text("partial_json")));
             }
             // Citations, deltas of blocks left out, deltas that do not match
             // their block.
@@ -226,9 +251,14 @@ impl AnthropicAssembler {
     }
 
     fn part_mut(&mut self, value: &Value) -> Option<&mut Part> {
-        let index = value.get("index").and_then(Value::as_u64)?;
-        let position = *self.by_index.get(&index)?;
+        let position = self.position(value)?;
         self.parts.get_mut(position)
+    }
+
+    /// The position in `parts` of the block an event's `index` names.
+    fn position(&self, value: &Value) -> Option<usize> {
+        let index = value.get("index").and_then(Value::as_u64)?;
+        self.by_index.get(&index).copied()
     }
 
     /// `output_tokens` comes from the last `message_delta` (the running total

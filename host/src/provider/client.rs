@@ -18,7 +18,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{Auth, HttpClient, HttpOptions, RetryObserver};
-use super::{AssistantMessage, Finish, Message, ProviderError, TextSink, ToolSpecForModel, sse};
+use super::sse::Frame;
+use super::{
+    AssistantMessage, DEFAULT_MAX_REPLY_BYTES, Finish, Message, ProviderError, ReplyBudget,
+    TextSink, ToolSpecForModel, sse,
+};
 
 /// What one wire API adds to [`HttpModel`].
 pub trait WireApi: fmt::Debug + Send + Sync + 'static {
@@ -63,8 +67,14 @@ pub struct Request<'a> {
 pub trait Assembler: Default + Send {
     /// Takes one SSE event: its `event:` name (`message` when the server
     /// sent none) and its data. Data that is not JSON is an error naming
-    /// the provider.
+    /// the provider. What it keeps is charged to [`Self::budget`]; once
+    /// that is spent it keeps nothing more.
     fn push(&mut self, event: &str, data: &str) -> Result<(), ProviderError>;
+
+    /// The cap on what this reply may make the assembler hold (default
+    /// [`DEFAULT_MAX_REPLY_BYTES`]). A reply cut by it finishes as
+    /// [`Finish::Length`] with its [`AssistantMessage::cut`] set.
+    fn budget(&mut self) -> &mut ReplyBudget;
 
     /// The reply text received since the last call, for live display.
     fn take_text_delta(&mut self) -> String;
@@ -100,10 +110,13 @@ pub(super) fn finish_of<W: WireApi>(errored: bool, reason: Option<&str>, ended: 
 
 /// Reads a whole event stream of API `W` (the body of a streaming response)
 /// and assembles the reply, telling `on_text` each piece of reply text as it
-/// arrives.
+/// arrives. Once the reply passes `max_reply_bytes`, or one event twice
+/// that, it stops reading (dropping `body` closes the connection) and the
+/// reply ends cut by the output limit.
 pub async fn assemble<W, S, B, E>(
     body: S,
     on_text: Option<TextSink>,
+    max_reply_bytes: u64,
 ) -> Result<AssistantMessage, ProviderError>
 where
     W: WireApi,
@@ -112,14 +125,21 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let mut assembler = W::Assembler::default();
-    let events = sse::events(W::PROVIDER, body);
+    *assembler.budget() = ReplyBudget::new(max_reply_bytes);
+    let max_event_bytes = assembler.budget().max_event_bytes();
+    let events = sse::events(W::PROVIDER, body, max_event_bytes);
     let mut events = std::pin::pin!(events);
-    while let Some(event) = events.next().await {
-        let event = event?;
-        assembler.push(&event.event, &event.data)?;
+    while let Some(frame) = events.next().await {
+        match frame? {
+            Frame::Event(event) => assembler.push(&event.event, &event.data)?,
+            Frame::Overlong => assembler.budget().cut_event(),
+        }
         let delta = assembler.take_text_delta();
         if let (Some(sink), false) = (&on_text, delta.is_empty()) {
             sink(&delta);
+        }
+        if assembler.budget().cut().is_some() {
+            break;
         }
     }
     Ok(assembler.finish())
@@ -129,6 +149,7 @@ where
 pub struct HttpModel<W> {
     http: HttpClient,
     max_tokens: Option<u32>,
+    max_reply_bytes: u64,
     api: PhantomData<W>,
 }
 
@@ -137,6 +158,7 @@ impl<W> fmt::Debug for HttpModel<W> {
         f.debug_struct("HttpModel")
             .field("http", &self.http)
             .field("max_tokens", &self.max_tokens)
+            .field("max_reply_bytes", &self.max_reply_bytes)
             .finish()
     }
 }
@@ -146,6 +168,7 @@ impl<W> Clone for HttpModel<W> {
         Self {
             http: self.http.clone(),
             max_tokens: self.max_tokens,
+            max_reply_bytes: self.max_reply_bytes,
             api: PhantomData,
         }
     }
@@ -168,8 +191,16 @@ impl<W: WireApi> HttpModel<W> {
         Ok(Self {
             http,
             max_tokens: None,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             api: PhantomData,
         })
+    }
+
+    /// Caps what one reply may make toolhost hold (see [`ReplyBudget`]);
+    /// default [`DEFAULT_MAX_REPLY_BYTES`].
+    pub fn with_max_reply_bytes(mut self, max_reply_bytes: u64) -> Self {
+        self.max_reply_bytes = max_reply_bytes;
+        self
     }
 
     /// Caps the reply length; default: `W`'s (see its `request_body`).
@@ -215,9 +246,10 @@ impl<W: WireApi> HttpModel<W> {
             tools,
             max_tokens: self.max_tokens,
         });
+        let max_reply_bytes = self.max_reply_bytes;
         self.http
             .post_and_read(W::PATH, &body, cancel, on_retry.as_ref(), |stream| {
-                assemble::<W, _, _, _>(stream, on_text.clone())
+                assemble::<W, _, _, _>(stream, on_text.clone(), max_reply_bytes)
             })
             .await
     }
@@ -240,6 +272,7 @@ pub(super) mod test_support {
             blocks,
             finish,
             usage: None,
+            cut: None,
         })
     }
 
@@ -285,8 +318,118 @@ pub(super) mod test_support {
     /// The reply `W` assembles from a whole framed body.
     pub(in crate::provider) async fn assembled_body<W: WireApi>(body: &str) -> AssistantMessage {
         let chunk = Ok::<_, std::convert::Infallible>(body.as_bytes().to_vec());
-        super::assemble::<W, _, _, _>(futures_util::stream::iter([chunk]), None)
-            .await
-            .expect("a valid stream")
+        super::assemble::<W, _, _, _>(
+            futures_util::stream::iter([chunk]),
+            None,
+            crate::provider::DEFAULT_MAX_REPLY_BYTES,
+        )
+        .await
+        .expect("a valid stream")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::provider::anthropic::Anthropic;
+    use crate::provider::openai::OpenAi;
+    use crate::provider::{BLOCK_COST, Cap, ReplyCut};
+
+    /// What `W` assembles of `body` under a cap of `cap`, and the text it
+    /// printed on the way.
+    async fn capped<W: WireApi>(body: String, cap: u64) -> (AssistantMessage, String) {
+        let printed = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&printed);
+        let on_text: TextSink = Arc::new(move |text: &str| {
+            sink.lock().expect("lock").push_str(text);
+        });
+        let chunk = Ok::<_, std::convert::Infallible>(body.into_bytes());
+        let message =
+            assemble::<W, _, _, _>(futures_util::stream::iter([chunk]), Some(on_text), cap)
+                .await
+                .expect("assembled");
+        let printed = printed.lock().expect("lock").clone();
+        (message, printed)
+    }
+
+    fn openai_text(text: &str) -> String {
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": {"content": text}}]})
+        )
+    }
+
+    fn anthropic_text(text: &str) -> String {
+        format!(
+            "event: content_block_delta\ndata: {}\n\n",
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "text_delta", "text": text}})
+        )
+    }
+
+    #[tokio::test]
+    async fn deltas_crossing_the_cap_mid_character_keep_and_print_whole_characters() {
+        // Room for the block and 6 bytes: "é€" is 5, the next "€" does not
+        // fit, so the reply ends there, whatever follows.
+        let cap = (BLOCK_COST + 6) as u64;
+        let cut = Some(ReplyCut {
+            cap: Cap::Reply,
+            limit_bytes: cap,
+            max_reply_bytes: cap,
+        });
+        let openai = [
+            openai_text("é€"),
+            openai_text("€a"),
+            openai_text("more"),
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                .into(),
+            "data: [DONE]\n\n".into(),
+        ]
+        .concat();
+        let start = format!(
+            "event: content_block_start\ndata: {}\n\n",
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "text", "text": ""}})
+        );
+        let anthropic = [
+            start,
+            anthropic_text("é€"),
+            anthropic_text("€a"),
+            anthropic_text("more"),
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\n".into(),
+        ]
+        .concat();
+        for (message, printed) in [
+            capped::<OpenAi>(openai, cap).await,
+            capped::<Anthropic>(anthropic, cap).await,
+        ] {
+            assert_eq!(message.text(), "é€");
+            assert_eq!(printed, "é€", "what is printed is what is kept");
+            assert_eq!((message.finish, message.cut), (Finish::Length, cut));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_cut_at_the_cap_has_no_arguments_and_is_not_a_tool_use() {
+        let open = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+            "id": "c", "function": {"name": "f", "arguments": "{\"a\": \""}}]}}]});
+        let more = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+            "function": {"arguments": "xxxxxxxxxx\"}"}}]}}]});
+        let body = format!("data: {open}\n\ndata: {more}\n\ndata: [DONE]\n\n");
+        let (message, _) = capped::<OpenAi>(body, (BLOCK_COST + 12) as u64).await;
+        assert_eq!(message.finish, Finish::Length);
+        let calls = message.tool_calls();
+        assert_eq!(
+            (calls[0].arguments, calls[0].arguments_raw),
+            (None, "{\"a\": \"xxx")
+        );
+        // The same stream under the default cap is a whole call.
+        let body = format!("data: {open}\n\ndata: {more}\n\ndata: [DONE]\n\n");
+        let (message, _) = capped::<OpenAi>(body, DEFAULT_MAX_REPLY_BYTES).await;
+        assert_eq!((message.finish, message.cut), (Finish::ToolUse, None));
     }
 }

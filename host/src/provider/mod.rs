@@ -15,6 +15,7 @@
 //! a server is absorbed here and never leaks upward.
 
 pub mod anthropic;
+mod budget;
 pub mod client;
 mod conversation;
 pub mod http;
@@ -22,6 +23,7 @@ pub mod openai;
 pub mod scripted;
 mod sse;
 
+pub use budget::{BLOCK_COST, Cap, DEFAULT_MAX_REPLY_BYTES, ReplyBudget, ReplyCut};
 pub use conversation::{Message, ToolResultEntry, ToolSpecForModel};
 
 /// Receives the reply's text as it streams in, for live display; the
@@ -46,6 +48,19 @@ impl Model {
             Model::Scripted(_) => return ("scripted", None, None),
         };
         (http.provider(), Some(http.model()), Some(http.base_url()))
+    }
+
+    /// Caps each reply at `max_reply_bytes` (see [`ReplyBudget`]); the
+    /// scripted model has nothing to cap. Default
+    /// [`DEFAULT_MAX_REPLY_BYTES`].
+    pub fn with_max_reply_bytes(self, max_reply_bytes: u64) -> Self {
+        match self {
+            Model::OpenAi(client) => Model::OpenAi(client.with_max_reply_bytes(max_reply_bytes)),
+            Model::Anthropic(client) => {
+                Model::Anthropic(client.with_max_reply_bytes(max_reply_bytes))
+            }
+            Model::Scripted(script) => Model::Scripted(script),
+        }
     }
 
     /// The next assistant message for `history`; `Ok(None)` when `cancel`
@@ -90,6 +105,10 @@ pub struct AssistantMessage {
     pub finish: Finish,
     /// Token counts, when the stream reported them.
     pub usage: Option<Usage>,
+    /// Set when toolhost stopped reading the reply at its cap (then
+    /// `finish` is [`Finish::Length`]); absent when the server ended it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<ReplyCut>,
 }
 
 /// One piece of an assistant message.
@@ -126,7 +145,9 @@ pub enum Finish {
     /// The model wants its tool calls run. Also used when a server says
     /// `stop` but sent tool calls.
     ToolUse,
-    /// The output limit cut the reply; tool arguments may be truncated.
+    /// The output limit cut the reply (the server's `max_tokens`, or
+    /// toolhost's reply cap: see [`AssistantMessage::cut`]); tool arguments
+    /// may be truncated.
     Length,
     /// The server reported an error mid-stream, withheld the output (content
     /// filter, refusal) or the stream ended before saying why it stopped.
@@ -203,7 +224,7 @@ impl AssistantMessage {
 
     /// The message in the flat shape of the recorded fixtures'
     /// `*.expected.json` (`text`, `tool_calls`, `finish`, `usage`,
-    /// `reasoning`), so tests compare whole objects and a mismatch shows
+    /// `reasoning`, and `cut` when toolhost cut the reply), so tests compare whole objects and a mismatch shows
     /// everything at once.
     pub fn to_fixture_json(&self) -> Value {
         let mut out = Map::new();
@@ -251,6 +272,9 @@ impl AssistantMessage {
                 value["signature"] = Value::String(signature.into());
             }
             out.insert("reasoning".into(), value);
+        }
+        if let Some(cut) = &self.cut {
+            out.insert("cut".into(), json!(cut));
         }
         Value::Object(out)
     }
@@ -457,10 +481,18 @@ fn parse_arguments(raw: &str) -> Option<Value> {
 
 impl AssistantMessage {
     /// An assembled reply. A server that says it stopped normally while
-    /// sending tool calls still wants them run: that is a tool use.
-    fn settled(blocks: Vec<Block>, finish: Finish, usage: Option<Usage>) -> Self {
+    /// sending tool calls still wants them run: that is a tool use. A reply
+    /// toolhost cut at its cap is cut by the output limit, whatever the
+    /// server said.
+    fn settled(
+        blocks: Vec<Block>,
+        finish: Finish,
+        usage: Option<Usage>,
+        cut: Option<ReplyCut>,
+    ) -> Self {
         let has_calls = blocks.iter().any(|b| matches!(b, Block::ToolCall { .. }));
         let finish = match finish {
+            _ if cut.is_some() => Finish::Length,
             Finish::Stop if has_calls => Finish::ToolUse,
             other => other,
         };
@@ -468,6 +500,7 @@ impl AssistantMessage {
             blocks,
             finish,
             usage,
+            cut,
         }
     }
 }
@@ -501,6 +534,7 @@ mod tests {
             ],
             finish: Finish::Length,
             usage: None,
+            cut: None,
         };
         assert_eq!(
             message.to_fixture_json(),

@@ -23,7 +23,8 @@ use serde_json::{Value, json};
 use super::client::{Assembler, HttpModel, Request, WireApi, finish_of, set_tools};
 use super::http::Auth;
 use super::{
-    AssistantMessage, Block, Finish, Message, ProviderError, Usage, parse_arguments, parse_data,
+    AssistantMessage, BLOCK_COST, Block, Finish, Message, ProviderError, ReplyBudget, Usage,
+    parse_arguments, parse_data,
 };
 
 /// Chat Completions, as a [`WireApi`].
@@ -43,6 +44,8 @@ pub struct OpenAiAssembler {
     errored: bool,
     /// Reply text received since the last [`Self::take_text_delta`].
     text_delta: String,
+    /// What the parts may still hold.
+    budget: ReplyBudget,
 }
 
 /// A block still being streamed.
@@ -96,6 +99,10 @@ impl Assembler for OpenAiAssembler {
         Ok(())
     }
 
+    fn budget(&mut self) -> &mut ReplyBudget {
+        &mut self.budget
+    }
+
     fn take_text_delta(&mut self) -> String {
         std::mem::take(&mut self.text_delta)
     }
@@ -104,7 +111,8 @@ impl Assembler for OpenAiAssembler {
     /// servers send none) are made up so every result can name its call.
     fn finish(self) -> AssistantMessage {
         let finish = finish_of::<OpenAi>(self.errored, self.finish_reason.as_deref(), self.done);
-        let cut = matches!(finish, Finish::Length | Finish::Error);
+        let capped = self.budget.cut();
+        let cut = capped.is_some() || matches!(finish, Finish::Length | Finish::Error);
         let last_call = self.calls.last().map(|(_, position)| *position);
         let mut blocks = Vec::with_capacity(self.parts.len());
         let mut ordinal = 0;
@@ -152,7 +160,7 @@ impl Assembler for OpenAiAssembler {
                 .unwrap_or(0),
             raw,
         });
-        AssistantMessage::settled(blocks, finish, usage)
+        AssistantMessage::settled(blocks, finish, usage, capped)
     }
 }
 
@@ -162,10 +170,7 @@ impl OpenAiAssembler {
             .iter()
             .find_map(|key| delta.get(*key).and_then(Value::as_str));
         if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
-            match self.parts.last_mut() {
-                Some(Part::Reasoning(all)) => all.push_str(text),
-                _ => self.parts.push(Part::Reasoning(text.to_owned())),
-            }
+            self.append(text, false);
         }
         // A refusal is what the user gets instead of content; keep it visible.
         for key in ["content", "refusal"] {
@@ -174,16 +179,38 @@ impl OpenAiAssembler {
                 .and_then(Value::as_str)
                 .filter(|t| !t.is_empty())
             {
-                self.text_delta.push_str(text);
-                match self.parts.last_mut() {
-                    Some(Part::Text(all)) => all.push_str(text),
-                    _ => self.parts.push(Part::Text(text.to_owned())),
-                }
+                self.append(text, true);
             }
         }
         let calls = delta.get("tool_calls").and_then(Value::as_array);
         for call in calls.into_iter().flatten() {
             self.tool_call_delta(call);
+        }
+    }
+
+    /// Appends what of `text` fits the budget to the last part when it is
+    /// of the same kind (reply text or reasoning), else to a new part.
+    fn append(&mut self, text: &str, reply: bool) {
+        let continues = match self.parts.last() {
+            Some(Part::Text(_)) => reply,
+            Some(Part::Reasoning(_)) => !reply,
+            _ => false,
+        };
+        if !continues && !self.budget.charge(BLOCK_COST) {
+            return;
+        }
+        let text = self.budget.take(text);
+        if text.is_empty() {
+            return;
+        }
+        if reply {
+            self.text_delta.push_str(text);
+        }
+        match self.parts.last_mut() {
+            Some(Part::Text(all)) if reply => all.push_str(text),
+            Some(Part::Reasoning(all)) if !reply => all.push_str(text),
+            _ if reply => self.parts.push(Part::Text(text.to_owned())),
+            _ => self.parts.push(Part::Reasoning(text.to_owned())),
         }
     }
 
@@ -201,6 +228,9 @@ impl OpenAiAssembler {
         let position = match self.target(index, id, name.is_some()) {
             Some(position) => position,
             None => {
+                if !self.budget.charge(BLOCK_COST) {
+                    return;
+                }
                 self.parts.push(Part::Call {
                     id: String::new(),
                     name: String::new(),
@@ -218,18 +248,19 @@ impl OpenAiAssembler {
         else {
             return;
         };
+        let budget = &mut self.budget;
         if let (true, Some(id)) = (call_id.is_empty(), id) {
-            id.clone_into(call_id);
+            budget.take(id).clone_into(call_id);
         }
         // Some servers repeat the name on every fragment: keep the first.
         if let (true, Some(name)) = (call_name.is_empty(), name) {
-            name.clone_into(call_name);
+            budget.take(name).clone_into(call_name);
         }
         match function.and_then(|f| f.get("arguments")) {
-            Some(Value::String(fragment)) => arguments.push_str(fragment),
+            Some(Value::String(fragment)) => arguments.push_str(budget.take(fragment)),
             // A few servers send the arguments already parsed, whole.
             Some(value @ (Value::Object(_) | Value::Array(_))) => {
-                arguments.push_str(&value.to_string());
+                arguments.push_str(budget.take(&value.to_string()));
             }
             _ => {}
         }

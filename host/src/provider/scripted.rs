@@ -148,6 +148,7 @@ fn assistant_message(turn: usize, script: ScriptTurn) -> AssistantMessage {
         blocks,
         finish,
         usage: None,
+        cut: None,
     }
 }
 

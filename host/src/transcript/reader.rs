@@ -401,6 +401,7 @@ mod tests {
                 blocks,
                 finish,
                 usage: None,
+                cut: None,
             }),
         };
         let run = |id: &str| {

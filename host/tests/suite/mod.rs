@@ -13,6 +13,7 @@ mod provider_http;
 mod providers;
 mod race;
 mod run;
+mod runaway_model;
 mod scaffold;
 mod search_speed;
 mod sessions;

@@ -230,6 +230,7 @@ fn ledger() -> Vec<Message> {
             ],
             finish: Finish::ToolUse,
             usage: None,
+            cut: None,
         }),
         Message::ToolResults {
             results: vec![
@@ -256,6 +257,7 @@ fn ledger() -> Vec<Message> {
             }],
             finish: Finish::Length,
             usage: None,
+            cut: None,
         }),
         Message::ToolResults {
             results: vec![ToolResultEntry {

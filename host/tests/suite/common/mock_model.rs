@@ -4,11 +4,14 @@
 //!
 //! Hand-written on `std::net` so each test controls the bytes: chunked
 //! bodies cut into pieces, a connection dropped mid-stream, a stream that
-//! stalls, a status with headers, a reply that comes late.
+//! stalls, a status with headers, a reply that comes late, and a body of a
+//! gigabyte made as it is sent ([`Generated`]), which stops when the client
+//! hangs up and counts what it sent.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -44,6 +47,8 @@ pub enum Reply {
         headers: Vec<(&'static str, String)>,
         body: String,
     },
+    /// A body made as it is sent (see [`Generated`]).
+    Generated(Generated),
     /// No response at all for a long time.
     Hang,
     /// The reply, after a wait (a model that thinks before answering).
@@ -63,6 +68,87 @@ impl Reply {
     /// This reply, sent after `delay`.
     pub fn after(self, delay: Duration) -> Reply {
         Reply::Delayed(delay, Box::new(self))
+    }
+}
+
+/// A chunked body that is never held whole: `head`, then `unit` again and
+/// again (whole units) up to `total` bytes in all, then `tail`, in writes of about 64 KiB.
+/// It stops at the first failed write (the client hung up); [`Sent`] tells
+/// how far it got.
+pub struct Generated {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub head: Vec<u8>,
+    pub unit: Vec<u8>,
+    pub total: u64,
+    pub tail: Vec<u8>,
+    sent: Sent,
+}
+
+/// What a [`Generated`] body sent, readable while and after it is sent.
+#[derive(Clone, Default)]
+pub struct Sent {
+    bytes: Arc<AtomicU64>,
+    finished: Arc<AtomicBool>,
+    hung_up: Arc<AtomicBool>,
+}
+
+impl Sent {
+    /// Body bytes written so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::SeqCst)
+    }
+
+    /// Whether the client closed the connection before the end.
+    pub fn hung_up(&self) -> bool {
+        self.hung_up.load(Ordering::SeqCst)
+    }
+
+    /// Waits up to `limit` for the writer to stop, so a test can read the
+    /// final count.
+    pub fn wait_done(&self, limit: Duration) -> bool {
+        let start = Instant::now();
+        while !self.finished.load(Ordering::SeqCst) {
+            if start.elapsed() > limit {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        true
+    }
+}
+
+impl Generated {
+    /// A 200 `text/event-stream` body of `total` bytes.
+    pub fn sse(head: impl Into<Vec<u8>>, unit: impl Into<Vec<u8>>, total: u64) -> Generated {
+        Generated {
+            status: 200,
+            content_type: "text/event-stream",
+            head: head.into(),
+            unit: unit.into(),
+            total,
+            tail: Vec::new(),
+            sent: Sent::default(),
+        }
+    }
+
+    /// The same body under another status and content type.
+    pub fn with_status(mut self, status: u16, content_type: &'static str) -> Generated {
+        self.status = status;
+        self.content_type = content_type;
+        self
+    }
+
+    /// `tail` after the repeated units.
+    pub fn with_tail(mut self, tail: impl Into<Vec<u8>>) -> Generated {
+        self.tail = tail.into();
+        self
+    }
+
+    /// The reply and the counter of what it sent.
+    pub fn reply(self) -> (Reply, Sent) {
+        let sent = self.sent.clone();
+        (Reply::Generated(self), sent)
     }
 }
 
@@ -199,6 +285,7 @@ fn answer(stream: &mut TcpStream, reply: Reply) {
             body,
         } => write_status(stream, status, &headers, &body),
         Reply::Sse { body, pieces, end } => write_sse(stream, &body, pieces, end),
+        Reply::Generated(generated) => write_generated(stream, &generated),
         Reply::Hang => thread::sleep(Duration::from_secs(20)),
         Reply::Delayed(delay, reply) => {
             thread::sleep(delay);
@@ -260,4 +347,51 @@ fn write_sse(stream: &mut TcpStream, body: &[u8], pieces: usize, end: End) {
         End::StallAfter(_) => thread::sleep(Duration::from_secs(20)),
     }
     let _ = stream.shutdown(Shutdown::Both);
+}
+
+fn write_generated(stream: &mut TcpStream, body: &Generated) {
+    let sent = &body.sent;
+    let outcome = generate(stream, body);
+    sent.hung_up.store(outcome.is_err(), Ordering::SeqCst);
+    let _ = stream.shutdown(Shutdown::Both);
+    sent.finished.store(true, Ordering::SeqCst);
+}
+
+/// Writes `body` until its end or the first failed write.
+fn generate(stream: &mut TcpStream, body: &Generated) -> std::io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 {} Generated\r\nContent-Type: {}\r\nTransfer-Encoding: chunked\r\n\
+         Connection: close\r\n\r\n",
+        body.status, body.content_type
+    );
+    stream.write_all(head.as_bytes())?;
+    let mut chunk = |bytes: &[u8]| -> std::io::Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let framed = [format!("{:x}\r\n", bytes.len()).as_bytes(), bytes, b"\r\n"].concat();
+        stream.write_all(&framed)?;
+        body.sent
+            .bytes
+            .fetch_add(bytes.len() as u64, Ordering::SeqCst);
+        Ok(())
+    };
+    chunk(&body.head)?;
+    let units = (64 * 1024 / body.unit.len().max(1)).max(1);
+    let block = body.unit.repeat(units);
+    // Whole units only, so every event of the body is well formed.
+    let unit = body.unit.len().max(1) as u64;
+    let mut left = body
+        .total
+        .saturating_sub((body.head.len() + body.tail.len()) as u64)
+        / unit
+        * unit;
+    while left > 0 {
+        let take = usize::try_from(left).unwrap_or(usize::MAX).min(block.len());
+        chunk(&block[..take])?;
+        left -= take as u64;
+    }
+    chunk(&body.tail)?;
+    stream.write_all(b"0\r\n\r\n")?;
+    stream.flush()
 }
