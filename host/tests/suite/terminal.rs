@@ -35,6 +35,15 @@ fn hostile_workspace() -> Workspace {
     ws
 }
 
+/// The warning each command of [`hostile_workspace`] prints first.
+fn skipped(ws: &Workspace) -> String {
+    format!(
+        "warning: skipped plugin `{}/.toolhost/plugins/{TITLE_SHOWN}.wasm`: not a WebAssembly file \
+         (it does not start with the `\\0asm` magic bytes)\n",
+        ws.path().display()
+    )
+}
+
 /// toolhost with colour forced on wherever a library would decide it, so a
 /// test would see toolhost's own colours next to the escaped text.
 fn toolhost(ws: &Workspace) -> assert_cmd::Command {
@@ -71,9 +80,10 @@ fn assert_inert(stream: &str, output: &[u8]) {
                 sgr &= chars.next_if(|&(_, c)| c == 'm').is_some();
                 !sgr
             }
-            '\0'..='\x1f' | '\x7f'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
-                true
-            }
+            '\0'..='\x1f'
+            | '\x7f'..='\u{9f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}' => true,
             _ => false,
         };
         assert!(
@@ -127,17 +137,13 @@ fn plugin_descriptions_errors_and_results_are_escaped() {
         .expect("the terminal tool is listed");
     assert_eq!(
         lines[at],
-        format!("terminal  (writes, {})", plugin_dir.join("hostile.wasm").display())
+        format!(
+            "terminal  (writes, {})",
+            plugin_dir.join("hostile.wasm").display()
+        )
     );
     assert_eq!(lines[at + 1], format!("    {DESCRIPTION_SHOWN}"));
-    let stderr = utf8(listed.stderr);
-    assert!(
-        stderr.contains(&format!(
-            "warning: skipped plugin `{}/{TITLE_SHOWN}.wasm`: ",
-            plugin_dir.display()
-        )),
-        "{stderr}"
-    );
+    assert_eq!(utf8(listed.stderr), skipped(&ws));
 
     // JSON carries the same strings, with DEL and C1 as \u escapes.
     let json_out = run(toolhost(&ws).args(["tools", "--json"]));
@@ -175,7 +181,7 @@ fn plugin_descriptions_errors_and_results_are_escaped() {
     assert_eq!(failed.status.code(), Some(1));
     assert_eq!(
         utf8(failed.stderr),
-        format!("error: `terminal` failed: {FAKE_SHOWN}\n")
+        format!("{}error: `terminal` failed: {FAKE_SHOWN}\n", skipped(&ws))
     );
 
     // A good result keeps its lines and tabs.
@@ -208,14 +214,18 @@ fn a_run_shows_the_models_and_the_tools_texts_escaped() {
         utf8(output.stdout),
         format!("Looking.{TITLE_SHOWN}\\u{{9b}}1A\tfine\nDone.\\u{{202e}}{TITLE_SHOWN}\n")
     );
-    let stderr = without_timings(&utf8(output.stderr));
+    let stderr = utf8(output.stderr);
+    let stderr = without_timings(stderr.strip_prefix(&skipped(&ws)).expect("the warning"));
     let lines: Vec<&str> = stderr.lines().collect();
     let args = r#"{"text":"\r\u001b[2K-> write_file ... ok\u{9b}2J\u{202e}gnp.exe"}"#;
-    assert_eq!(lines[0], format!("-> terminal {args} ok _ ms 42 B"));
+    assert_eq!(
+        lines[0],
+        format!("-> terminal {args} ok _ ms {} B", FAKE.len())
+    );
     assert_eq!(
         lines[1],
         format!(
-            "-> terminal {{\"fail\":true,\"text\":\"\\r\\u001b[2K-> write_file ... ok\\u{{9b}}2J\\u{{20...\
+            "-> terminal {{\"fail\":true,\"text\":\"\\r\\u001b[2K-> write_file ... ok\\u{{9b}}2J\\u{{202e}}gnp.... \
              error _ ms: error: `terminal` failed: {FAKE_SHOWN}"
         )
     );
@@ -314,12 +324,17 @@ fn a_shipped_session_is_listed_shown_and_resumed_escaped() {
             "session {id_shown} at 2026-01-01T00:00:00.000Z (toolhost 0.1.0) provider=scripted \
              model=- tools=0\n\
              user: Fix it{FAKE_SHOWN}...\n  \
-             call={id_shown} tool={id_shown} status=error bytes=5 3ms: {FAKE_SHOWN}\n\
-             stop reason=completed turns=1: {FAKE_SHOWN}\n"
+             call={id_shown} tool={id_shown} status=error bytes=5 3ms: {fake}\n\
+             stop reason=completed turns=1: {fake}\n",
+            // `show` starts a result's line at its first non-blank character.
+            fake = &FAKE_SHOWN[2..]
         )
     );
 
-    ws.write("script.json", json!({"turns": [{"text": "resumed"}]}).to_string());
+    ws.write(
+        "script.json",
+        json!({"turns": [{"text": "resumed"}]}).to_string(),
+    );
     let resumed = run(toolhost(&ws).args([
         "run",
         "--resume",
@@ -393,12 +408,22 @@ fn a_shipped_config_files_text_is_quoted_escaped() {
     let output = run(toolhost(&ws).arg("tools"));
     assert_eq!(output.status.code(), Some(1));
     let stderr = utf8(output.stderr);
-    assert!(stderr.contains(&format!("protect = 1 {TITLE_SHOWN}")), "{stderr}");
+    let quoted = format!("2 | protect = 1 {TITLE_SHOWN}");
+    assert!(stderr.lines().any(|l| l == quoted), "{stderr}");
 
-    // The same file, mended, loads.
-    ws.write("toolhost.toml", "[sandbox]\nprotect = [\"notes\"]\n");
+    // A file that parses, but names a tool whose name breaks the line and
+    // retitles the window: it loads, with the warning on one line.
+    ws.write(
+        "toolhost.toml",
+        "[tools.\"x\\nwarning: all tools verified\\u001b]0;t\\u0007\".limits]\ntimeout_ms = 100\n",
+    );
     let output = run(toolhost(&ws).arg("tools"));
     assert!(output.status.success(), "{}", utf8(output.stderr));
+    assert_eq!(
+        utf8(output.stderr),
+        "warning: the configuration names tool `x\\nwarning: all tools verified\\x1b]0;t\\x07`, \
+         but no loaded plugin offers it; check the spelling\n"
+    );
 }
 
 #[test]
