@@ -442,3 +442,23 @@ fn the_inert_check_catches_what_a_terminal_acts_on() {
     assert_inert("test", "a\tb\n\x1b[1;31mred\x1b[0m \\x1b".as_bytes());
     assert_eq!(without_timings("ok 12 ms, 3 ms"), "ok _ ms, _ ms");
 }
+
+#[test]
+fn the_mcp_servers_log_lines_are_escaped() {
+    let ws = Workspace::new();
+    let dir = ws.mkdir(&format!("repo{TITLE}\nfake"));
+    let output = run(toolhost(&ws)
+        .arg("--workspace")
+        .arg(&dir)
+        .args(["mcp", "--no-session"])
+        .write_stdin(""));
+    assert!(output.status.success(), "{}", utf8(output.stderr));
+    let stderr = utf8(output.stderr);
+    let shown = format!("{}/repo{TITLE_SHOWN}\\nfake", ws.path().display());
+    assert!(
+        stderr.starts_with("toolhost mcp: serving ")
+            && stderr.contains(&format!(" tools from `{shown}` on stdio"))
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}
