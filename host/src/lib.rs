@@ -8,7 +8,8 @@
 //! - [`mcp`] serves the sandbox's tools to MCP clients (`toolhost mcp`);
 //! - [`transcript`] writes, reads and resumes the JSONL session files;
 //! - [`workspace`] names the workspace's own files (`toolhost.toml`, `.toolhost/`);
-//! - [`cli`] is the command line; it is the only module that prints.
+//! - [`cli`] is the command line; it is the only module that prints, every
+//!   outside text through `terminal`'s escaping.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![warn(unreachable_pub)]
 
@@ -18,5 +19,6 @@ pub mod config;
 pub mod mcp;
 pub mod provider;
 pub mod sandbox;
+pub(crate) mod terminal;
 pub mod transcript;
 pub mod workspace;

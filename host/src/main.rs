@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use toolhost::cli::{self, Cli, exit};
+use toolhost::cli::{self, Cli};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -14,18 +14,12 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(exit::ERROR);
+            let error = anyhow::Error::from(e).context("cannot start the async runtime");
+            return ExitCode::from(cli::fail(&error));
         }
     };
     match runtime.block_on(cli::run(cli)) {
         Ok(ended) => ExitCode::from(ended.code()),
-        Err(error) => {
-            let code = exit::code_of_error(&error);
-            if code != exit::OK {
-                eprintln!("error: {error:#}");
-            }
-            ExitCode::from(code)
-        }
+        Err(error) => ExitCode::from(cli::fail(&error)),
     }
 }

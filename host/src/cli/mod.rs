@@ -540,6 +540,17 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     Ok(Ended::Run(stop.reason))
 }
 
+/// Prints the error a command failed with (escaped: its text may quote a
+/// plugin, a tool or a shipped file), unless the reader of stdout went away,
+/// and returns the process's exit code.
+pub fn fail(error: &anyhow::Error) -> u8 {
+    let code = exit::code_of_error(error);
+    if code != exit::OK {
+        render::error(error);
+    }
+    code
+}
+
 /// A bad command line found after parsing; exits with [`exit::USAGE`].
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

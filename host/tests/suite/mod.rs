@@ -18,6 +18,7 @@ mod scaffold;
 mod search_speed;
 mod sessions;
 mod standard_tools;
+mod terminal;
 mod tiers;
 mod trust;
 mod typed;

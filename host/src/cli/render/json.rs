@@ -2,11 +2,11 @@
 //! stderr), then one JSON object with the final text, the stop record, the
 //! token usage and the session.
 
-use std::io::{self, Write as _};
+use std::io;
 
 use serde_json::json;
 
-use super::{RunOutput, ignore_broken_pipe, retry_notice};
+use super::{RunOutput, put_json, retry_notice};
 use crate::agent::{AgentEvent, Message, StopRecord};
 use crate::transcript::SessionWriter;
 
@@ -43,6 +43,6 @@ impl RunOutput for JsonOutput {
             "turns": stop.turns,
             "usage": {"input_tokens": input, "output_tokens": output},
         });
-        ignore_broken_pipe(writeln!(io::stdout().lock(), "{doc}"))
+        put_json(&mut io::stdout().lock(), &doc, false)
     }
 }

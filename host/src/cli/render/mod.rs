@@ -2,13 +2,18 @@
 //!
 //! `toolhost run` prints through one [`RunOutput`] per output format
 //! (`text`, `json`, `stream_json`); the one-shot reports of the other
-//! commands are the functions below.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+//! commands are the functions below. Every line goes out through
+//! [`put_line`] or [`note`], which escape the control characters of any
+//! text from plugins, tools, the model or shipped files (`crate::terminal`);
+//! fields of one line are escaped with [`terminal::one_line`] on their way in,
+//! so they cannot start a line of their own either. `print!` and `eprint!`
+//! stay denied here, as in the rest of the crate.
 
 mod json;
 mod stream_json;
 mod text;
 
+use std::fmt::Display;
 use std::io::{self, Write as _};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,6 +24,7 @@ use super::OutputFormat;
 use super::exit::Ended;
 use crate::agent::{AgentEvent, EventSink, Message, StopReason, StopRecord};
 use crate::sandbox::{CallReport, Grant, Limits, LoadEvent, Sandbox, Tier, Tool, ToolOutcome};
+use crate::terminal::{self, one_line};
 use crate::transcript::show::{self, Summary};
 use crate::transcript::{SessionFile, SessionWriter, TranscriptError};
 
@@ -74,18 +80,56 @@ impl RunRenderer {
         session: Option<&SessionWriter>,
     ) -> io::Result<()> {
         if let Some(error) = session.and_then(SessionWriter::error) {
-            eprintln!(
+            note(format_args!(
                 "warning: the session file `{}` is incomplete: writing it failed: {error}",
                 session
                     .map(|s| s.path().display().to_string())
                     .unwrap_or_default()
-            );
+            ));
         }
         self.output
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .finish(ledger, stop, session)
     }
+}
+
+/// Writes `line` and a line feed to `out` with every control character but
+/// `\n` and `\t` escaped: whatever a caller's fields hold, only toolhost's
+/// own sequences reach a terminal. A closed pipe is not an error.
+fn put_line(out: &mut impl io::Write, line: impl Display) -> io::Result<()> {
+    ignore_broken_pipe(writeln!(out, "{}", terminal::multiline(&line.to_string())))
+}
+
+/// `line` on stderr, escaped as [`put_line`] does. A failed write to stderr
+/// has nowhere left to be told.
+fn note(line: impl Display) {
+    let _ = writeln!(
+        io::stderr().lock(),
+        "{}",
+        terminal::multiline(&line.to_string())
+    );
+}
+
+/// A JSON document on stdout, its DEL, C1 and bidi controls as `\u`
+/// escapes (serde_json escapes only C0): the same value, inert on a
+/// terminal.
+fn put_json(
+    out: &mut impl io::Write,
+    value: &impl serde::Serialize,
+    pretty: bool,
+) -> io::Result<()> {
+    let text = if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    };
+    put_line(out, terminal::json(&text.unwrap_or_default()))
+}
+
+/// The error a command failed with (`error: ...`), on stderr.
+pub(super) fn error(error: &anyhow::Error) {
+    note(format_args!("error: {error:#}"));
 }
 
 /// `text` cut to `max` characters with an ellipsis.
@@ -105,17 +149,19 @@ fn retry_notice(event: &AgentEvent) {
         reason,
     } = event
     {
-        eprintln!(
-            "retrying the model request in {:.1} s (retry {attempt}): {reason}",
-            *wait_ms as f64 / 1000.0
-        );
+        note(format_args!(
+            "retrying the model request in {:.1} s (retry {attempt}): {}",
+            *wait_ms as f64 / 1000.0,
+            one_line(reason)
+        ));
     }
 }
 
-/// Prints each warning to stderr.
+/// Prints each warning to stderr, on one line each: a warning may quote a
+/// shipped file (a tool name in toolhost.toml, a session's workspace).
 pub(super) fn warnings(warnings: &[String]) {
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        note(format_args!("warning: {}", one_line(warning)));
     }
 }
 
@@ -124,12 +170,12 @@ pub(super) fn warnings(warnings: &[String]) {
 pub(super) fn recovered(results: &Message) {
     if let Message::ToolResults { results } = results {
         for result in results {
-            eprintln!(
+            note(format_args!(
                 "resuming: call {} ({}) has no recorded result; the model is told: {}",
-                result.call_id,
-                result.tool,
-                short(&result.text, 120)
-            );
+                one_line(&result.call_id),
+                one_line(&result.tool),
+                one_line(&short(&result.text, 120))
+            ));
         }
     }
 }
@@ -150,41 +196,35 @@ pub(super) fn sessions(
                 Err(error) => json!({"error": error.to_string()}),
             })
             .collect();
-        return ignore_broken_pipe(writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&list).unwrap_or_default()
-        ));
+        return put_json(&mut out, &list, true);
     }
     if sessions.is_empty() {
-        eprintln!(
+        note(format_args!(
             "no sessions in `{}` yet: each `toolhost run` writes one there",
             dir.display()
-        );
+        ));
         return Ok(());
     }
-    let result = writeln!(
-        out,
-        "{:<22} {:<19} {:>5}  {:<13} PROMPT",
-        "ID", "STARTED (UTC)", "TURNS", "STOP"
-    );
-    ignore_broken_pipe(result)?;
+    put_line(
+        &mut out,
+        format_args!(
+            "{:<22} {:<19} {:>5}  {:<13} PROMPT",
+            "ID", "STARTED (UTC)", "TURNS", "STOP"
+        ),
+    )?;
     for session in sessions {
         let line = match session {
             Ok(s) => format!(
                 "{:<22} {:<19} {:>5}  {:<13} {}",
-                s.id,
-                s.started_at
-                    .get(..19)
-                    .unwrap_or(&s.started_at)
-                    .replace('T', " "),
+                one_line(&s.id),
+                one_line(s.started_at.get(..19).unwrap_or(&s.started_at)).replace('T', " "),
                 s.turns,
                 s.stop.map_or("(none: died)", StopReason::as_str),
-                short(&s.first_prompt, 60)
+                one_line(&short(&s.first_prompt, 60))
             ),
-            Err(error) => format!("unreadable: {error}"),
+            Err(error) => format!("unreadable: {}", one_line(&error.to_string())),
         };
-        ignore_broken_pipe(writeln!(out, "{line}"))?;
+        put_line(&mut out, line)?;
     }
     Ok(())
 }
@@ -192,8 +232,9 @@ pub(super) fn sessions(
 /// `toolhost sessions show ID`.
 pub(super) fn session(file: &SessionFile) -> io::Result<()> {
     let mut out = io::stdout().lock();
+    // Each of `show`'s lines is one line: a field cannot break it.
     for line in show::lines(file) {
-        ignore_broken_pipe(writeln!(out, "{line}"))?;
+        put_line(&mut out, one_line(&line))?;
     }
     Ok(())
 }
@@ -201,13 +242,16 @@ pub(super) fn session(file: &SessionFile) -> io::Result<()> {
 /// Prints warnings and skipped plugins to stderr.
 pub(super) fn load_problems(sandbox: &Sandbox, warnings: &[String]) {
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        note(format_args!("warning: {}", one_line(warning)));
     }
     for notice in sandbox.load_notices() {
-        eprintln!("warning: {notice}");
+        note(format_args!("warning: {}", one_line(&notice.to_string())));
     }
     for error in sandbox.load_errors() {
-        eprintln!("warning: skipped {error}");
+        note(format_args!(
+            "warning: skipped {}",
+            one_line(&error.to_string())
+        ));
     }
 }
 
@@ -236,11 +280,7 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
             "protected": protected,
             "load_errors": errors,
         });
-        return ignore_broken_pipe(writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        ));
+        return put_json(&mut out, &doc, true);
     }
     for tool in sandbox.tools() {
         let mode = if tool.read_only {
@@ -248,11 +288,23 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
         } else {
             "writes"
         };
-        let result = writeln!(out, "{}  ({mode}, {})", tool.name, tool.plugin)
-            .and_then(|()| writeln!(out, "    {}", first_sentence(&tool.description)))
-            .and_then(|()| writeln!(out, "    grants: {}", grants_text(&tool.policy.grants)))
-            .and_then(|()| writeln!(out, "    limits: {}", limits_text(&tool.policy.limits)));
-        ignore_broken_pipe(result)?;
+        let plugin = tool.plugin.to_string();
+        put_line(
+            &mut out,
+            format_args!("{}  ({mode}, {})", one_line(&tool.name), one_line(&plugin)),
+        )?;
+        put_line(
+            &mut out,
+            format_args!("    {}", one_line(first_sentence(&tool.description))),
+        )?;
+        put_line(
+            &mut out,
+            format_args!("    grants: {}", grants_text(&tool.policy.grants)),
+        )?;
+        put_line(
+            &mut out,
+            format_args!("    limits: {}", limits_text(&tool.policy.limits)),
+        )?;
         if !tool.policy.lifted.is_empty() {
             let lifted: Vec<String> = tool
                 .policy
@@ -265,11 +317,13 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
                         .to_string()
                 })
                 .collect();
-            ignore_broken_pipe(writeln!(
-                out,
-                "    may change protected: {} (granted by name)",
-                lifted.join(", ")
-            ))?;
+            put_line(
+                &mut out,
+                format_args!(
+                    "    may change protected: {} (granted by name)",
+                    one_line(&lifted.join(", "))
+                ),
+            )?;
         }
     }
     let names = |any_depth: bool| -> Vec<String> {
@@ -280,20 +334,24 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
             .map(|p| p.relative.clone())
             .collect()
     };
-    ignore_broken_pipe(writeln!(
-        out,
-        "protected at any depth (no tool may change): {}",
-        names(true).join(", ")
-    ))?;
+    put_line(
+        &mut out,
+        format_args!(
+            "protected at any depth (no tool may change): {}",
+            one_line(&names(true).join(", "))
+        ),
+    )?;
     let exact = names(false);
     if exact.is_empty() {
         return Ok(());
     }
-    ignore_broken_pipe(writeln!(
-        out,
-        "protected (no tool may change): {}",
-        exact.join(", ")
-    ))
+    put_line(
+        &mut out,
+        format_args!(
+            "protected (no tool may change): {}",
+            one_line(&exact.join(", "))
+        ),
+    )
 }
 
 fn tool_json(tool: &Tool, tier: Tier) -> serde_json::Value {
@@ -334,10 +392,10 @@ pub(super) fn call_result(tool: &str, report: &CallReport) -> io::Result<()> {
             } else {
                 "\n"
             };
-            ignore_broken_pipe(write!(out, "{text}{newline}"))
+            ignore_broken_pipe(write!(out, "{}{newline}", terminal::multiline(text)))
         }
         outcome @ ToolOutcome::Fault(_) => {
-            eprintln!("{}", outcome.model_text(tool));
+            note(outcome.model_text(tool));
             Ok(())
         }
     }
@@ -345,9 +403,20 @@ pub(super) fn call_result(tool: &str, report: &CallReport) -> io::Result<()> {
 
 /// `toolhost plugin new`: where the project is and how to build it.
 pub(super) fn plugin_created(dir: &Path, build: &str, name: &str) {
-    println!("created `{}`; build it with:", dir.display());
-    println!("  cd {} && {build}", dir.display());
-    println!("then: toolhost plugin check {name}.wasm (its README says how to drop it in)");
+    let mut out = io::stdout().lock();
+    let _ = put_line(
+        &mut out,
+        format_args!("created `{}`; build it with:", dir.display()),
+    )
+    .and_then(|()| put_line(&mut out, format_args!("  cd {} && {build}", dir.display())))
+    .and_then(|()| {
+        put_line(
+            &mut out,
+            format_args!(
+                "then: toolhost plugin check {name}.wasm (its README says how to drop it in)"
+            ),
+        )
+    });
 }
 
 /// `toolhost plugin add FILE`: where it went and what it offers.
@@ -357,11 +426,14 @@ pub(super) fn plugin_added(installed: &Path, tools: &[String], unchanged: bool) 
     } else {
         "installed"
     };
-    println!(
-        "{what}: `{}`, compiled into the cache; {} tool(s): {}",
-        installed.display(),
-        tools.len(),
-        tools.join(", ")
+    let _ = put_line(
+        &mut io::stdout().lock(),
+        format_args!(
+            "{what}: `{}`, compiled into the cache; {} tool(s): {}",
+            installed.display(),
+            tools.len(),
+            one_line(&tools.join(", "))
+        ),
     );
 }
 
@@ -373,7 +445,7 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<End
         .filter(|t| matches!(&t.plugin, crate::sandbox::PluginOrigin::File(p) if p == file))
         .collect();
     if let Some(error) = sandbox.load_errors().first() {
-        eprintln!("error: {error}");
+        note(format_args!("error: {error}"));
         return Ok(Ended::Failed);
     }
     let kind = if own.iter().any(|t| t.output_schema.is_some()) {
@@ -381,26 +453,46 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<End
     } else {
         "a toolhost plugin with"
     };
-    println!("ok: `{}` is {kind} {} tool(s):", file.display(), own.len());
+    let mut out = io::stdout().lock();
+    put_line(
+        &mut out,
+        format_args!("ok: `{}` is {kind} {} tool(s):", file.display(), own.len()),
+    )?;
     for tool in own {
         let mode = if tool.read_only {
             "read-only"
         } else {
             "writes"
         };
-        println!(
-            "  {} ({mode}): {}",
-            tool.name,
-            first_sentence(&tool.description)
-        );
-        println!("    input schema: {}", tool.input_schema);
+        put_line(
+            &mut out,
+            format_args!(
+                "  {} ({mode}): {}",
+                one_line(&tool.name),
+                one_line(first_sentence(&tool.description))
+            ),
+        )?;
+        // Schemas print as JSON, so what the plugin wrote in them stays
+        // escaped as JSON and the schema stays valid JSON.
+        let schema = tool.input_schema.to_string();
+        put_line(
+            &mut out,
+            format_args!("    input schema: {}", terminal::json(&schema)),
+        )?;
         if let Some(output) = &tool.output_schema {
-            println!("    output schema: {output}");
+            let schema = output.to_string();
+            put_line(
+                &mut out,
+                format_args!("    output schema: {}", terminal::json(&schema)),
+            )?;
         }
     }
     for notice in sandbox.load_notices() {
         if matches!(&notice.origin, crate::sandbox::PluginOrigin::File(p) if p == file) {
-            println!("  note: {}", notice.message);
+            put_line(
+                &mut out,
+                format_args!("  note: {}", one_line(&notice.message)),
+            )?;
         }
     }
     println!(
@@ -416,7 +508,7 @@ fn grants_text(grants: &[Grant]) -> String {
     }
     grants
         .iter()
-        .map(|g| format!("{} ({})", g.guest_path, g.access.grant_label()))
+        .map(|g| format!("{} ({})", one_line(&g.guest_path), g.access.grant_label()))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -451,10 +543,10 @@ fn ignore_broken_pipe(result: io::Result<()>) -> io::Result<()> {
 pub(super) fn trusted(list: &crate::config::TrustList) -> io::Result<()> {
     let mut out = io::stdout().lock();
     if list.workspaces().is_empty() {
-        eprintln!("no trusted workspaces (`toolhost trust DIR` adds one)");
+        note("no trusted workspaces (`toolhost trust DIR` adds one)");
     }
     for workspace in list.workspaces() {
-        ignore_broken_pipe(writeln!(out, "{}", workspace.display()))?;
+        put_line(&mut out, one_line(&workspace.display().to_string()))?;
     }
     Ok(())
 }
@@ -462,16 +554,17 @@ pub(super) fn trusted(list: &crate::config::TrustList) -> io::Result<()> {
 /// `toolhost trust [--remove] DIR`.
 pub(super) fn trust_changed(workspace: &Path, removed: bool, changed: bool, file: &Path) {
     let (workspace, file) = (workspace.display(), file.display());
-    match (removed, changed) {
-        (false, true) => println!(
+    let line = match (removed, changed) {
+        (false, true) => format!(
             "trusted `{workspace}`: its toolhost.toml may now grant directories outside it and \
              raise limits, and it and its session files may pick a model server elsewhere than \
              this machine (recorded in `{file}`)"
         ),
-        (false, false) => println!("`{workspace}` is already trusted (in `{file}`)"),
-        (true, true) => println!("`{workspace}` is no longer trusted (recorded in `{file}`)"),
-        (true, false) => println!("`{workspace}` was not trusted (see `toolhost trust --list`)"),
-    }
+        (false, false) => format!("`{workspace}` is already trusted (in `{file}`)"),
+        (true, true) => format!("`{workspace}` is no longer trusted (recorded in `{file}`)"),
+        (true, false) => format!("`{workspace}` was not trusted (see `toolhost trust --list`)"),
+    };
+    let _ = put_line(&mut io::stdout().lock(), line);
 }
 
 /// A spinner naming the plugin while it compiles (seconds for a Python or
@@ -506,7 +599,8 @@ impl CompileProgress {
                     spinner.set_style(style);
                 }
                 spinner.set_message(format!(
-                    "compiling plugin {origin} ({:.1} MB; first load only, later starts use the compile cache)",
+                    "compiling plugin {} ({:.1} MB; first load only, later starts use the compile cache)",
+                    one_line(&origin.to_string()),
                     *bytes as f64 / 1e6
                 ));
                 spinner.enable_steady_tick(std::time::Duration::from_millis(100));

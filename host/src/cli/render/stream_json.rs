@@ -1,9 +1,9 @@
 //! `--output-format stream-json`: every event as one JSON line on stdout,
 //! as it happens (retries included). Nothing else is printed.
 
-use std::io::{self, Write as _};
+use std::io;
 
-use super::RunOutput;
+use super::{RunOutput, put_json};
 use crate::agent::{AgentEvent, Message, StopRecord};
 use crate::transcript::SessionWriter;
 
@@ -11,9 +11,7 @@ pub(super) struct StreamJsonOutput;
 
 impl RunOutput for StreamJsonOutput {
     fn event(&mut self, event: &AgentEvent) {
-        if let Ok(line) = serde_json::to_string(event) {
-            let _ = writeln!(io::stdout().lock(), "{line}");
-        }
+        let _ = put_json(&mut io::stdout().lock(), event, false);
     }
 
     fn finish(

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 use std::io::{self, Write as _};
 
-use super::{RunOutput, retry_notice, short};
+use super::{RunOutput, note, retry_notice, short};
 use crate::agent::{AgentEvent, Message, StopReason, StopRecord};
+use crate::terminal::{self, one_line};
 use crate::transcript::SessionWriter;
 
 /// What the text output remembers between events.
@@ -72,7 +73,7 @@ impl RunOutput for TextOutput {
         match event {
             AgentEvent::MessageDelta { text } => {
                 let mut out = io::stdout().lock();
-                let _ = write!(out, "{text}").and_then(|()| out.flush());
+                let _ = write!(out, "{}", terminal::multiline(text)).and_then(|()| out.flush());
                 self.streamed = Some(text.ends_with('\n'));
             }
             AgentEvent::Message {
@@ -88,7 +89,11 @@ impl RunOutput for TextOutput {
                     let text = assistant.text();
                     if !text.is_empty() {
                         let newline = if text.ends_with('\n') { "" } else { "\n" };
-                        let _ = write!(io::stdout().lock(), "{text}{newline}");
+                        let _ = write!(
+                            io::stdout().lock(),
+                            "{}{newline}",
+                            terminal::multiline(&text)
+                        );
                     }
                 }
             },
@@ -131,7 +136,12 @@ impl RunOutput for TextOutput {
                     } else {
                         format!(" {} B", result.text.len())
                     };
-                    eprintln!("-> {} {args} {status}{timing}{detail}", result.tool);
+                    note(format_args!(
+                        "-> {} {} {status}{timing}{}",
+                        one_line(&result.tool),
+                        one_line(&args),
+                        one_line(&detail)
+                    ));
                 }
             }
             _ => {}
@@ -147,19 +157,18 @@ impl RunOutput for TextOutput {
         session: Option<&SessionWriter>,
     ) -> io::Result<()> {
         if let Some(session) = session {
-            eprintln!(
-                "session {} (continue it with `toolhost run --resume {} \"...\"`)",
-                session.id(),
-                session.id()
-            );
+            let id = one_line(session.id());
+            note(format_args!(
+                "session {id} (continue it with `toolhost run --resume {id} \"...\"`)"
+            ));
         }
         if stop.reason != StopReason::Completed {
-            eprintln!(
+            note(format_args!(
                 "stopped: {} after {} turn(s): {}",
                 stop.reason.as_str(),
                 stop.turns,
-                stop.evidence
-            );
+                one_line(&stop.evidence)
+            ));
         }
         Ok(())
     }
