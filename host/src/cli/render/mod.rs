@@ -495,10 +495,13 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<End
             )?;
         }
     }
-    println!(
-        "  checked: each input schema expands to at most {} subschemas with its `$ref`s followed",
-        crate::sandbox::MAX_SCHEMA_EXPANSION
-    );
+    put_line(
+        &mut out,
+        format_args!(
+            "  checked: each input schema expands to at most {} subschemas with its `$ref`s followed",
+            crate::sandbox::MAX_SCHEMA_EXPANSION
+        ),
+    )?;
     Ok(Ended::Done)
 }
 
