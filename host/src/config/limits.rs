@@ -8,6 +8,9 @@
 //! over what the user's config and the defaults give at that point (for that
 //! tool) is clamped to it, with a notice naming the file and line, the
 //! value asked and the value applied, and the two ways to allow it.
+//!
+//! `[limits] plugin_file_mib` (the most a plugin file may have) follows the
+//! same chain, in `[limits]` only: it holds for every plugin, not a tool.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,7 +20,10 @@ use toml::Spanned;
 use super::file::LimitsSection;
 use super::grants::{FileKind, line_of};
 use super::{ConfigError, Source};
-use crate::sandbox::Limits;
+use crate::sandbox::{DEFAULT_PLUGIN_FILE_LIMIT, Limits};
+
+/// The `[limits]` key of the plugin file limit, in MiB.
+const PLUGIN_FILE_KEY: &str = "plugin_file_mib";
 
 /// One key of a `[limits]` section.
 #[derive(Debug, Clone, Copy)]
@@ -137,10 +143,59 @@ impl<'a> LimitChain<'a> {
         let mut limits = defaults;
         for source in self.sources {
             if let Some(section) = source.file.tools.get(tool) {
+                if let Some(written) = &section.limits.plugin_file_mib {
+                    return Err(ConfigError::ParseFile {
+                        path: source.path.clone(),
+                        message: format!(
+                            "{name} {PLUGIN_FILE_KEY} at line {}: the plugin file limit holds for every \
+                             plugin, not one tool; move it under [limits]",
+                            line_of(&source.text, written.span().start)
+                        ),
+                    });
+                }
                 limits = self.apply(limits, source, &section.limits, &name, &ceiling)?;
             }
         }
         Ok(limits)
+    }
+
+    /// Bytes a plugin file may have: the default, then each file's
+    /// `[limits] plugin_file_mib`, an untrusted workspace's at most what
+    /// the user's own config and the default give.
+    pub(super) fn plugin_file(&mut self) -> Result<u64, ConfigError> {
+        let written = |source: &'a Source| source.file.limits.plugin_file_mib.as_ref();
+        let mut ceiling = DEFAULT_PLUGIN_FILE_LIMIT;
+        let mut limit = DEFAULT_PLUGIN_FILE_LIMIT;
+        for source in self.sources {
+            let Some(value) = written(source) else {
+                continue;
+            };
+            let asked = *value.get_ref();
+            if asked == 0 {
+                return Err(ConfigError::ZeroLimit {
+                    key: PLUGIN_FILE_KEY,
+                    origin: format!("{} [limits]", source.display()),
+                });
+            }
+            let bytes = asked.saturating_mul(1 << 20);
+            if source.kind == FileKind::User {
+                ceiling = bytes;
+            }
+            limit = if source.kind == FileKind::Workspace && !self.trusted && bytes > ceiling {
+                let clamped = Clamped {
+                    key: PLUGIN_FILE_KEY,
+                    line: line_of(&source.text, value.span().start),
+                    asked,
+                    applied: ceiling >> 20,
+                };
+                let notice = self.notice(source, "[limits]", &clamped);
+                self.notices.push(notice);
+                ceiling
+            } else {
+                bytes
+            };
+        }
+        Ok(limit)
     }
 
     /// The notices, in the order the sections were resolved, each
@@ -195,7 +250,6 @@ impl<'a> LimitChain<'a> {
             asked,
             applied,
         } = clamped;
-        let key = key.name();
         let own = match &self.user_file {
             Some(file) => format!("`{}`", file.display()),
             None => format!("`{}`", super::user::CONFIG_FILE),
@@ -216,7 +270,7 @@ impl<'a> LimitChain<'a> {
 /// file's unit.
 #[derive(Debug)]
 struct Clamped {
-    key: Key,
+    key: &'static str,
     line: usize,
     asked: u64,
     applied: u64,
@@ -249,7 +303,7 @@ fn set_all(
         {
             value = key.get(ceiling);
             clamped.push(Clamped {
-                key,
+                key: key.name(),
                 line: line_of(&source.text, written.span().start),
                 asked,
                 applied: value / key.unit(),

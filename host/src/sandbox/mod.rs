@@ -16,6 +16,7 @@ mod limits;
 mod outcome;
 mod output;
 mod plugin;
+mod shape;
 mod tiers;
 mod typed;
 
@@ -32,7 +33,7 @@ pub use capabilities::filesystem::Denial;
 pub use capabilities::protect::{Hit, ProtectedPath, Protection};
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::{CONCURRENT_CALLS, Tier};
-pub use limits::Limits;
+pub use limits::{DEFAULT_PLUGIN_FILE_LIMIT, Limits};
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, LoadEvent, LoadNotice, PluginOrigin, is_tool_name};
 pub use tiers::{DEFAULT_BASELINE_MIN_BYTES, Unfinished, compile_optimized};
@@ -109,6 +110,9 @@ pub struct SandboxOptions {
     /// Names, path parameters and read-only flags of tools derived from
     /// typed exports, which carry none of their own.
     pub typed: TypedConfig,
+    /// Bytes a plugin file may have; a bigger one is refused unread.
+    /// Default [`DEFAULT_PLUGIN_FILE_LIMIT`].
+    pub plugin_file_limit: u64,
 }
 
 impl SandboxOptions {
@@ -124,6 +128,7 @@ impl SandboxOptions {
             tiering: Tiering::default(),
             protected: Vec::new(),
             typed: TypedConfig::default(),
+            plugin_file_limit: DEFAULT_PLUGIN_FILE_LIMIT,
             policy: Policy {
                 defaults: ToolPolicy {
                     grants: vec![Grant {
@@ -246,6 +251,7 @@ pub struct Sandbox {
     optimizer: Optimizer,
     cache_dir: Option<PathBuf>,
     compile_after_exit: bool,
+    plugin_file_limit: u64,
 }
 
 impl Sandbox {
@@ -265,6 +271,7 @@ impl Sandbox {
         let compilers = Compilers::new(
             cache::CompileCache::new(options.cache_dir.clone()),
             options.tiering,
+            options.plugin_file_limit,
         )
         .map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
 
@@ -308,6 +315,7 @@ impl Sandbox {
             optimizer: Optimizer::new(&compilers),
             cache_dir: options.cache_dir.clone(),
             compile_after_exit: options.tiering.compile_after_exit,
+            plugin_file_limit: options.plugin_file_limit,
             workspace: options.workspace.clone(),
             protection: Arc::clone(&protection),
             plugins: Vec::new(),
@@ -676,7 +684,16 @@ impl Sandbox {
             .filter(|p| p.code.current().tier == Tier::Baseline)
             .map(|p| p.origin.clone())
             .collect();
-        (!plugins.is_empty()).then_some(Unfinished { cache_dir, plugins })
+        (!plugins.is_empty()).then_some(Unfinished {
+            cache_dir,
+            plugins,
+            file_limit: self.plugin_file_limit,
+        })
+    }
+
+    /// Bytes a plugin file may have ([`SandboxOptions::plugin_file_limit`]).
+    pub fn plugin_file_limit(&self) -> u64 {
+        self.plugin_file_limit
     }
 
     /// Parses and validates the input before any wasm runs, and checks path

@@ -5,6 +5,7 @@ mod escape;
 mod examples;
 mod grants;
 mod hostile;
+mod load;
 mod mcp;
 mod network;
 mod plugins;
