@@ -61,6 +61,34 @@ pub(crate) fn plugin_file_refusal(len: u64, limit: u64) -> String {
     )
 }
 
+/// `error` as a user reads it; when the process is out of file
+/// descriptors, with its limit and how to raise it.
+pub(crate) fn open_error(error: &std::io::Error) -> String {
+    match error.raw_os_error() {
+        Some(libc::EMFILE) => format!(
+            "{error}: toolhost has no file descriptor left (its limit, `ulimit -n`, is {}); start \
+             it with a higher one, e.g. `ulimit -n 65536`",
+            descriptor_limit().map_or_else(|| "unknown".to_string(), |n| n.to_string())
+        ),
+        Some(libc::ENFILE) => format!(
+            "{error}: the system is out of file descriptors (`fs.file-max`); close other programs \
+             or raise it"
+        ),
+        _ => error.to_string(),
+    }
+}
+
+/// The process's soft limit on open descriptors (`ulimit -n`).
+fn descriptor_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one `rlimit` into the valid pointer given.
+    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    (got == 0).then_some(limit.rlim_cur)
+}
+
 /// Calls that may run at once: each holds one slot of every pool
 /// ([`super::engine`]).
 pub(crate) const CONCURRENT_CALLS: u32 = 64;
@@ -182,6 +210,21 @@ mod tests {
         assert!(limiter.memory_growing(0, 50, None).expect("ok"));
         assert!(limiter.memory_growing(50, 100, None).expect("ok"));
         assert!(!limiter.memory_growing(100, 101, None).expect("ok"));
+    }
+
+    #[test]
+    fn running_out_of_descriptors_names_the_limit_and_the_fix() {
+        let text = open_error(&std::io::Error::from_raw_os_error(libc::EMFILE));
+        let limit = descriptor_limit().expect("a limit");
+        assert_eq!(
+            text,
+            format!(
+                "Too many open files (os error 24): toolhost has no file descriptor left (its \
+                 limit, `ulimit -n`, is {limit}); start it with a higher one, e.g. `ulimit -n 65536`"
+            )
+        );
+        let other = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(open_error(&other), other.to_string());
     }
 
     #[test]

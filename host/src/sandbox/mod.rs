@@ -41,7 +41,7 @@ pub use typed::{TypedConfig, TypedToolConfig};
 
 use call::RunPolicy;
 use capabilities::filesystem::FsRules;
-use capabilities::{PathCheck, Preopens};
+use capabilities::{GrantDirs, PathCheck, Preopens};
 use plugin::{CallTool, CheckedSpec, Exports, LoadedPlugin};
 use tiers::{Code, Compilers, Optimizer};
 
@@ -252,6 +252,8 @@ pub struct Sandbox {
     cache_dir: Option<PathBuf>,
     compile_after_exit: bool,
     plugin_file_limit: u64,
+    /// Every tool's granted directories, each opened once.
+    grant_dirs: GrantDirs,
 }
 
 impl Sandbox {
@@ -316,6 +318,7 @@ impl Sandbox {
             cache_dir: options.cache_dir.clone(),
             compile_after_exit: options.tiering.compile_after_exit,
             plugin_file_limit: options.plugin_file_limit,
+            grant_dirs: GrantDirs::default(),
             workspace: options.workspace.clone(),
             protection: Arc::clone(&protection),
             plugins: Vec::new(),
@@ -326,7 +329,7 @@ impl Sandbox {
         let load_limits = options.policy.defaults.limits;
         // `list-tools` runs with no grants at all.
         let load_rules = Arc::new(FsRules::new(protection, Vec::new(), &[]));
-        let no_preopens = Preopens::open(&[]);
+        let no_preopens = Preopens::none();
         // Optimized compiles wait until every plugin is loaded: on two
         // cores they would otherwise slow the loads still to come.
         let mut to_optimize = Vec::new();
@@ -409,7 +412,7 @@ impl Sandbox {
                 plugin: loaded.origin.clone(),
                 plugin_sha256: loaded.sha256.clone(),
                 cache: loaded.cache,
-                preopens: Preopens::open(&tool_policy.grants),
+                preopens: self.grant_dirs.preopens(&tool_policy.grants),
                 policy: tool_policy,
                 fs_rules,
                 validator: spec.validator.clone(),

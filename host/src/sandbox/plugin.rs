@@ -228,7 +228,8 @@ impl Source {
 /// Opens the plugin file at `path` and checks its size against `limit`
 /// before anything reads it.
 fn open_within(path: &Path, limit: u64) -> Result<(File, fs::Metadata), String> {
-    let file = File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let file = File::open(path)
+        .map_err(|e| format!("cannot read it: {}", super::limits::open_error(&e)))?;
     let meta = file
         .metadata()
         .map_err(|e| format!("cannot read it: {e}"))?;

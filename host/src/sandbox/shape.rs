@@ -59,13 +59,13 @@ pub(crate) fn check(bytes: &[u8]) -> Result<(), String> {
                     }
                 }
             }
-            Payload::MemorySection(reader) if depth_of_module == Some(depth) => {
-                if reader.count() > MEMORIES_PER_MODULE {
-                    return refuse(format!(
-                        "core module {module} declares {} memories",
-                        reader.count()
-                    ));
-                }
+            Payload::MemorySection(reader)
+                if depth_of_module == Some(depth) && reader.count() > MEMORIES_PER_MODULE =>
+            {
+                return refuse(format!(
+                    "core module {module} declares {} memories",
+                    reader.count()
+                ));
             }
             Payload::InstanceSection(reader) => {
                 instances += reader
