@@ -420,6 +420,46 @@ mod tests {
     }
 
     #[test]
+    fn the_plugin_file_limit_is_raised_by_the_user_only_and_set_in_limits_only() {
+        let sources = [
+            source(FileKind::User, "[limits]\nplugin_file_mib = 1024\n"),
+            source(FileKind::Workspace, "[limits]\nplugin_file_mib = 4096\n"),
+        ];
+        let mut untrusted = chain(&sources, false);
+        assert_eq!(untrusted.plugin_file().expect("ok"), 1024 << 20);
+        let notices = untrusted.into_notices();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            notices[0].starts_with(
+                "limit `plugin_file_mib = 4096` (from /work/repo/toolhost.toml:2 [limits]) is over \
+                 the 1024 your own config"
+            ),
+            "{}",
+            notices[0]
+        );
+        assert_eq!(chain(&sources, true).plugin_file().expect("ok"), 4096 << 20);
+        assert_eq!(
+            chain(&[], false).plugin_file().expect("ok"),
+            DEFAULT_PLUGIN_FILE_LIMIT
+        );
+
+        let per_tool = [source(
+            FileKind::User,
+            "[tools.big.limits]\nplugin_file_mib = 9\n",
+        )];
+        let err = chain(&per_tool, true)
+            .for_tool(Limits::default(), "big")
+            .expect_err("not per tool")
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid config file `/home/me/.config/toolhost/config.toml`: [tools.big.limits] \
+             plugin_file_mib at line 2: the plugin file limit holds for every plugin, not one tool; \
+             move it under [limits]"
+        );
+    }
+
+    #[test]
     fn zero_is_an_error_from_any_file() {
         let sources = [source(FileKind::Workspace, "[limits]\nwrite_mib = 0\n")];
         let err = chain(&sources, false)
