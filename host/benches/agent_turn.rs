@@ -47,6 +47,7 @@ fn agent_turn(c: &mut Criterion) {
             tiering: Default::default(),
             protected: Vec::new(),
             typed: Default::default(),
+            plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
             policy: Policy {
                 defaults: ToolPolicy {
                     grants,

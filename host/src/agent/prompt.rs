@@ -127,6 +127,7 @@ mod tests {
                 },
             ],
             typed: Default::default(),
+            plugin_file_limit: crate::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
         })
         .await
         .expect("sandbox loads");

@@ -31,7 +31,9 @@ pub(crate) fn hand_off(sandbox: &Sandbox) {
     command
         .arg("--cache-dir")
         .arg(&unfinished.cache_dir)
-        .arg(COMMAND);
+        .arg(COMMAND)
+        .arg("--file-limit")
+        .arg(unfinished.file_limit.to_string());
     for origin in &unfinished.plugins {
         match origin {
             PluginOrigin::Builtin(name) => {
@@ -58,7 +60,7 @@ pub(crate) fn hand_off(sandbox: &Sandbox) {
     let _ = command.spawn();
 }
 
-/// `toolhost --cache-dir DIR compile-optimized [--builtin NAME]... [FILE]...`:
+/// `toolhost --cache-dir DIR compile-optimized --file-limit BYTES [--builtin NAME]... [FILE]...`:
 /// the background process. One at a time per cache (a lock file), at low
 /// priority, so a burst of short commands compiles each plugin once and
 /// leaves the user's own work the CPU.
@@ -66,6 +68,7 @@ pub(crate) fn compile(
     cache_dir: Option<&Path>,
     builtins: &[String],
     files: &[PathBuf],
+    file_limit: u64,
 ) -> anyhow::Result<()> {
     let Some(cache_dir) = cache_dir else {
         bail!("`{COMMAND}` needs --cache-dir");
@@ -80,7 +83,7 @@ pub(crate) fn compile(
         .map(PluginOrigin::Builtin)
         .chain(files.iter().cloned().map(PluginOrigin::File))
         .collect();
-    let failures = compile_optimized(cache_dir, &plugins);
+    let failures = compile_optimized(cache_dir, &plugins, file_limit);
     if !failures.is_empty() {
         bail!("{}", failures.join("\n"));
     }

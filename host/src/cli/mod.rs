@@ -83,6 +83,10 @@ enum Command {
         /// A standard tool, by name (repeatable).
         #[arg(long = "builtin", value_name = "NAME")]
         builtins: Vec<String>,
+        /// Bytes a plugin file may have, as the command that left the
+        /// compiles held them.
+        #[arg(long, value_name = "BYTES", default_value_t = crate::sandbox::DEFAULT_PLUGIN_FILE_LIMIT)]
+        file_limit: u64,
         /// Plugin files.
         files: Vec<PathBuf>,
     },
@@ -330,8 +334,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
         }
         Command::Trust(args) => trust(args, &cli.sandbox.workspace),
         Command::Mcp(args) => serve_mcp(&cli.sandbox, args).await,
-        Command::CompileOptimized { builtins, files } => {
-            background::compile(cli.sandbox.cache_dir.as_deref(), builtins, files)?;
+        Command::CompileOptimized {
+            builtins,
+            files,
+            file_limit,
+        } => {
+            background::compile(
+                cli.sandbox.cache_dir.as_deref(),
+                builtins,
+                files,
+                *file_limit,
+            )?;
             Ok(Ended::Done)
         }
         Command::Sessions(args) => {

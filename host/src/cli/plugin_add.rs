@@ -48,9 +48,15 @@ pub(super) async fn add(args: &SandboxArgs, file: &Path, force: bool) -> anyhow:
         _ => Layout::of(&options.workspace).plugins_dir(),
     };
     let installed = dir.join(&name);
+    // Compared only when the sizes match and are within the limit: neither
+    // file is read whole before the load below checks it.
+    let len = |path: &Path| fs::metadata(path).map(|m| m.len()).ok();
+    let comparable = installed.is_file()
+        && len(&installed) == len(file)
+        && len(file).is_some_and(|n| n <= options.plugin_file_limit);
     let read =
         |path: &Path| fs::read(path).with_context(|| format!("reading `{}`", path.display()));
-    let unchanged = installed.is_file() && read(&installed)? == read(file)?;
+    let unchanged = comparable && read(&installed)? == read(file)?;
     if installed.exists() && !unchanged && !force {
         bail!(
             "`{}` already exists and differs from `{}`; pass --force to replace it",

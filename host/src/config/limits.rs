@@ -11,6 +11,9 @@
 //! over what the user's config and the defaults give at that point (for that
 //! tool) is clamped to it, with a notice naming the file and line, the
 //! value asked and the value applied, and the two ways to allow it.
+//!
+//! `[limits] plugin_file_mib` (the most a plugin file may have) follows the
+//! same chain, in `[limits]` only: it holds for every plugin, not a tool.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,7 +24,10 @@ use super::file::LimitsSection;
 use super::grants::{FileKind, line_of};
 use super::{ConfigError, Source};
 use crate::provider::DEFAULT_MAX_REPLY_BYTES;
-use crate::sandbox::Limits;
+use crate::sandbox::{DEFAULT_PLUGIN_FILE_LIMIT, Limits};
+
+/// The `[limits]` key of the plugin file limit, in MiB.
+const PLUGIN_FILE_KEY: &str = "plugin_file_mib";
 
 /// One key of a `[limits]` section.
 #[derive(Debug, Clone, Copy)]
@@ -141,6 +147,16 @@ impl<'a> LimitChain<'a> {
         let mut limits = defaults;
         for source in self.sources {
             if let Some(section) = source.file.tools.get(tool) {
+                if let Some(written) = &section.limits.plugin_file_mib {
+                    return Err(ConfigError::ParseFile {
+                        path: source.path.clone(),
+                        message: format!(
+                            "{name} {PLUGIN_FILE_KEY} at line {}: the plugin file limit holds for every \
+                             plugin, not one tool; move it under [limits]",
+                            line_of(&source.text, written.span().start)
+                        ),
+                    });
+                }
                 limits = self.apply(limits, source, &section.limits, &name, &ceiling)?;
             }
         }
@@ -184,6 +200,45 @@ impl<'a> LimitChain<'a> {
             }
         }
         Ok(bytes)
+    }
+
+    /// Bytes a plugin file may have: the default, then each file's
+    /// `[limits] plugin_file_mib`, an untrusted workspace's at most what
+    /// the user's own config and the default give.
+    pub(super) fn plugin_file(&mut self) -> Result<u64, ConfigError> {
+        let written = |source: &'a Source| source.file.limits.plugin_file_mib.as_ref();
+        let mut ceiling = DEFAULT_PLUGIN_FILE_LIMIT;
+        let mut limit = DEFAULT_PLUGIN_FILE_LIMIT;
+        for source in self.sources {
+            let Some(value) = written(source) else {
+                continue;
+            };
+            let asked = *value.get_ref();
+            if asked == 0 {
+                return Err(ConfigError::ZeroLimit {
+                    key: PLUGIN_FILE_KEY,
+                    origin: format!("{} [limits]", source.display()),
+                });
+            }
+            let bytes = asked.saturating_mul(1 << 20);
+            if source.kind == FileKind::User {
+                ceiling = bytes;
+            }
+            limit = if source.kind == FileKind::Workspace && !self.trusted && bytes > ceiling {
+                let clamped = Clamped {
+                    key: PLUGIN_FILE_KEY,
+                    line: line_of(&source.text, value.span().start),
+                    asked,
+                    applied: ceiling >> 20,
+                };
+                let notice = self.notice(source, "[limits]", &clamped);
+                self.notices.push(notice);
+                ceiling
+            } else {
+                bytes
+            };
+        }
+        Ok(limit)
     }
 
     /// The notices, in the order the sections were resolved, each
@@ -444,6 +499,46 @@ mod tests {
             err.to_string(),
             "limit `max_reply_mib` (from /home/me/.config/toolhost/config.toml [model]) must be \
              greater than zero"
+        );
+    }
+
+    #[test]
+    fn the_plugin_file_limit_is_raised_by_the_user_only_and_set_in_limits_only() {
+        let sources = [
+            source(FileKind::User, "[limits]\nplugin_file_mib = 1024\n"),
+            source(FileKind::Workspace, "[limits]\nplugin_file_mib = 4096\n"),
+        ];
+        let mut untrusted = chain(&sources, false);
+        assert_eq!(untrusted.plugin_file().expect("ok"), 1024 << 20);
+        let notices = untrusted.into_notices();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            notices[0].starts_with(
+                "limit `plugin_file_mib = 4096` (from /work/repo/toolhost.toml:2 [limits]) is over \
+                 the 1024 your own config"
+            ),
+            "{}",
+            notices[0]
+        );
+        assert_eq!(chain(&sources, true).plugin_file().expect("ok"), 4096 << 20);
+        assert_eq!(
+            chain(&[], false).plugin_file().expect("ok"),
+            DEFAULT_PLUGIN_FILE_LIMIT
+        );
+
+        let per_tool = [source(
+            FileKind::User,
+            "[tools.big.limits]\nplugin_file_mib = 9\n",
+        )];
+        let err = chain(&per_tool, true)
+            .for_tool(Limits::default(), "big")
+            .expect_err("not per tool")
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid config file `/home/me/.config/toolhost/config.toml`: [tools.big.limits] \
+             plugin_file_mib at line 2: the plugin file limit holds for every plugin, not one tool; \
+             move it under [limits]"
         );
     }
 

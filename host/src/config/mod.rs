@@ -375,6 +375,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             },
         );
     }
+    let plugin_file_limit = limits.plugin_file()?;
     let notices = limits.into_notices();
 
     let plugin_dirs = if inputs.plugin_dirs.is_empty() {
@@ -407,6 +408,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             policy: Policy { defaults, per_tool },
             protected,
             typed: typed_config(&sources)?,
+            plugin_file_limit,
         },
         config_file,
         model,

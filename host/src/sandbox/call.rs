@@ -19,7 +19,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use super::bindings::{CallError, Plugin};
 use super::capabilities::filesystem::{Denial, FsGuard, FsRules, Guarded, Held, WriteBudget};
 use super::capabilities::network::NetworkPolicy;
-use super::capabilities::{self, Grant, Preopens, SandboxView};
+use super::capabilities::{self, Grant, OpenDirs, Preopens, PreopensView, SandboxView};
 use super::limits::{Limits, MemoryLimiter};
 use super::outcome::{self, ToolFault, ToolOutcome};
 use super::output::CapturedOutput;
@@ -33,6 +33,7 @@ pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
 /// Per-store state: the guest's WASI context plus what the host tracks.
 pub(crate) struct State {
     wasi: WasiCtx,
+    dirs: OpenDirs,
     table: ResourceTable,
     limiter: MemoryLimiter,
     fs_guard: FsGuard,
@@ -49,6 +50,13 @@ impl SandboxView for State {
                 table: &mut self.table,
             },
             guard: &mut self.fs_guard,
+        }
+    }
+
+    fn preopens(&mut self) -> PreopensView<'_> {
+        PreopensView {
+            dirs: &self.dirs,
+            table: &mut self.table,
         }
     }
 }
@@ -177,8 +185,8 @@ pub(crate) async fn run<E: Export>(
     let deadline = deadline.unwrap_or(start + limits.timeout);
     let stdout = CapturedOutput::new(CAPTURE_LIMIT);
     let stderr = CapturedOutput::new(CAPTURE_LIMIT);
-    let wasi = match capabilities::wasi_ctx(preopens, stdout.clone(), stderr.clone()) {
-        Ok(wasi) => wasi,
+    let (wasi, dirs) = match capabilities::wasi_ctx(preopens, stdout.clone(), stderr.clone()) {
+        Ok(opened) => opened,
         Err(message) => {
             return Run {
                 result: Err(ToolFault::Failed(message)),
@@ -190,6 +198,7 @@ pub(crate) async fn run<E: Export>(
     };
     let state = State {
         wasi,
+        dirs,
         table: bounded_table(),
         limiter: MemoryLimiter::new(limits.memory),
         fs_guard: FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write)),

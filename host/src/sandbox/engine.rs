@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Strategy};
 
+use super::limits;
+
 /// How often the epoch advances. A running guest yields to the host at every
 /// tick, so a deadline or a cancellation stops it within about this long.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -57,27 +59,31 @@ pub(crate) fn engine(tier: Tier) -> wasmtime::Result<Engine> {
         .consume_fuel(true)
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK);
-    let engine = match tier {
-        // Baseline code serves a plugin only until its optimized code is
-        // in, so it allocates on demand rather than reserving a second pool.
+    // Both tiers allocate from the same pool configuration, so a component
+    // is held to the same tables, instances and memories whichever compiler
+    // made its code: on demand, Winch code would let a plugin's first load
+    // declare gigabytes of tables that the optimized tier refuses. The
+    // pool also keeps memories, tables and fiber stacks mapped between
+    // calls instead of mapping and unmapping them (each unmap is a TLB
+    // shootdown across cores); baseline code serves a plugin only until
+    // its optimized code is in, so its pool keeps nothing resident. Where
+    // the address space cannot hold a pool (a tight `ulimit -v`), fall back
+    // to allocating on demand; the limiter ([`super::limits`]) still caps
+    // every call's tables, instances and memories there.
+    let keep_resident = match tier {
         Tier::Baseline => {
             config.strategy(Strategy::Winch);
-            Engine::new(&config)?
+            0
         }
-        // A fresh instance per call makes instantiation the host's main
-        // cost; the pooling allocator keeps memories, tables and fiber
-        // stacks mapped between calls instead of mapping and unmapping them
-        // (each unmap is a TLB shootdown across cores). Where the address
-        // space cannot hold the pool (a tight `ulimit -v`), fall back to
-        // allocating on demand.
-        Tier::Optimized => {
-            let mut pooled = config.clone();
-            pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config()));
-            match Engine::new(&pooled) {
-                Ok(engine) => engine,
-                Err(_) => Engine::new(&config)?,
-            }
-        }
+        Tier::Optimized => KEEP_RESIDENT,
+    };
+    let mut pooled = config.clone();
+    pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config(
+        keep_resident,
+    )));
+    let engine = match Engine::new(&pooled) {
+        Ok(engine) => engine,
+        Err(_) => Engine::new(&config)?,
     };
     Ok(slot
         .get_or_init(|| {
@@ -88,7 +94,7 @@ pub(crate) fn engine(tier: Tier) -> wasmtime::Result<Engine> {
 }
 
 /// Calls that may run at once; each holds one slot of every pool.
-pub const CONCURRENT_CALLS: u32 = 64;
+pub const CONCURRENT_CALLS: u32 = limits::CONCURRENT_CALLS;
 
 /// Bytes of each memory and table a pool slot keeps resident between calls.
 const KEEP_RESIDENT: usize = 16 << 20;
@@ -96,21 +102,25 @@ const KEEP_RESIDENT: usize = 16 << 20;
 /// Pool sizes: room for [`CONCURRENT_CALLS`] instances of components made of
 /// up to 16 core modules (jco and componentize-py produce several), each
 /// memory up to the full 4 GiB of wasm32 so the per-call memory limit, not the
-/// pool, is what a tool runs into.
-fn pool_config() -> PoolingAllocationConfig {
+/// pool, is what a tool runs into. The totals and the table size are
+/// [`limits`]' constants, which the limiter also holds every call to.
+fn pool_config(keep_resident: usize) -> PoolingAllocationConfig {
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(CONCURRENT_CALLS)
-        .total_core_instances(CONCURRENT_CALLS * 16)
-        .total_memories(CONCURRENT_CALLS * 4)
-        .total_tables(CONCURRENT_CALLS * 16)
+        .total_core_instances(limits::TOTAL_CORE_INSTANCES)
+        .total_memories(limits::TOTAL_MEMORIES)
+        .total_tables(limits::TOTAL_TABLES)
+        .max_tables_per_module(limits::TABLES_PER_MODULE)
+        .max_memories_per_module(limits::MEMORIES_PER_MODULE)
+        .table_elements(limits::TABLE_ELEMENTS)
         .total_stacks(CONCURRENT_CALLS)
         .max_memory_size(1 << 32)
         // Reset what a call touched with memset instead of madvise, so the
         // next call in the slot takes no page faults and no TLB shootdown
         // (Linux; PAGEMAP_SCAN finds the touched pages, where the kernel
         // has it).
-        .linear_memory_keep_resident(KEEP_RESIDENT)
-        .table_keep_resident(KEEP_RESIDENT)
+        .linear_memory_keep_resident(keep_resident)
+        .table_keep_resident(keep_resident)
         .pagemap_scan(wasmtime::Enabled::Auto);
     pool
 }

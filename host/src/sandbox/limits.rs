@@ -42,11 +42,80 @@ impl Default for Limits {
     }
 }
 
-/// Most table elements an instance may have; generous for any real plugin,
-/// small enough that tables cannot stand in for unbounded memory.
-const MAX_TABLE_ELEMENTS: usize = 1 << 20;
+/// Bytes a plugin file may have: a bigger one is refused from its size,
+/// unread, since loading reads it whole. Default 512 MiB, over 25 times
+/// the biggest real plugins (12-20 MB Python and JavaScript components);
+/// the user's `[limits] plugin_file_mib` changes it.
+pub const DEFAULT_PLUGIN_FILE_LIMIT: u64 = 512 << 20;
 
-/// Caps the sum of all linear memories of one instance and records the peak.
+/// Why a plugin file of `len` bytes is refused under `limit`, naming the
+/// setting and the value that would let it load.
+pub(crate) fn plugin_file_refusal(len: u64, limit: u64) -> String {
+    format!(
+        "it is {len} bytes ({} MiB), over the limit of {} on a plugin file, so toolhost did not \
+         read it; if you trust it, set `plugin_file_mib = {}` under [limits] in your config.toml \
+         (or a trusted workspace's toolhost.toml)",
+        len.div_ceil(1 << 20),
+        super::outcome::human_bytes(limit),
+        len.div_ceil(1 << 20),
+    )
+}
+
+/// `error` as a user reads it; when the process is out of file
+/// descriptors, with its limit and how to raise it.
+pub(crate) fn open_error(error: &std::io::Error) -> String {
+    match error.raw_os_error() {
+        Some(libc::EMFILE) => format!(
+            "{error}: toolhost has no file descriptor left (its limit, `ulimit -n`, is {}); start \
+             it with a higher one, e.g. `ulimit -n 65536`",
+            descriptor_limit().map_or_else(|| "unknown".to_string(), |n| n.to_string())
+        ),
+        Some(libc::ENFILE) => format!(
+            "{error}: the system is out of file descriptors (`fs.file-max`); close other programs \
+             or raise it"
+        ),
+        _ => error.to_string(),
+    }
+}
+
+/// The process's soft limit on open descriptors (`ulimit -n`).
+fn descriptor_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one `rlimit` into the valid pointer given.
+    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    (got == 0).then_some(limit.rlim_cur)
+}
+
+/// Calls that may run at once: each holds one slot of every pool
+/// ([`super::engine`]).
+pub(crate) const CONCURRENT_CALLS: u32 = 64;
+
+/// The shape of every component, as the pools are sized for it and as the
+/// limiter holds each call to it on any allocator: core instances, tables
+/// and memories in all (the pools' totals, which one call could take
+/// alone), one table and one memory per core module (what wasm-tools,
+/// jco and componentize-py produce), and funcref tables of at most
+/// 20,000 elements (wasmtime's pool default; the Python example's biggest
+/// has 5,672).
+pub(crate) const TOTAL_CORE_INSTANCES: u32 = CONCURRENT_CALLS * 16;
+pub(crate) const TOTAL_MEMORIES: u32 = CONCURRENT_CALLS * 4;
+pub(crate) const TOTAL_TABLES: u32 = CONCURRENT_CALLS * 16;
+pub(crate) const TABLES_PER_MODULE: u32 = 1;
+pub(crate) const MEMORIES_PER_MODULE: u32 = 1;
+pub(crate) const TABLE_ELEMENTS: usize = 20_000;
+
+/// Table elements of all of one call's tables together (8 bytes of host
+/// memory each): generous for any real plugin, small enough that tables
+/// cannot stand in for unbounded memory, which the memory limit does not
+/// count.
+const TABLE_ELEMENTS_PER_CALL: usize = 1 << 20;
+
+/// Caps the sum of all linear memories of one instance and records the
+/// peak; caps its tables (each, and all together) and its core instances,
+/// tables and memories in number, whichever allocator the engine uses.
 ///
 /// wasmtime's own `StoreLimits` caps each memory separately; a plugin with
 /// several memories could then use several times the limit.
@@ -58,6 +127,7 @@ pub(crate) struct MemoryLimiter {
     /// Set when a growth was refused, so the resulting trap (or failure) is
     /// reported as "over the memory limit" rather than a generic crash.
     pub(crate) hit: bool,
+    table_elements: usize,
 }
 
 impl MemoryLimiter {
@@ -67,6 +137,7 @@ impl MemoryLimiter {
             total: 0,
             peak: 0,
             hit: false,
+            table_elements: 0,
         }
     }
 }
@@ -91,11 +162,30 @@ impl ResourceLimiter for MemoryLimiter {
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        Ok(desired <= MAX_TABLE_ELEMENTS)
+        let total = self
+            .table_elements
+            .saturating_add(desired.saturating_sub(current));
+        if desired > TABLE_ELEMENTS || total > TABLE_ELEMENTS_PER_CALL {
+            return Ok(false);
+        }
+        self.table_elements = total;
+        Ok(true)
+    }
+
+    fn instances(&self) -> usize {
+        TOTAL_CORE_INSTANCES as usize
+    }
+
+    fn tables(&self) -> usize {
+        TOTAL_TABLES as usize
+    }
+
+    fn memories(&self) -> usize {
+        TOTAL_MEMORIES as usize
     }
 }
 
@@ -123,12 +213,42 @@ mod tests {
     }
 
     #[test]
-    fn tables_are_bounded() {
+    fn running_out_of_descriptors_names_the_limit_and_the_fix() {
+        let text = open_error(&std::io::Error::from_raw_os_error(libc::EMFILE));
+        let limit = descriptor_limit().expect("a limit");
+        assert_eq!(
+            text,
+            format!(
+                "Too many open files (os error 24): toolhost has no file descriptor left (its \
+                 limit, `ulimit -n`, is {limit}); start it with a higher one, e.g. `ulimit -n 65536`"
+            )
+        );
+        let other = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(open_error(&other), other.to_string());
+    }
+
+    #[test]
+    fn tables_are_bounded_each_and_together() {
         let mut limiter = MemoryLimiter::new(100);
         assert!(limiter.table_growing(0, 10, None).expect("ok"));
         assert!(
             !limiter
-                .table_growing(0, MAX_TABLE_ELEMENTS + 1, None)
+                .table_growing(0, TABLE_ELEMENTS + 1, None)
+                .expect("ok")
+        );
+        // Tables that each fit, but not all together.
+        let mut grown = 10;
+        while grown + TABLE_ELEMENTS <= TABLE_ELEMENTS_PER_CALL {
+            assert!(limiter.table_growing(0, TABLE_ELEMENTS, None).expect("ok"));
+            grown += TABLE_ELEMENTS;
+        }
+        assert!(!limiter.table_growing(0, TABLE_ELEMENTS, None).expect("ok"));
+        // Growth counts only the new elements.
+        let room = TABLE_ELEMENTS_PER_CALL - grown;
+        assert!(limiter.table_growing(10, 10 + room, None).expect("ok"));
+        assert!(
+            !limiter
+                .table_growing(10 + room, 11 + room, None)
                 .expect("ok")
         );
     }

@@ -17,6 +17,7 @@ mod limits;
 mod outcome;
 mod output;
 mod plugin;
+mod shape;
 mod tiers;
 mod typed;
 
@@ -34,7 +35,7 @@ pub use capabilities::protect::{Hit, ProtectedPath, Protection};
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::{CONCURRENT_CALLS, Tier};
 pub use input_schema::MAX_EXPANDED as MAX_SCHEMA_EXPANSION;
-pub use limits::Limits;
+pub use limits::{DEFAULT_PLUGIN_FILE_LIMIT, Limits};
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, LoadEvent, LoadNotice, PluginOrigin, is_tool_name};
 pub use tiers::{DEFAULT_BASELINE_MIN_BYTES, Unfinished, compile_optimized};
@@ -42,7 +43,7 @@ pub use typed::{TypedConfig, TypedToolConfig};
 
 use call::RunPolicy;
 use capabilities::filesystem::FsRules;
-use capabilities::{PathCheck, Preopens};
+use capabilities::{GrantDirs, PathCheck, Preopens};
 use plugin::{CallTool, CheckedSpec, Exports, LoadedPlugin};
 use tiers::{Code, Compilers, Optimizer};
 
@@ -111,6 +112,9 @@ pub struct SandboxOptions {
     /// Names, path parameters and read-only flags of tools derived from
     /// typed exports, which carry none of their own.
     pub typed: TypedConfig,
+    /// Bytes a plugin file may have; a bigger one is refused unread.
+    /// Default [`DEFAULT_PLUGIN_FILE_LIMIT`].
+    pub plugin_file_limit: u64,
 }
 
 impl SandboxOptions {
@@ -126,6 +130,7 @@ impl SandboxOptions {
             tiering: Tiering::default(),
             protected: Vec::new(),
             typed: TypedConfig::default(),
+            plugin_file_limit: DEFAULT_PLUGIN_FILE_LIMIT,
             policy: Policy {
                 defaults: ToolPolicy {
                     grants: vec![Grant {
@@ -248,6 +253,9 @@ pub struct Sandbox {
     optimizer: Optimizer,
     cache_dir: Option<PathBuf>,
     compile_after_exit: bool,
+    plugin_file_limit: u64,
+    /// Every tool's granted directories, each opened once.
+    grant_dirs: GrantDirs,
 }
 
 impl Sandbox {
@@ -267,6 +275,7 @@ impl Sandbox {
         let compilers = Compilers::new(
             cache::CompileCache::new(options.cache_dir.clone()),
             options.tiering,
+            options.plugin_file_limit,
         )
         .map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
 
@@ -310,6 +319,8 @@ impl Sandbox {
             optimizer: Optimizer::new(&compilers),
             cache_dir: options.cache_dir.clone(),
             compile_after_exit: options.tiering.compile_after_exit,
+            plugin_file_limit: options.plugin_file_limit,
+            grant_dirs: GrantDirs::default(),
             workspace: options.workspace.clone(),
             protection: Arc::clone(&protection),
             plugins: Vec::new(),
@@ -320,7 +331,7 @@ impl Sandbox {
         let load_limits = options.policy.defaults.limits;
         // `list-tools` runs with no grants at all.
         let load_rules = Arc::new(FsRules::new(protection, Vec::new(), &[]));
-        let no_preopens = Preopens::open(&[]);
+        let no_preopens = Preopens::none();
         // Optimized compiles wait until every plugin is loaded: on two
         // cores they would otherwise slow the loads still to come.
         let mut to_optimize = Vec::new();
@@ -404,7 +415,7 @@ impl Sandbox {
                 plugin: loaded.origin.clone(),
                 plugin_sha256: loaded.sha256.clone(),
                 cache: loaded.cache,
-                preopens: Preopens::open(&tool_policy.grants),
+                preopens: self.grant_dirs.preopens(&tool_policy.grants),
                 policy: tool_policy,
                 fs_rules,
                 checker: spec.checker.clone(),
@@ -685,7 +696,16 @@ impl Sandbox {
             .filter(|p| p.code.current().tier == Tier::Baseline)
             .map(|p| p.origin.clone())
             .collect();
-        (!plugins.is_empty()).then_some(Unfinished { cache_dir, plugins })
+        (!plugins.is_empty()).then_some(Unfinished {
+            cache_dir,
+            plugins,
+            file_limit: self.plugin_file_limit,
+        })
+    }
+
+    /// Bytes a plugin file may have ([`SandboxOptions::plugin_file_limit`]).
+    pub fn plugin_file_limit(&self) -> u64 {
+        self.plugin_file_limit
     }
 
     /// Parses and validates the input before any wasm runs, and checks path

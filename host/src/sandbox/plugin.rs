@@ -24,6 +24,7 @@ use super::capabilities::Access;
 use super::engine::Tier;
 use super::imports;
 use super::input_schema::InputSchema;
+use super::shape;
 use super::tiers::{Backend, Code, CodeSlot, Compilers, Job};
 use super::typed::{self, TypedFunction, docs::Docs};
 
@@ -154,15 +155,20 @@ struct Source {
     bytes: Option<Bytes>,
     /// Known without hashing (a standard plugin).
     sha256: Option<&'static str>,
+    /// Bytes the file may have.
+    limit: u64,
 }
 
 impl Source {
-    fn open(origin: &PluginOrigin, builtin: Option<Builtin>) -> Result<Source, String> {
+    /// Opens the plugin's file and checks its size against `limit` before
+    /// anything reads it.
+    fn open(origin: &PluginOrigin, builtin: Option<Builtin>, limit: u64) -> Result<Source, String> {
         if let Some(builtin) = builtin {
             return Ok(Source {
                 file: None,
                 bytes: Some(Bytes::Static(builtin.bytes)),
                 sha256: Some(builtin.sha256),
+                limit,
             });
         }
         let PluginOrigin::File(path) = origin else {
@@ -170,14 +176,12 @@ impl Source {
                 "no bytes for this standard tool; please report this as a toolhost bug".into(),
             );
         };
-        let file = File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| format!("cannot read it: {e}"))?;
+        let (file, meta) = open_within(path, limit)?;
         Ok(Source {
             file: Some((path.clone(), file, meta)),
             bytes: None,
             sha256: None,
+            limit,
         })
     }
 
@@ -197,9 +201,7 @@ impl Source {
         let Some((_, file, meta)) = &mut self.file else {
             unreachable!("a source has a file or its bytes");
         };
-        let mut read = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-        file.read_to_end(&mut read)
-            .map_err(|e| format!("cannot read it: {e}"))?;
+        let read = read_within(file, meta.len(), self.limit)?;
         let bytes = Bytes::Read(Arc::from(read));
         self.bytes = Some(bytes.clone());
         Ok(bytes)
@@ -222,6 +224,40 @@ impl Source {
         }
         Ok(sha256)
     }
+}
+
+/// Opens the plugin file at `path` and checks its size against `limit`
+/// before anything reads it.
+fn open_within(path: &Path, limit: u64) -> Result<(File, fs::Metadata), String> {
+    let file = File::open(path)
+        .map_err(|e| format!("cannot read it: {}", super::limits::open_error(&e)))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if meta.len() > limit {
+        return Err(super::limits::plugin_file_refusal(meta.len(), limit));
+    }
+    Ok((file, meta))
+}
+
+/// Reads `file`, `len` bytes when its size was checked, never more than
+/// `limit`: a file that grew past the limit since is refused as well.
+fn read_within(file: &mut File, len: u64, limit: u64) -> Result<Vec<u8>, String> {
+    let mut read = Vec::with_capacity(usize::try_from(len.min(limit)).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut read)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let read_len = read.len() as u64;
+    if read_len > limit {
+        return Err(super::limits::plugin_file_refusal(read_len.max(len), limit));
+    }
+    Ok(read)
+}
+
+/// The whole plugin file at `path`, if it is within `limit` bytes.
+pub(crate) fn read_plugin_file(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let (mut file, meta) = open_within(path, limit)?;
+    read_within(&mut file, meta.len(), limit)
 }
 
 /// How a plugin's tools are called, found once at load.
@@ -297,7 +333,7 @@ pub(crate) async fn load(
         reason,
     };
     let cache = &compilers.cache;
-    let mut source = Source::open(&origin, builtin).map_err(fail)?;
+    let mut source = Source::open(&origin, builtin, compilers.file_limit).map_err(fail)?;
     let sha256 = source.sha256(cache).map_err(fail)?;
     let (backend, component, cache_status) = match cached(compilers, &source, &sha256) {
         Some((backend, component)) => (backend, component, CacheStatus::Hit),
@@ -413,14 +449,16 @@ fn cached<'c>(
 }
 
 /// What is checked before any compile, so a refused plugin costs no
-/// compile time: the wasm magic, and imports toolhost can provide.
+/// compile time: the wasm magic, imports toolhost can provide, and no more
+/// tables, memories or instances than a call may hold.
 pub(crate) fn precheck(bytes: &[u8]) -> Result<(), String> {
     if !bytes.starts_with(b"\0asm") {
         return Err(
             "not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into(),
         );
     }
-    imports::check(bytes).map_err(|refusal| refusal.message())
+    imports::check(bytes).map_err(|refusal| refusal.message())?;
+    shape::check(bytes)
 }
 
 /// Compiles a plugin that is not in the cache: with the baseline compiler
@@ -457,7 +495,7 @@ fn compile<'c>(
         .compile(&optimized.engine, Tier::Optimized, bytes, sha256, &compiling)
         .map_err(|e| {
             format!(
-                "not a valid WebAssembly component: {e}; build it for wasm32-wasip2 or wrap a core module with \
+                "not a valid WebAssembly component: {e:#}; build it for wasm32-wasip2 or wrap a core module with \
                  `wasm-tools component new`"
             )
         })?;

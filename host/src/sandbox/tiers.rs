@@ -58,15 +58,22 @@ pub(crate) struct Compilers {
     pub(crate) optimized: Backend,
     baseline: OnceLock<Option<Backend>>,
     tiering: Tiering,
+    /// Bytes a plugin file may have ([`SandboxOptions::plugin_file_limit`](super::SandboxOptions)).
+    pub(crate) file_limit: u64,
 }
 
 impl Compilers {
-    pub(crate) fn new(cache: CompileCache, tiering: Tiering) -> wasmtime::Result<Compilers> {
+    pub(crate) fn new(
+        cache: CompileCache,
+        tiering: Tiering,
+        file_limit: u64,
+    ) -> wasmtime::Result<Compilers> {
         Ok(Compilers {
             cache,
             optimized: Backend::new(Tier::Optimized)?,
             baseline: OnceLock::new(),
             tiering,
+            file_limit,
         })
     }
 
@@ -238,6 +245,8 @@ pub struct Unfinished {
     /// The compile cache they belong in.
     pub cache_dir: PathBuf,
     pub plugins: Vec<PluginOrigin>,
+    /// Bytes a plugin file may have, as this process held them.
+    pub file_limit: u64,
 }
 
 /// Compiles the optimized code of `plugins` into the compile cache at
@@ -245,7 +254,11 @@ pub struct Unfinished {
 /// that exited left to a background `toolhost` (see [`Unfinished`]). A
 /// plugin whose optimized code is already there only loses its baseline
 /// entry. Returns why each plugin that could not be compiled was not.
-pub fn compile_optimized(cache_dir: &Path, plugins: &[PluginOrigin]) -> Vec<String> {
+pub fn compile_optimized(
+    cache_dir: &Path,
+    plugins: &[PluginOrigin],
+    file_limit: u64,
+) -> Vec<String> {
     let cache = CompileCache::new(Some(cache_dir.to_path_buf()));
     let optimized = match engine::engine(Tier::Optimized) {
         Ok(engine) => engine,
@@ -254,7 +267,7 @@ pub fn compile_optimized(cache_dir: &Path, plugins: &[PluginOrigin]) -> Vec<Stri
     let baseline = engine::engine(Tier::Baseline).ok();
     let mut failures = Vec::new();
     for origin in plugins {
-        let (bytes, sha256) = match origin_bytes(origin) {
+        let (bytes, sha256) = match origin_bytes(origin, file_limit) {
             Ok(found) => found,
             Err(reason) => {
                 failures.push(format!("plugin `{origin}`: {reason}"));
@@ -277,14 +290,14 @@ pub fn compile_optimized(cache_dir: &Path, plugins: &[PluginOrigin]) -> Vec<Stri
 /// A plugin's bytes and their sha256: a standard tool's from the binary,
 /// a file's as it is now (a file changed since the command loaded it gets
 /// the new contents compiled, which the next start will look for).
-fn origin_bytes(origin: &PluginOrigin) -> Result<(Bytes, String), String> {
+fn origin_bytes(origin: &PluginOrigin, file_limit: u64) -> Result<(Bytes, String), String> {
     match origin {
         PluginOrigin::Builtin(name) => Builtin::all()
             .find(|(builtin, _)| builtin == name)
             .map(|(_, builtin)| (Bytes::Static(builtin.bytes), builtin.sha256.to_string()))
             .ok_or_else(|| "no standard tool of that name in this toolhost".to_string()),
         PluginOrigin::File(path) => {
-            let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+            let bytes = super::plugin::read_plugin_file(path, file_limit)?;
             // Changed since the command loaded it: checked again as a load would.
             super::plugin::precheck(&bytes)?;
             let sha256 = sha256_hex(&bytes);

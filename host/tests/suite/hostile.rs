@@ -81,6 +81,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         tiering: Default::default(),
         protected: Vec::new(),
         typed: Default::default(),
+        plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
         policy: Policy { defaults, per_tool },
     })
     .await

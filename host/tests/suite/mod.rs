@@ -6,6 +6,7 @@ mod examples;
 mod grants;
 mod host_work;
 mod hostile;
+mod load;
 mod mcp;
 mod network;
 mod plugins;

@@ -68,8 +68,13 @@ fn plugin_check_prints_the_tools_of_a_good_plugin() {
         format!(
             "ok: `{}` is a toolhost plugin with 1 tool(s):\n  echo (read-only): Return `text` unchanged.\n    \
              input schema: {{\"properties\":{{\"text\":{{\"type\":\"string\"}}}},\"required\":[\"text\"],\"type\":\"object\"}}\n  \
+             file: {} KiB, within the limit of 512 MiB on a plugin file (`plugin_file_mib` under [limits])\n  \
              checked: each input schema expands to at most 100000 subschemas with its `$ref`s followed\n",
-            fixture(test_plugins::ECHO).display()
+            fixture(test_plugins::ECHO).display(),
+            fs::metadata(fixture(test_plugins::ECHO))
+                .expect("echo")
+                .len()
+                .div_ceil(1024)
         )
     );
 }
@@ -254,6 +259,7 @@ async fn loading_reports_each_compile_and_no_cache_hit() {
         tiering: Default::default(),
         protected: Vec::new(),
         typed: Default::default(),
+        plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
         policy: Default::default(),
     };
     let load = |options: SandboxOptions| async move {

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use toolhost::sandbox::{
-    Access, CacheStatus, CallOptions, Grant, Limits, PluginOrigin, Policy, Sandbox, SandboxOptions,
-    Tier, Tiering, ToolFault, ToolOutcome, ToolPolicy, compile_optimized,
+    Access, CacheStatus, CallOptions, DEFAULT_PLUGIN_FILE_LIMIT, Grant, Limits, PluginOrigin,
+    Policy, Sandbox, SandboxOptions, Tier, Tiering, ToolFault, ToolOutcome, ToolPolicy,
+    compile_optimized,
 };
 
 use super::common::{fault, fixture, limits, test_plugins};
@@ -83,6 +84,7 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)], optimize: 
         },
         protected: Vec::new(),
         typed: Default::default(),
+        plugin_file_limit: DEFAULT_PLUGIN_FILE_LIMIT,
         policy: Policy {
             defaults: ToolPolicy {
                 grants: vec![grant],
@@ -267,12 +269,16 @@ async fn a_plugin_left_on_baseline_code_is_compiled_into_the_cache_for_the_next_
     );
     assert_eq!(entries(&cache, "baseline").len(), 1);
 
-    let failures = compile_optimized(&unfinished.cache_dir, &unfinished.plugins);
+    let failures = compile_optimized(
+        &unfinished.cache_dir,
+        &unfinished.plugins,
+        unfinished.file_limit,
+    );
     assert!(failures.is_empty(), "{failures:?}");
     assert_eq!(entries(&cache, "optimized").len(), 1);
     assert!(entries(&cache, "baseline").is_empty());
     // Asked again (a second command's background process): nothing to do.
-    assert!(compile_optimized(&cache, &unfinished.plugins).is_empty());
+    assert!(compile_optimized(&cache, &unfinished.plugins, unfinished.file_limit).is_empty());
 
     let again = load(root.path(), test_plugins::ECHO, &[], false).await;
     let tool = again.tool("echo").expect("echo");
@@ -286,7 +292,11 @@ async fn a_plugin_left_on_baseline_code_is_compiled_into_the_cache_for_the_next_
     // a load refuses it, before any compile.
     let text = root.path().join("changed.wasm");
     std::fs::write(&text, "not wasm").expect("write");
-    let failures = compile_optimized(&cache, &[PluginOrigin::File(text.clone())]);
+    let failures = compile_optimized(
+        &cache,
+        &[PluginOrigin::File(text.clone())],
+        DEFAULT_PLUGIN_FILE_LIMIT,
+    );
     assert_eq!(
         failures,
         vec![format!(
@@ -297,7 +307,11 @@ async fn a_plugin_left_on_baseline_code_is_compiled_into_the_cache_for_the_next_
 
     // A plugin that cannot be read is reported, not compiled.
     let gone = root.path().join("gone.wasm");
-    let failures = compile_optimized(&cache, &[PluginOrigin::File(gone.clone())]);
+    let failures = compile_optimized(
+        &cache,
+        &[PluginOrigin::File(gone.clone())],
+        DEFAULT_PLUGIN_FILE_LIMIT,
+    );
     assert_eq!(failures.len(), 1);
     assert!(
         failures[0].starts_with(&format!("plugin `{}`: cannot read it", gone.display())),

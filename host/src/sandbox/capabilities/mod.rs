@@ -2,7 +2,8 @@
 //! `WasiCtx`; the WASI interfaces a plugin is linked against; and the
 //! host-side check of path arguments.
 //!
-//! A tool gets exactly its grants as preopened directories and nothing else:
+//! A tool gets exactly its grants as preopened directories (each opened
+//! once and shared by the tools that have it: [`GrantDirs`]) and nothing else:
 //! no environment variables, no arguments, no sockets, no name lookup, no
 //! stdin. Clocks and random numbers are allowed. `wasi:filesystem/types` is
 //! linked through [`filesystem`], which adds the rules a grant cannot say
@@ -17,13 +18,16 @@ mod listing;
 pub(crate) mod network;
 pub(crate) mod protect;
 
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
-use wasmtime::component::{HasData, Linker, ResourceTable};
-use wasmtime_wasi::filesystem::WasiFilesystemCtx;
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiView};
+use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
+use wasmtime_wasi::filesystem::{Descriptor, Dir};
+use wasmtime_wasi::{FsPerms, OpenMode, WasiCtx, WasiCtxBuilder, WasiView};
 use wasmtime_wasi_http::WasiHttpView;
 
+use super::limits;
 use super::output::CapturedOutput;
 use filesystem::{Guarded, GuardedFilesystem};
 
@@ -31,6 +35,8 @@ use filesystem::{Guarded, GuardedFilesystem};
 /// `wasi:http` view whose hooks are the [`network::NetworkPolicy`].
 pub(crate) trait SandboxView: WasiView + WasiHttpView {
     fn guarded_filesystem(&mut self) -> Guarded<'_>;
+    /// The call's granted directories ([`GrantDirs`]).
+    fn preopens(&mut self) -> PreopensView<'_>;
 }
 
 /// The resource table alone, for `wasi:io`.
@@ -51,7 +57,6 @@ pub(crate) fn add_wasi_to_linker<T: SandboxView + 'static>(
 ) -> wasmtime::Result<()> {
     use wasmtime_wasi::cli::{WasiCli, WasiCliView as _};
     use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView as _};
-    use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView as _};
     use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, io, random, sockets};
     use wasmtime_wasi::random::{WasiRandom, WasiRandomView as _};
     use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView as _};
@@ -62,7 +67,7 @@ pub(crate) fn add_wasi_to_linker<T: SandboxView + 'static>(
     io::streams::add_to_linker::<T, Io>(l, |t| t.ctx().table)?;
     clocks::wall_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
     clocks::monotonic_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
-    filesystem::preopens::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
+    filesystem::preopens::add_to_linker::<T, GrantedDirs>(l, T::preopens)?;
     filesystem::types::add_to_linker::<T, GuardedFilesystem>(l, T::guarded_filesystem)?;
     random::random::add_to_linker::<T, WasiRandom>(l, T::random)?;
     random::insecure::add_to_linker::<T, WasiRandom>(l, T::random)?;
@@ -160,51 +165,110 @@ pub fn simplify(mut grants: Vec<Grant>) -> Vec<Grant> {
 /// guard's own descriptors ([`filesystem`]) share the setting.
 pub(crate) const BLOCKING_CURRENT_THREAD: bool = true;
 
-/// A tool's granted directories, opened once when the tool loads; each call
-/// gets clones of the handles instead of opening them again. A handle stays
-/// on its directory if that is renamed; a directory deleted while toolhost
-/// runs stays unusable until the next start.
-pub(crate) struct Preopens(Result<WasiFilesystemCtx, String>);
+/// Each granted directory, opened once per host path and access when the
+/// first tool with that grant loads, and shared by every tool that has it:
+/// a plugin with thousands of tools would otherwise hold a descriptor per
+/// tool and grant, and leave none for the calls. A handle stays on its
+/// directory if that is renamed; a directory deleted while toolhost runs
+/// stays unusable until the next start.
+#[derive(Default)]
+pub(crate) struct GrantDirs(BTreeMap<(PathBuf, Access), Result<Dir, String>>);
 
-impl Preopens {
-    pub(crate) fn open(grants: &[Grant]) -> Self {
-        let mut builder = WasiCtxBuilder::new();
-        // Must come before the preopens, which copy the setting.
-        builder.allow_blocking_current_thread(BLOCKING_CURRENT_THREAD);
+impl GrantDirs {
+    /// `grants` as preopens, each directory opened only if no earlier tool
+    /// had it.
+    pub(crate) fn preopens(&mut self, grants: &[Grant]) -> Preopens {
+        let mut dirs = Vec::with_capacity(grants.len());
         for grant in grants {
-            let perms = match grant.access {
-                Access::Write => FsPerms::ReadWrite,
-                Access::Read => FsPerms::ReadOnly,
-            };
-            if let Err(e) = builder.preopened_dir(&grant.host_path, &grant.guest_path, perms) {
-                return Preopens(Err(format!(
-                    "cannot open the granted directory `{}`: {e}",
-                    grant.host_path.display()
-                )));
+            let opened = self
+                .0
+                .entry((grant.host_path.clone(), grant.access))
+                .or_insert_with(|| open_grant(grant));
+            match opened {
+                Ok(dir) => dirs.push((dir.clone(), grant.guest_path.clone())),
+                Err(e) => return Preopens(Err(e.clone())),
             }
         }
-        Preopens(Ok(builder.build().filesystem().clone()))
+        Preopens(Ok(Arc::from(dirs)))
     }
 }
 
-/// Builds the guest's WASI context: its grants as preopens, stdout and
-/// stderr into bounded buffers, everything else denied.
+/// Opens `grant`'s directory as wasmtime-wasi's `preopened_dir` does
+/// (`O_PATH | O_DIRECTORY`), read-only or read-write as granted.
+fn open_grant(grant: &Grant) -> Result<Dir, String> {
+    let file =
+        cap_primitives::fs::open_ambient_dir(&grant.host_path, cap_primitives::ambient_authority())
+            .map_err(|e| {
+                format!(
+                    "cannot open the granted directory `{}`: {}",
+                    grant.host_path.display(),
+                    limits::open_error(&e)
+                )
+            })?;
+    let (perms, mode) = match grant.access {
+        Access::Write => (FsPerms::ReadWrite, OpenMode::READ | OpenMode::WRITE),
+        Access::Read => (FsPerms::ReadOnly, OpenMode::READ),
+    };
+    Ok(Dir::new(file, perms, mode, BLOCKING_CURRENT_THREAD))
+}
+
+/// A tool's granted directories, as shared handles ([`GrantDirs`]) and the
+/// names the guest sees them by; each call's table gets clones of the
+/// handles, not new descriptors.
+pub(crate) struct Preopens(Result<Arc<[(Dir, String)]>, String>);
+
+impl Preopens {
+    /// No directories at all (`list-tools` at load).
+    pub(crate) fn none() -> Self {
+        Preopens(Ok(Arc::from(Vec::new())))
+    }
+}
+
+/// A call's preopened directories, as `wasi:filesystem/preopens` hands
+/// them out.
+pub(crate) type OpenDirs = Arc<[(Dir, String)]>;
+
+/// `wasi:filesystem/preopens` from a call's [`OpenDirs`].
+struct GrantedDirs;
+
+impl HasData for GrantedDirs {
+    type Data<'a> = PreopensView<'a>;
+}
+
+/// What `get-directories` needs: the call's directories and its table.
+pub(crate) struct PreopensView<'a> {
+    pub(crate) dirs: &'a OpenDirs,
+    pub(crate) table: &'a mut ResourceTable,
+}
+
+impl wasmtime_wasi::p2::bindings::filesystem::preopens::Host for PreopensView<'_> {
+    fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
+        let mut handed = Vec::with_capacity(self.dirs.len());
+        for (dir, name) in self.dirs.iter() {
+            handed.push((self.table.push(Descriptor::Dir(dir.clone()))?, name.clone()));
+        }
+        Ok(handed)
+    }
+}
+
+/// Builds the guest's WASI context: stdout and stderr into bounded
+/// buffers, everything else denied; and its grants, which
+/// `wasi:filesystem/preopens` hands out from the shared handles.
 pub(crate) fn wasi_ctx(
     preopens: &Preopens,
     stdout: CapturedOutput,
     stderr: CapturedOutput,
-) -> Result<WasiCtx, String> {
-    let filesystem = preopens.0.clone()?;
+) -> Result<(WasiCtx, OpenDirs), String> {
+    let dirs = preopens.0.clone()?;
     let mut builder = WasiCtxBuilder::new();
     builder
+        .allow_blocking_current_thread(BLOCKING_CURRENT_THREAD)
         .stdout(stdout)
         .stderr(stderr)
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false);
-    let mut ctx = builder.build();
-    *ctx.filesystem() = filesystem;
-    Ok(ctx)
+    Ok((builder.build(), dirs))
 }
 
 /// Where a path argument lands, or why it may not be used.

@@ -1,6 +1,7 @@
 //! Shared helpers: temp workspaces, the binary, fixture plugins, and the
 //! loopback model server ([`mock_model`]).
 
+pub mod components;
 pub mod measure;
 pub mod mock_model;
 
