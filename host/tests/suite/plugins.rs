@@ -68,8 +68,8 @@ fn plugin_check_prints_the_tools_of_a_good_plugin() {
         format!(
             "ok: `{}` is a toolhost plugin with 1 tool(s):\n  echo (read-only): Return `text` unchanged.\n    \
              input schema: {{\"properties\":{{\"text\":{{\"type\":\"string\"}}}},\"required\":[\"text\"],\"type\":\"object\"}}\n  \
-             file: {} KiB, within the limit of 512 MiB on a plugin file (`plugin_file_mib` under [limits])\n  \
-             checked: each input schema expands to at most 100000 subschemas with its `$ref`s followed\n",
+             checked: each input schema expands to at most 100000 subschemas with its `$ref`s followed\n  \
+             file: {} KiB, within the limit of 512 MiB on a plugin file (`plugin_file_mib` under [limits])\n",
             fixture(test_plugins::ECHO).display(),
             fs::metadata(fixture(test_plugins::ECHO))
                 .expect("echo")

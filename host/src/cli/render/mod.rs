@@ -495,6 +495,13 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<End
             )?;
         }
     }
+    put_line(
+        &mut out,
+        format_args!(
+            "  checked: each input schema expands to at most {} subschemas with its `$ref`s followed",
+            crate::sandbox::MAX_SCHEMA_EXPANSION
+        ),
+    )?;
     if let Ok(meta) = std::fs::metadata(file) {
         put_line(
             &mut out,
@@ -505,13 +512,6 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<End
             ),
         )?;
     }
-    put_line(
-        &mut out,
-        format_args!(
-            "  checked: each input schema expands to at most {} subschemas with its `$ref`s followed",
-            crate::sandbox::MAX_SCHEMA_EXPANSION
-        ),
-    )?;
     Ok(Ended::Done)
 }
 
