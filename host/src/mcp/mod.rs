@@ -5,7 +5,7 @@
 //! Built on rmcp, the official Rust SDK: [`server`] is the handler,
 //! [`catalog`] what `tools/list` and the instructions say, [`lanes`] when a
 //! call may start, [`progress`] the throttled progress notifications,
-//! [`stdio`] and [`http`] the transports, [`reload`] the plugin watcher. Every call goes through [`Sandbox::call`], so
+//! [`stdio`] (over [`lines`]) and [`http`] the transports, [`reload`] the plugin watcher. Every call goes through [`Sandbox::call`], so
 //! there is no second way to run a tool.
 //!
 //! Depends on `sandbox` and on `transcript` (the audit file), never on
@@ -15,6 +15,7 @@
 mod catalog;
 mod http;
 mod lanes;
+mod lines;
 mod log;
 mod progress;
 mod reload;
