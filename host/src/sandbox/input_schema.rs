@@ -14,7 +14,9 @@
 //!   past the deadline it unwinds the validator (`resume_unwind`, no panic
 //!   hook) and the call ends as a timeout. A schema that is not cheap by
 //!   construction (small, no cycles, no regex) or a large input is validated
-//!   on a blocking thread, never on the thread that serves other requests.
+//!   on a thread of its own, never on the thread that serves other requests;
+//!   a schema nested past [`MAX_DEPTH`] is refused at load, so neither
+//!   building nor running the validator can overflow the host's stack.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -32,6 +34,17 @@ use super::outcome::SchemaError;
 /// Real tool schemas have tens to a few thousand; each level of a doubling
 /// `anyOf` of `$ref`s doubles it, so 17 levels already pass it.
 pub const MAX_EXPANDED: u64 = 100_000;
+
+/// At most this many subschemas one inside another, with `$ref`s followed
+/// (a recursive schema's cycle counted once): deeper, building or running
+/// the validator could overflow the host's stack. A schema's own JSON is
+/// at most 128 levels deep (the parser's limit); a chain of `$ref`s is not.
+pub(crate) const MAX_DEPTH: usize = 256;
+
+/// The stack of the thread that checks an input against a schema that is
+/// not cheap: a recursive schema nests once per level of the input (at
+/// most 128), each at most [`MAX_DEPTH`] deep. Only what is used is mapped.
+const CHECK_STACK: usize = 64 << 20;
 
 /// The keyword added to every subschema: a deadline check.
 const TICK: &str = "x-toolhost-deadline";
@@ -76,6 +89,12 @@ impl InputSchema {
     /// names the tool.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
         let expansion = Expansion::of(schema);
+        if expansion.too_deep {
+            return Err(format!(
+                "its `input-schema` nests more than {MAX_DEPTH} subschemas deep when its `$ref`s \
+                 are followed, which could overflow the host's stack; flatten the schema"
+            ));
+        }
         if expansion.size > MAX_EXPANDED {
             return Err(format!(
                 "its `input-schema` expands to more than {MAX_EXPANDED} subschemas when its \
@@ -110,19 +129,21 @@ impl InputSchema {
         }
         let validator = Arc::clone(&self.validator);
         let watched = cancel.clone();
-        let work = tokio::task::spawn_blocking(move || {
-            errors_before(&validator, &input, deadline, &watched)
-        });
-        // The blocking thread stops at its next tick; the call does not wait
-        // for it past the deadline either way.
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new()
+            .name("toolhost-schema-check".into())
+            .stack_size(CHECK_STACK)
+            .spawn(move || {
+                let _ = answer.send(errors_before(&validator, &input, deadline, &watched));
+            });
+        if spawned.is_err() {
+            // No thread to spare: the check cannot run, as if out of time.
+            return Err(Stopped::Deadline);
+        }
+        // The thread stops at its next tick; the call does not wait for it
+        // past the deadline either way.
         tokio::select! {
-            joined = work => match joined {
-                Ok(answer) => answer,
-                Err(join) => match join.try_into_panic() {
-                    Ok(panic) => resume_unwind(panic),
-                    Err(_) => Err(Stopped::Cancelled),
-                },
-            },
+            answer = answered => answer.unwrap_or(Err(Stopped::Cancelled)),
             () = tokio::time::sleep_until(deadline.into()) => Err(Stopped::Deadline),
             () = cancel.cancelled() => Err(Stopped::Cancelled),
         }
@@ -304,6 +325,8 @@ struct Expansion {
     /// A keyword whose cost the size does not bound, or a `$ref` this
     /// count cannot follow.
     costly: bool,
+    /// Subschemas nest more than [`MAX_DEPTH`] deep.
+    too_deep: bool,
 }
 
 impl Expansion {
@@ -314,12 +337,15 @@ impl Expansion {
             open: Vec::new(),
             cyclic: false,
             costly: false,
+            too_deep: false,
+            depth: 0,
         };
         let size = count.size(root, "");
         Expansion {
             size,
             cyclic: count.cyclic,
             costly: count.costly,
+            too_deep: count.too_deep,
         }
     }
 }
@@ -332,6 +358,9 @@ struct Count<'a> {
     open: Vec<String>,
     cyclic: bool,
     costly: bool,
+    too_deep: bool,
+    /// Subschemas the count is inside now.
+    depth: usize,
 }
 
 impl Count<'_> {
@@ -339,6 +368,17 @@ impl Count<'_> {
         let Value::Object(map) = schema else {
             return 1;
         };
+        if self.depth >= MAX_DEPTH {
+            self.too_deep = true;
+            return MAX_EXPANDED + 1;
+        }
+        self.depth += 1;
+        let size = self.size_of(map, pointer);
+        self.depth -= 1;
+        size
+    }
+
+    fn size_of(&mut self, map: &Map<String, Value>, pointer: &str) -> u64 {
         if COSTLY_KEYWORDS.iter().any(|k| map.contains_key(*k)) {
             self.costly = true;
         }
@@ -437,6 +477,27 @@ mod tests {
         assert!(expansion.cyclic);
         assert!(expansion.size < 20, "{expansion:?}");
         assert!(InputSchema::compile(&tree).is_ok());
+    }
+
+    #[test]
+    fn a_long_chain_of_refs_is_refused_before_it_is_built() {
+        let chain = |links: usize| {
+            let mut defs = Map::new();
+            for n in 0..links {
+                defs.insert(
+                    format!("d{n}"),
+                    json!({"$ref": format!("#/$defs/d{}", n + 1)}),
+                );
+            }
+            defs.insert(format!("d{links}"), json!({"type": "string"}));
+            json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": defs})
+        };
+        assert!(InputSchema::compile(&chain(100)).is_ok());
+        let error = InputSchema::compile(&chain(100_000)).expect_err("refused");
+        assert!(
+            error.starts_with("its `input-schema` nests more than 256 subschemas deep"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -327,7 +327,10 @@ fn a_shipped_config_cannot_lift_the_deadline_fuel_memory_output_or_write_budget_
     ws.mkdir("src");
     fs::write(
         ws.user_config().join("config.toml"),
-        "[limits]\ntimeout_ms = 1000\nmemory_mib = 16\noutput_kib = 4\nwrite_mib = 1\n",
+        // Fuel enough for the spin to outlast its 1 s deadline on a fast
+        // machine (a tight loop burns 10^10 in about 0.6 s).
+        "[limits]\nfuel = 1000000000000\ntimeout_ms = 1000\nmemory_mib = 16\noutput_kib = 4\n\
+         write_mib = 1\n",
     )
     .expect("user config");
     ws.write(
@@ -339,7 +342,7 @@ fn a_shipped_config_cannot_lift_the_deadline_fuel_memory_output_or_write_budget_
     );
     let notice = clamp_notice(&ws);
     let notices = [
-        notice(2, "[limits]", "fuel", MAX, 10_000_000_000),
+        notice(2, "[limits]", "fuel", MAX, 1_000_000_000_000),
         notice(3, "[limits]", "timeout_ms", MAX, 1000),
         notice(4, "[limits]", "memory_mib", 100_000, 16),
         notice(5, "[limits]", "output_kib", 100_000, 4),
