@@ -80,6 +80,16 @@ fn allowed_origins(addr: SocketAddr) -> Vec<String> {
 #[derive(Clone, Debug)]
 pub(super) struct ConnectionGone(pub(super) CancellationToken);
 
+/// Connections served at once: each holds a descriptor and a task, and
+/// any local user may open them without the token. Past this many, new
+/// ones wait in the kernel's backlog until one closes.
+const MAX_CONNECTIONS: usize = 512;
+
+/// How long a connection may take to send a request's headers (and, kept
+/// alive, to start the next request) before it is closed: an idle
+/// connection cannot hold one of [`MAX_CONNECTIONS`] for long.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How often sessions idle past [`IDLE`] are looked for.
 const SWEEP: Duration = Duration::from_secs(60);
 
@@ -103,7 +113,15 @@ pub(super) async fn serve(
     let sessions = Arc::new(Sessions::new(MAX_SESSIONS, IDLE));
     tokio::spawn(sweep(Arc::clone(&sessions), stop.clone()));
     let service = StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&connections).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return Ok(()),
+            },
+            () = stop.cancelled() => return Ok(()),
+        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
@@ -119,6 +137,8 @@ pub(super) async fn serve(
         let service = service.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
+            // Held while the connection lives.
+            let _permit = permit;
             // Cancelled when the client's connection ends: its calls stop.
             let gone = ConnectionGone(CancellationToken::new());
             let _cancel_on_close = gone.0.clone().drop_guard();
@@ -137,7 +157,10 @@ pub(super) async fn serve(
                     tower_service::Service::call(&mut service, request).await
                 }
             });
-            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), routed);
+            let connection = http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), routed);
             tokio::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => {}

@@ -1224,6 +1224,42 @@ fn a_flood_of_initialize_requests_stays_bounded() {
     server.stop();
 }
 
+/// The descriptors a process holds, from `/proc/PID/fd`.
+fn open_descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |fds| fds.count())
+}
+
+/// Any local user may open connections without a token: each would hold a
+/// descriptor and a task of the server's. At most 512 are served at once
+/// (the rest wait in the kernel's backlog), so the calls keep theirs.
+#[test]
+fn a_flood_of_idle_connections_holds_a_bounded_number_of_descriptors() {
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    let before = open_descriptors(server.child.id());
+    // More than it serves, fewer than it serves plus the listen backlog
+    // (128), past which a connect waits for the kernel's SYN retries.
+    let mut idle = Vec::new();
+    for _ in 0..600 {
+        idle.push(std::net::TcpStream::connect(server.authority()).expect("connect"));
+    }
+    // Give the server time to accept what it will.
+    std::thread::sleep(Duration::from_millis(500));
+    let held = open_descriptors(server.child.id()) - before;
+    assert!(
+        held <= 520,
+        "the server holds {held} descriptors for 600 idle connections"
+    );
+    // The idle connections go; a client that comes after is served.
+    drop(idle);
+    let status = server.status_of("/mcp", &server.auth());
+    assert!(
+        status.starts_with("HTTP/1.1 ") && !status.contains("401"),
+        "{status}"
+    );
+    server.stop();
+}
+
 /// The directory where `.ci/run` npm-installed the conformance suite and
 /// the Node it needs, or `None` (with a note) without it.
 fn conformance_dir() -> Option<PathBuf> {
