@@ -547,6 +547,8 @@ fn typed_plugin(
     }
     let mut tools = Vec::with_capacity(discovered.functions.len());
     for (index, function) in discovered.functions.iter().enumerate() {
+        let schema_text = function.input_schema.to_string().len();
+        check_sizes(&function.name, &function.description, schema_text).map_err(&fail)?;
         let checker = InputSchema::compile(&function.input_schema).map_err(|e| {
             fail(format!(
                 "the schema derived for `{}` is refused ({e}); please report this as a toolhost bug",
@@ -583,6 +585,34 @@ pub fn is_tool_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
+/// The longest description a tool may have: the host holds it, prints it
+/// and sends it to the model with every request. Real ones are a few KiB.
+pub const MAX_DESCRIPTION: usize = 64 * 1024;
+
+/// The longest input schema, as JSON text, a tool may have (sent to the
+/// model with every request, like the description).
+pub const MAX_SCHEMA_TEXT: usize = 256 * 1024;
+
+/// Refuses a description or schema longer than toolhost holds for a tool.
+fn check_sizes(name: &str, description: &str, schema_text: usize) -> Result<(), String> {
+    if description.len() > MAX_DESCRIPTION {
+        return Err(format!(
+            "tool `{name}`: its description is {} bytes, over the limit of {} KiB (it is sent \
+             to the model with every request); shorten it",
+            description.len(),
+            MAX_DESCRIPTION / 1024
+        ));
+    }
+    if schema_text > MAX_SCHEMA_TEXT {
+        return Err(format!(
+            "tool `{name}`: its `input-schema` is {schema_text} bytes, over the limit of {} KiB \
+             (it is sent to the model with every request); simplify it",
+            MAX_SCHEMA_TEXT / 1024
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a tool's name and schema; the error names the tool.
 fn check_spec(spec: ToolSpec) -> Result<CheckedSpec, String> {
     let name = spec.name;
@@ -591,6 +621,7 @@ fn check_spec(spec: ToolSpec) -> Result<CheckedSpec, String> {
             "tool name `{name}` is not 1-64 characters of [a-zA-Z0-9_-]"
         ));
     }
+    check_sizes(&name, &spec.description, spec.input_schema.len())?;
     let schema: serde_json::Value = serde_json::from_str(&spec.input_schema)
         .map_err(|e| format!("tool `{name}`: `input-schema` is not valid JSON: {e}"))?;
     if schema.get("type").and_then(|t| t.as_str()) != Some("object") {

@@ -45,6 +45,27 @@ fn a_schema_that_doubles_at_every_level_is_refused_at_load_and_the_rest_loads() 
     );
 }
 
+/// A description the host would hold, print and send to the model with
+/// every request is refused at load when it passes 64 KiB.
+#[test]
+fn a_tool_description_of_megabytes_is_refused_at_load_and_the_rest_loads() {
+    let ws = Workspace::new();
+    let big = fixture(test_plugins::BIG_SPEC);
+    let err = stderr_of_failure(ws.toolhost().args(["plugin", "check"]).arg(&big), 1);
+    assert_eq!(
+        err,
+        format!(
+            "error: plugin `{}`: tool `big`: its description is 4400000 bytes, over the limit of \
+             64 KiB (it is sent to the model with every request); shorten it\n",
+            big.display()
+        )
+    );
+    ws.install_plugin(test_plugins::BIG_SPEC, "big.wasm");
+    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
+    let out = stdout_of(&mut ws.call("echo", r#"{"text":"still here"}"#, &[]));
+    assert_eq!(out, "still here\n");
+}
+
 /// A workspace serving the hostile and echo fixtures, `slow_schema` with a
 /// 3 s deadline.
 fn workspace() -> Workspace {
