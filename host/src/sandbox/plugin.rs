@@ -587,11 +587,11 @@ pub fn is_tool_name(name: &str) -> bool {
 
 /// The longest description a tool may have: the host holds it, prints it
 /// and sends it to the model with every request. Real ones are a few KiB.
-pub const MAX_DESCRIPTION: usize = 64 * 1024;
+const MAX_DESCRIPTION: usize = 64 * 1024;
 
 /// The longest input schema, as JSON text, a tool may have (sent to the
 /// model with every request, like the description).
-pub const MAX_SCHEMA_TEXT: usize = 256 * 1024;
+const MAX_SCHEMA_TEXT: usize = 256 * 1024;
 
 /// Refuses a description or schema longer than toolhost holds for a tool.
 fn check_sizes(name: &str, description: &str, schema_text: usize) -> Result<(), String> {
