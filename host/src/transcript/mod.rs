@@ -58,6 +58,13 @@ pub enum TranscriptError {
     },
     #[error("`{}` is not a toolhost session file (it does not start with a session_start event)", .path.display())]
     NotASession { path: PathBuf },
+    #[error(
+        "`{}` is {size} bytes, over the {} GiB toolhost reads of a session file (it may have \
+         come with the repository); move it away, or delete it",
+        .path.display(),
+        reader::MAX_SESSION_FILE >> 30
+    )]
+    TooBig { path: PathBuf, size: u64 },
 }
 
 /// A directory of session files, `<id>.jsonl` each.

@@ -46,13 +46,39 @@ pub struct Resume {
     pub recovered: Option<Message>,
 }
 
+/// The largest session file toolhost reads (whole, into memory): far over
+/// a real one, far under what would abort the process when a repository
+/// ships a sparse file of 100 GB in `.toolhost/sessions/`.
+pub(super) const MAX_SESSION_FILE: u64 = 1 << 30;
+
 impl SessionFile {
     /// Reads and checks `path`.
     pub fn read(path: &Path) -> Result<SessionFile, TranscriptError> {
-        let bytes = std::fs::read(path).map_err(|source| TranscriptError::Io {
+        let io = |source| TranscriptError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let size = file.metadata().map_err(io)?.len();
+        if size > MAX_SESSION_FILE {
+            return Err(TranscriptError::TooBig {
+                path: path.to_path_buf(),
+                size,
+            });
+        }
+        let mut bytes = Vec::new();
+        // Bounded again in case it grows while read.
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, MAX_SESSION_FILE + 1),
+            &mut bytes,
+        )
+        .map_err(io)?;
+        if bytes.len() as u64 > MAX_SESSION_FILE {
+            return Err(TranscriptError::TooBig {
+                path: path.to_path_buf(),
+                size: bytes.len() as u64,
+            });
+        }
         let mut records = Vec::new();
         let mut warnings = Vec::new();
         let mut valid_len = 0;

@@ -278,3 +278,64 @@ fn every_created_entry_and_every_hole_counts_against_the_write_budget() {
     assert_eq!(repo.ws.read("src/main.rs"), "fn main() {}\n//");
     repo.assert_still_works(1);
 }
+
+/// A repository may ship `.toolhost/sessions/*.jsonl`: one of 100 GB (a
+/// sparse file) is refused unread, by `sessions`, `sessions show` and
+/// `run --resume`, each in well under a second.
+#[test]
+fn a_shipped_session_file_of_100_gb_is_refused_unread() {
+    let ws = Workspace::new();
+    let file = ws.write(".toolhost/sessions/20261202-000000-aaaa.jsonl", "");
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .and_then(|f| f.set_len(100_000_000_000))
+        .expect("a sparse file");
+    let refusal = format!(
+        "`{}` is 100000000000 bytes, over the 1 GiB toolhost reads of a session file (it may \
+         have come with the repository); move it away, or delete it",
+        file.display()
+    );
+    let started = Instant::now();
+    let out = stdout_of(ws.toolhost().arg("sessions"));
+    assert_eq!(
+        out,
+        format!(
+            "ID                     STARTED (UTC)       TURNS  STOP          PROMPT\n\
+             unreadable: {}\n",
+            refusal.replace(&ws.path().display().to_string(), ".")
+        )
+    );
+    let err = stderr_of_failure(ws.toolhost().args(["sessions", "show", "last"]), 1);
+    assert_eq!(
+        err,
+        format!(
+            "error: {}\n",
+            refusal.replace(&ws.path().display().to_string(), ".")
+        )
+    );
+    ws.write("script.json", r#"{"turns": [{"text": "done"}]}"#);
+    let err = stderr_of_failure(
+        ws.toolhost().args([
+            "run",
+            "--script",
+            "script.json",
+            "--resume",
+            "last",
+            "go on",
+        ]),
+        1,
+    );
+    assert!(err.ends_with(&format!("error: {refusal}\n")), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    // A new run starts a session of its own beside it.
+    let out = stdout_of(
+        ws.toolhost()
+            .args(["run", "--script", "script.json", "hello"]),
+    );
+    assert_eq!(out, "done\n");
+}
