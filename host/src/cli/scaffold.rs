@@ -49,6 +49,12 @@ pub(super) fn new_plugin(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::
             "`{name}` cannot be a tool name: use 1-64 characters of [a-zA-Z0-9_-], e.g. `word_count`"
         );
     }
+    if crate::sandbox::is_standard_tool(name) {
+        bail!(
+            "`{name}` is the name of a standard tool, and a plugin offering a tool of that name \
+             is not loaded beside it: name yours differently, e.g. `my_{name}`"
+        );
+    }
     if lang == Lang::Rust && name.starts_with(|c: char| c.is_ascii_digit()) {
         bail!("`{name}` cannot name a Rust crate: start it with a letter");
     }

@@ -37,7 +37,7 @@ pub use engine::{CONCURRENT_CALLS, Tier};
 pub use input_schema::MAX_EXPANDED as MAX_SCHEMA_EXPANSION;
 pub use limits::{DEFAULT_PLUGIN_FILE_LIMIT, Limits};
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
-pub use plugin::{LoadError, LoadEvent, LoadNotice, PluginOrigin, is_tool_name};
+pub use plugin::{LoadError, LoadEvent, LoadNotice, PluginOrigin, is_standard_tool, is_tool_name};
 pub use tiers::{DEFAULT_BASELINE_MIN_BYTES, Unfinished, compile_optimized};
 pub use typed::{TypedConfig, TypedToolConfig};
 

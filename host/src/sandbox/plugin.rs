@@ -576,6 +576,14 @@ fn typed_plugin(
     })
 }
 
+/// Whether `name` is one of the standard tools' (each standard plugin
+/// `read-file` offers the one tool `read_file`).
+pub fn is_standard_tool(name: &str) -> bool {
+    super::STANDARD_PLUGINS
+        .iter()
+        .any(|(plugin, _)| plugin.replace('-', "_") == name)
+}
+
 /// A name toolhost accepts for a tool: 1-64 characters of `[a-zA-Z0-9_-]`,
 /// what every model API allows.
 pub fn is_tool_name(name: &str) -> bool {

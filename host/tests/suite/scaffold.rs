@@ -167,4 +167,17 @@ fn plugin_new_never_overwrites_and_names_what_is_wrong() {
     assert_eq!(ws.read("taken/file.txt"), "mine");
     let err = stderr_of_failure(ws.toolhost().args(["plugin", "new", "two words"]), 1);
     assert!(err.contains("`two words` cannot be a tool name"), "{err}");
+    // A standard tool's name would be refused at load: refused here, and
+    // nothing is written.
+    for taken in ["read_file", "search_text"] {
+        let err = stderr_of_failure(ws.toolhost().args(["plugin", "new", taken]), 1);
+        assert_eq!(
+            err,
+            format!(
+                "error: `{taken}` is the name of a standard tool, and a plugin offering a tool of \
+                 that name is not loaded beside it: name yours differently, e.g. `my_{taken}`\n"
+            )
+        );
+        assert!(!ws.path().join(taken).exists());
+    }
 }
