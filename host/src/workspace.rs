@@ -26,6 +26,35 @@ pub const GIT_DIR: &str = ".git";
 /// can page through them with `read_file`.
 pub const OUTPUTS_DIR: &str = ".toolhost/outputs";
 
+/// What toolhost writes into a `.toolhost/` it creates: git ignores the
+/// directory, so `git add .` does not commit prompts and tool output (as
+/// Python's venv and Cargo's `target/` do).
+pub const STATE_GITIGNORE: &str =
+    "# Made by toolhost: sessions, saved tool results and plugins, not for git.\n*\n";
+
+/// Before `dir` is created: when its parent is a `.toolhost` that does not
+/// exist yet, makes it (private: it holds prompts and tool output) with a
+/// `.gitignore` of everything. A `.toolhost` already there is left as it
+/// is, so a user who removed the `.gitignore` keeps it removed.
+pub fn prepare_state_dir(dir: &Path) -> std::io::Result<()> {
+    let Some(state) = dir
+        .parent()
+        .filter(|p| p.file_name() == Some(STATE_DIR.as_ref()))
+    else {
+        return Ok(());
+    };
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(state) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+        // A missing workspace and the like: whoever creates `dir` says so.
+        Err(_) => return Ok(()),
+    }
+    std::fs::write(state.join(".gitignore"), STATE_GITIGNORE)
+}
+
 /// The paths of one workspace's own files.
 #[derive(Debug, Clone, Copy)]
 pub struct Layout<'a> {

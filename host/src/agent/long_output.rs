@@ -85,7 +85,8 @@ impl ResultBudget {
             .take(100)
             .collect();
         let stem = if stem.is_empty() { "call".into() } else { stem };
-        fs::create_dir_all(&self.save_dir)
+        crate::workspace::prepare_state_dir(&self.save_dir)
+            .and_then(|()| fs::create_dir_all(&self.save_dir))
             .map_err(|e| format!("creating `{}`: {e}", self.save_dir.display()))?;
         for n in 1..1000 {
             let name = if n == 1 {

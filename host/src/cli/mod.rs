@@ -486,6 +486,53 @@ async fn received(signal: Option<tokio::signal::unix::Signal>) {
     }
 }
 
+/// The command that continues this run, pasted in any directory: the
+/// workspace and every path made absolute, the plugin directories and
+/// grants as given (a grant's path is the workspace's), and `--script` for
+/// a scripted run (the session file records the rest of the model).
+fn resume_command(
+    sandbox_args: &SandboxArgs,
+    args: &RunArgs,
+    workspace: &Path,
+) -> render::ResumeCommand {
+    let absolute = |path: &Path| {
+        std::path::absolute(path)
+            .unwrap_or_else(|_| path.to_path_buf())
+            .display()
+            .to_string()
+    };
+    let mut before = vec!["toolhost".to_string()];
+    let flag = |words: &mut Vec<String>, name: &str, value: String| {
+        words.push(name.to_string());
+        words.push(render::shell_word(&value));
+    };
+    flag(&mut before, "--workspace", workspace.display().to_string());
+    if let Some(config) = &sandbox_args.config {
+        flag(&mut before, "--config", absolute(config));
+    }
+    for dir in &sandbox_args.plugins {
+        flag(&mut before, "--plugins", absolute(dir));
+    }
+    for grant in &sandbox_args.allow_read {
+        flag(&mut before, "--allow-read", grant.clone());
+    }
+    for grant in &sandbox_args.allow_write {
+        flag(&mut before, "--allow-write", grant.clone());
+    }
+    before.extend(["run".to_string(), "--resume".to_string()]);
+    let mut after = Vec::new();
+    if let Some(script) = &args.script {
+        flag(&mut after, "--script", absolute(script));
+    }
+    if let Some(dir) = &args.session_dir {
+        flag(&mut after, "--session-dir", absolute(dir));
+    }
+    render::ResumeCommand {
+        before_id: before.join(" "),
+        after_id: after.iter().map(|word| format!(" {word}")).collect(),
+    }
+}
+
 /// The session directory: `--session-dir`, else the workspace's.
 fn session_store(dir: Option<&PathBuf>, workspace: &Path) -> SessionStore {
     match dir {
@@ -585,7 +632,10 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
 
     let cancel = tokio_util::sync::CancellationToken::new();
     spawn_ctrl_c_handler(cancel.clone());
-    let renderer = render::RunRenderer::new(args.output_format);
+    let renderer = render::RunRenderer::new(
+        args.output_format,
+        resume_command(sandbox_args, args, &workspace),
+    );
     let sink = match &writer {
         Some(writer) => session::record_then(writer, renderer.sink()),
         None => renderer.sink(),

@@ -91,6 +91,7 @@ impl SessionStore {
     /// writes `start`, stamped with its id and the time, as its first line. The directory is created private
     /// (sessions hold prompts and tool output).
     pub fn create(&self, mut start: SessionStart) -> std::io::Result<SessionWriter> {
+        crate::workspace::prepare_state_dir(&self.dir).map_err(|e| with_path(e, &self.dir))?;
         create_private_dir(&self.dir)?;
         start.at = record::now();
         let stamp: String = humantime::format_rfc3339_seconds(std::time::SystemTime::now())

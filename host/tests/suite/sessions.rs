@@ -636,3 +636,84 @@ fn reasoning_and_its_signature_survive_a_resume() {
     assert_eq!(thinking["signature"], signature);
     assert_eq!(thinking["thinking"], reasoning["text"]);
 }
+
+/// `.toolhost/` holds prompts and tool output: git ignores it from the
+/// moment toolhost makes it, so `git add .` commits none of it. The hint
+/// after a run, pasted in another directory, continues the session.
+#[test]
+fn the_state_directory_is_ignored_by_git_and_the_resume_hint_works_anywhere() {
+    let ws = Workspace::new();
+    ws.write("README.md", "# project\n");
+    ws.write(
+        "script.json",
+        r#"{"turns": [{"text": "one"}, {"text": "two"}]}"#,
+    );
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(ws.path())
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    git(&["init", "--quiet"]);
+    let out = ws
+        .toolhost()
+        .args(["run", "--script", "script.json", "hello"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        ws.read(".toolhost/.gitignore"),
+        "# Made by toolhost: sessions, saved tool results and plugins, not for git.\n*\n"
+    );
+    assert_eq!(
+        git(&["status", "--porcelain"]),
+        "?? README.md\n?? script.json\n"
+    );
+
+    let stderr = String::from_utf8(out.stderr).expect("utf-8");
+    let hint = stderr
+        .lines()
+        .find_map(|line| line.split_once("(continue it with `"))
+        .map(|(_, rest)| rest.trim_end_matches("`)").to_owned())
+        .unwrap_or_else(|| panic!("no resume hint in {stderr}"));
+    let workspace = ws.path().canonicalize().expect("workspace");
+    let id = session_files(&ws)[0]
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(
+        hint,
+        format!(
+            "toolhost --workspace {} run --resume {id} --script {} \"...\"",
+            workspace.display(),
+            workspace.join("script.json").display()
+        )
+    );
+    // Pasted from another directory (the prompt in place of `...`).
+    let elsewhere = tempfile::tempdir().expect("elsewhere");
+    let words = hint.trim_end_matches(" \"...\"").split(' ').skip(1);
+    let resumed = Command::new(assert_cmd::cargo::cargo_bin("toolhost"))
+        .args(words)
+        .arg("and again")
+        .current_dir(elsewhere.path())
+        .env("TOOLHOST_CONFIG_DIR", ws.user_config())
+        .env("TOOLHOST_CACHE_DIR", super::common::shared_cache())
+        .env_remove("XDG_CACHE_HOME")
+        .env("TOOLHOST_BACKGROUND_COMPILE", "off")
+        .output()
+        .expect("resume");
+    assert!(resumed.status.success(), "{resumed:?}");
+    // The script replays from its start; the run went into the same file.
+    assert_eq!(String::from_utf8_lossy(&resumed.stdout), "one\n");
+    let files = session_files(&ws);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let starts = records(&files[0])
+        .iter()
+        .filter(|r| r["type"] == "session_start")
+        .count();
+    assert_eq!(starts, 2);
+}

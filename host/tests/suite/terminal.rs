@@ -351,8 +351,15 @@ fn a_shipped_session_is_listed_shown_and_resumed_escaped() {
         format!(
             "warning: session {id_shown} was recorded in workspace `/elsewhere{TITLE_SHOWN}`; it \
              continues in `{}`, where the paths it mentions may not exist\n\
-             session {id_shown} (continue it with `toolhost run --resume {id_shown} \"...\"`)\n",
-            ws.path().canonicalize().expect("workspace").display()
+             session {id_shown} (continue it with `toolhost --workspace {} run --resume \
+             '{id_shown}' --script {} \"...\"`)\n",
+            ws.path().canonicalize().expect("workspace").display(),
+            ws.path().canonicalize().expect("workspace").display(),
+            ws.path()
+                .canonicalize()
+                .expect("workspace")
+                .join("script.json")
+                .display()
         )
     );
 }

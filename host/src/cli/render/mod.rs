@@ -13,6 +13,8 @@ mod json;
 mod stream_json;
 mod text;
 
+pub(super) use text::{ResumeCommand, shell_word};
+
 use std::fmt::Display;
 use std::io::{self, Write as _};
 use std::path::Path;
@@ -49,9 +51,9 @@ trait RunOutput: Send {
 }
 
 impl RunRenderer {
-    pub(super) fn new(format: OutputFormat) -> Self {
+    pub(super) fn new(format: OutputFormat, resume: ResumeCommand) -> Self {
         let output: Box<dyn RunOutput> = match format {
-            OutputFormat::Text => Box::new(text::TextOutput::new()),
+            OutputFormat::Text => Box::new(text::TextOutput::new(resume)),
             OutputFormat::Json => Box::new(json::JsonOutput),
             OutputFormat::StreamJson => Box::new(stream_json::StreamJsonOutput),
         };

