@@ -149,6 +149,10 @@ enum SessionsCommand {
     Show {
         /// A session id, a unique prefix of one, or `last`.
         id: String,
+        /// Print one call whole instead: its arguments and the text the
+        /// model read (`call=ID` on the session's lines).
+        #[arg(long, value_name = "CALL")]
+        call: Option<String>,
     },
 }
 
@@ -369,9 +373,23 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
                     }
                     render::sessions(store.dir(), &sessions, args.json)?;
                 }
-                Some(SessionsCommand::Show { id }) => {
+                Some(SessionsCommand::Show { id, call: None }) => {
                     let file = SessionFile::read(&store.find(id)?)?;
                     render::session(&file)?;
+                }
+                Some(SessionsCommand::Show {
+                    id,
+                    call: Some(call),
+                }) => {
+                    let file = SessionFile::read(&store.find(id)?)?;
+                    let Some(lines) = crate::transcript::show::call(&file, call) else {
+                        anyhow::bail!(
+                            "session `{}` has no call `{call}`: `toolhost sessions show {id}` lists \
+                             each call as `call=ID`",
+                            crate::transcript::id_of(&file.path)
+                        );
+                    };
+                    render::session_call(&lines)?;
                 }
             }
             Ok(Ended::Done)

@@ -187,6 +187,37 @@ fn close_run(out: &mut Vec<String>, running: &mut Vec<(String, String)>) {
     out.push("stop: none recorded (the process was killed or crashed)".into());
 }
 
+/// `toolhost sessions show ID --call CALL`: each call of that id (a resumed
+/// session may reuse one), its arguments and the whole text the model read.
+/// `None` when the session has no such call.
+pub fn call(file: &SessionFile, call_id: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut arguments: Option<&serde_json::Value> = None;
+    for record in &file.records {
+        match record {
+            Record::ToolExecutionStart(start) if start.call_id == call_id => {
+                arguments = Some(&start.arguments);
+            }
+            Record::ToolExecutionEnd(end) if end.call_id == call_id => {
+                if !out.is_empty() {
+                    out.push(String::new());
+                }
+                out.push(call_line(end).trim_start().to_string());
+                out.push("arguments:".into());
+                let pretty = arguments
+                    .take()
+                    .map(|a| serde_json::to_string_pretty(a).unwrap_or_else(|_| a.to_string()))
+                    .unwrap_or_else(|| "(not recorded)".into());
+                out.extend(pretty.lines().map(|line| format!("  {line}")));
+                out.push("text:".into());
+                out.extend(end.text.lines().map(|line| format!("  {line}")));
+            }
+            _ => {}
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 fn call_line(end: &ExecutionEnd) -> String {
     let status = match &end.execution {
         Some(execution) => execution.outcome.clone(),

@@ -717,3 +717,109 @@ fn the_state_directory_is_ignored_by_git_and_the_resume_hint_works_anywhere() {
         .count();
     assert_eq!(starts, 2);
 }
+
+/// The tool line shows where a call acts before its other arguments, and
+/// an error's whole text; `sessions show --call` prints one call whole.
+#[test]
+fn tool_lines_lead_with_the_path_and_a_call_can_be_shown_whole() {
+    let ws = Workspace::new();
+    ws.mkdir("notes");
+    let content = "# Review\n".repeat(50);
+    let script = json!({"turns": [
+        {"text": "Writing.", "tool_calls": [
+            {"id": "c1", "name": "write_file",
+             "arguments": {"content": content, "path": "notes/review.md"}},
+            {"id": "c2", "name": "read_file", "arguments": {"offset": 0, "path": "missing.md"}}
+        ]},
+        {"text": "Done."}
+    ]});
+    ws.write("script.json", script.to_string());
+    let out = ws
+        .toolhost()
+        .args([
+            "--allow-write",
+            "write_file=notes",
+            "run",
+            "--script",
+            "script.json",
+            "go",
+        ])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).expect("utf-8");
+    let calls: Vec<String> = stderr
+        .lines()
+        .filter(|line| line.starts_with("-> ") || line.starts_with("   "))
+        .map(|line| {
+            // Timings vary: ` 3 ms` -> ` _ ms`.
+            let mut words: Vec<&str> = line.split(' ').collect();
+            if let Some(at) = words.iter().position(|w| w.starts_with("ms")) {
+                words[at - 1] = "_";
+            }
+            words.join(" ")
+        })
+        .collect();
+    let read_error = ws
+        .toolhost()
+        .args(["call", "read_file", r#"{"offset":0,"path":"missing.md"}"#])
+        .output()
+        .expect("call");
+    let read_error = String::from_utf8(read_error.stderr).expect("utf-8");
+    let read_error = read_error.trim_end().trim_start_matches("error: ");
+    let mut expected = vec![format!(
+        "-> write_file notes/review.md {{\"content\":\"# Review\\n# Review\\n# Review\\n# Review\\n# Review... ok _ ms {} B",
+        stdout_of(
+            ws.toolhost()
+                .args(["sessions", "show", "last", "--call", "c1"])
+        )
+        .lines()
+        .skip_while(|l| *l != "text:")
+        .nth(1)
+        .expect("c1's text")
+        .trim()
+        .len()
+    )];
+    let mut error_lines = read_error.lines();
+    expected.push(format!(
+        "-> read_file missing.md {{\"offset\":0}} error _ ms: error: {}",
+        error_lines.next().expect("a line")
+    ));
+    expected.extend(error_lines.map(|line| format!("   {line}")));
+    assert_eq!(calls, expected);
+
+    let shown = stdout_of(
+        ws.toolhost()
+            .args(["sessions", "show", "last", "--call", "c2"]),
+    );
+    let mut lines = shown.lines();
+    assert!(
+        lines
+            .next()
+            .expect("the call's line")
+            .starts_with("call=c2 tool=read_file status="),
+        "{shown}"
+    );
+    assert_eq!(
+        lines.collect::<Vec<_>>().join("\n"),
+        format!(
+            "arguments:\n  {{\n    \"offset\": 0,\n    \"path\": \"missing.md\"\n  }}\ntext:\n{}",
+            format!("error: {read_error}")
+                .lines()
+                .map(|line| format!("  {line}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    );
+    let err = stderr_of_failure(
+        ws.toolhost()
+            .args(["sessions", "show", "last", "--call", "c9"]),
+        1,
+    );
+    assert!(
+        err.ends_with(
+            "has no call `c9`: `toolhost sessions show last` lists each call as `call=ID`\n"
+        ),
+        "{err}"
+    );
+}

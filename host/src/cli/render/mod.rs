@@ -241,6 +241,16 @@ pub(super) fn session(file: &SessionFile) -> io::Result<()> {
     Ok(())
 }
 
+/// `toolhost sessions show ID --call CALL`: the call whole (each line made
+/// inert by `put_line`, tabs kept).
+pub(super) fn session_call(lines: &[String]) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    for line in lines {
+        put_line(&mut out, line)?;
+    }
+    Ok(())
+}
+
 /// Prints warnings and skipped plugins to stderr.
 pub(super) fn load_problems(sandbox: &Sandbox, warnings: &[String]) {
     for warning in warnings {

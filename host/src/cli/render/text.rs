@@ -51,6 +51,33 @@ impl ResumeCommand {
     }
 }
 
+/// A call's arguments for its line: the path-like ones first, as they are
+/// (`write_file notes/review.md`), then the rest as JSON cut to 60
+/// characters, so a long `content` never hides where it goes.
+fn call_summary(arguments: &serde_json::Value) -> String {
+    let Some(object) = arguments.as_object() else {
+        return short(&arguments.to_string(), 60);
+    };
+    let path_like = |key: &str| {
+        matches!(key, "path" | "file" | "dir" | "directory" | "from" | "to")
+            || key.ends_with("_path")
+    };
+    let mut words: Vec<String> = object
+        .iter()
+        .filter(|(key, value)| path_like(key) && value.is_string())
+        .filter_map(|(_, value)| value.as_str().map(str::to_string))
+        .collect();
+    let rest: serde_json::Map<String, serde_json::Value> = object
+        .iter()
+        .filter(|(key, value)| !(path_like(key) && value.is_string()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    if !rest.is_empty() || words.is_empty() {
+        words.push(short(&serde_json::Value::Object(rest).to_string(), 60));
+    }
+    words.join(" ")
+}
+
 /// `word` as one shell word: as it is when it holds nothing a shell reads
 /// specially, else in single quotes.
 pub(crate) fn shell_word(word: &str) -> String {
@@ -138,7 +165,7 @@ impl RunOutput for TextOutput {
             AgentEvent::ToolExecutionStart {
                 call_id, arguments, ..
             } => {
-                let short_arguments = short(&arguments.to_string(), 60);
+                let short_arguments = call_summary(arguments);
                 self.calls.insert(
                     call_id.clone(),
                     RunningCall {
@@ -166,20 +193,27 @@ impl RunOutput for TextOutput {
                     } = self.calls.remove(&result.call_id).unwrap_or_default();
                     let status = if result.is_error { "error" } else { "ok" };
                     let timing = duration.map(|ms| format!(" {ms} ms")).unwrap_or_default();
-                    let detail = if result.is_error {
-                        format!(
-                            ": {}",
-                            short(result.text.lines().next().unwrap_or_default(), 120)
-                        )
-                    } else {
-                        format!(" {} B", result.text.len())
-                    };
+                    if !result.is_error {
+                        note(format_args!(
+                            "-> {} {} {status}{timing} {} B",
+                            one_line(&result.tool),
+                            one_line(&args),
+                            result.text.len()
+                        ));
+                        continue;
+                    }
+                    // The whole error text, as the model read it: its first
+                    // line on the tool's line, the rest indented below.
+                    let mut lines = result.text.lines();
                     note(format_args!(
-                        "-> {} {} {status}{timing}{}",
+                        "-> {} {} {status}{timing}: {}",
                         one_line(&result.tool),
                         one_line(&args),
-                        one_line(&detail)
+                        one_line(lines.next().unwrap_or_default())
                     ));
+                    for line in lines {
+                        note(format_args!("   {}", one_line(line)));
+                    }
                 }
             }
             _ => {}
@@ -226,6 +260,23 @@ mod tests {
         assert_eq!(shell_word("it's"), r"'it'\''s'");
         assert_eq!(shell_word("$HOME"), "'$HOME'");
         assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn a_call_line_shows_where_it_acts_first() {
+        let write =
+            serde_json::json!({"content": "# Review\n".repeat(20), "path": "notes/review.md"});
+        assert_eq!(
+            call_summary(&write),
+            r##"notes/review.md {"content":"# Review\n# Review\n# Review\n# Review\n# Review..."##
+        );
+        let search = serde_json::json!({"pattern": "fn main", "path": "src"});
+        assert_eq!(call_summary(&search), r#"src {"pattern":"fn main"}"#);
+        assert_eq!(call_summary(&serde_json::json!({})), "{}");
+        assert_eq!(
+            call_summary(&serde_json::json!({"path": 3})),
+            r#"{"path":3}"#
+        );
     }
 
     #[test]
