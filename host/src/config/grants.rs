@@ -167,6 +167,62 @@ pub(super) enum Resolved {
     Lift(PathBuf),
 }
 
+/// A write grant on the command line of a directory in the workspace that
+/// does not exist yet is the user asking for that directory: it is created
+/// (what `mkdir -p` would make), and the notice says so. Not for a
+/// protected path (naming one is a lift, not a directory), not outside the
+/// workspace, and not from a config file, which would make the directory
+/// in every workspace it applies to. `None` when nothing was created.
+pub(super) fn create_missing(
+    spec: &GrantSpec,
+    workspace: &Path,
+    protected: &dyn Fn(&Path) -> bool,
+) -> Result<Option<String>, ConfigError> {
+    let GrantOrigin::CommandLine { flag, value } = &spec.origin else {
+        return Ok(None);
+    };
+    let written = Path::new(&spec.path);
+    if spec.access != Access::Write || written.is_absolute() {
+        return Ok(None);
+    }
+    let host = workspace.join(written);
+    if std::fs::symlink_metadata(&host).is_ok() {
+        return Ok(None);
+    }
+    // Where it would be: its nearest existing directory, resolved, and
+    // the names still to make.
+    let mut existing = host.as_path();
+    let mut missing = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
+            return Ok(None);
+        };
+        missing.push(name);
+        existing = parent;
+    }
+    let Ok(mut target) = existing.canonicalize() else {
+        return Ok(None);
+    };
+    for name in missing.iter().rev() {
+        if *name == ".." {
+            return Ok(None);
+        }
+        target.push(name);
+    }
+    if !target.starts_with(workspace) || protected(&target) {
+        return Ok(None);
+    }
+    std::fs::create_dir_all(&target).map_err(|e| ConfigError::Grant {
+        grant: spec.path.clone(),
+        origin: spec.origin.clone(),
+        problem: format!("cannot be created (`{}`: {e})", target.display()),
+    })?;
+    Ok(Some(format!(
+        "created the directory `{}` for `{flag} {value}`",
+        spec.path
+    )))
+}
+
 /// Turns a written grant into a checked [`Grant`] (or a [`Resolved::Lift`]).
 /// `trusted`: whether the workspace is trusted, so its own config may grant
 /// outside it; `protected`: whether a host path is protected.

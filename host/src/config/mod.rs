@@ -286,6 +286,12 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         },
     );
     let protection = Protection::new(&workspace, protected.clone());
+    // Write grants on the command line of directories still to be made.
+    let mut created = Vec::new();
+    for spec in global_write.iter().chain(tool_write.values().flatten()) {
+        let is_protected = |path: &Path| protection.names_protected(path);
+        created.extend(grants::create_missing(spec, &workspace, &is_protected)?);
+    }
     let grants_for = |tool: Option<&str>| -> Result<(Vec<Grant>, Vec<PathBuf>), ConfigError> {
         let mut specs: Vec<GrantSpec> = sources.iter().flat_map(|s| s.grants(tool)).collect();
         specs.extend(global_read.iter().cloned());
@@ -376,7 +382,8 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         );
     }
     let plugin_file_limit = limits.plugin_file()?;
-    let notices = limits.into_notices();
+    let mut notices = limits.into_notices();
+    notices.extend(created);
 
     let plugin_dirs = if inputs.plugin_dirs.is_empty() {
         let default = Layout::of(&workspace).plugins_dir();
@@ -727,10 +734,10 @@ mod tests {
     fn a_missing_grant_is_an_error_naming_it() {
         let dir = workspace();
         let mut inputs = inputs(&dir);
-        inputs.allow_write = vec!["write_file=nope".into()];
+        inputs.allow_read = vec!["read_file=nope".into()];
         let err = resolve(&inputs).expect_err("missing").to_string();
         assert!(
-            err.contains("grant `nope` (from --allow-write write_file=nope)"),
+            err.contains("grant `nope` (from --allow-read read_file=nope)"),
             "{err}"
         );
         assert!(err.contains("does not exist"), "{err}");

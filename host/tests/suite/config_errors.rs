@@ -16,19 +16,65 @@ fn a_grant_outside_the_workspace_stops_startup() {
 #[test]
 fn a_missing_grant_stops_startup() {
     let ws = Workspace::new();
+    // A read grant, or one a config file writes, of a missing directory.
     let err = stderr_of_failure(
         ws.toolhost()
-            .args(["--allow-write", "write_file=out", "tools"]),
+            .args(["--allow-read", "read_file=docs", "tools"]),
         1,
     );
-    assert!(
-        err.contains("grant `out` (from --allow-write write_file=out) cannot be used"),
-        "{err}"
+    assert_eq!(
+        err,
+        format!(
+            "error: grant `docs` (from --allow-read read_file=docs) cannot be used: `{}` does \
+             not exist; create the directory or fix the path\n",
+            ws.path().canonicalize().expect("ws").join("docs").display()
+        )
     );
+    ws.write("toolhost.toml", "[tools.write_file]\nwrite = [\"out\"]\n");
+    let err = stderr_of_failure(ws.toolhost().arg("tools"), 1);
     assert!(
         err.contains("does not exist; create the directory or fix the path"),
         "{err}"
     );
+    assert!(!ws.path().join("out").exists());
+}
+
+/// `--allow-write write_file=out` in a fresh project (every MCP example
+/// has it): the user asked for `out`, so it is made, and the tools start.
+/// Not outside the workspace, and not a protected path.
+#[test]
+fn a_write_grant_on_the_command_line_makes_its_directory() {
+    let ws = Workspace::new();
+    let out = ws
+        .toolhost()
+        .args(["--allow-write", "write_file=out/notes", "tools"])
+        .output()
+        .expect("tools");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "warning: created the directory `out/notes` for `--allow-write write_file=out/notes`\n"
+    );
+    assert!(ws.path().join("out/notes").is_dir());
+    // Once there, nothing more is said.
+    let out = ws
+        .toolhost()
+        .args(["--allow-write", "write_file=out/notes", "tools"])
+        .output()
+        .expect("tools");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+
+    for (grant, path) in [
+        ("write_file=../away", "../away"),
+        ("edit_file=.git/hooks", ".git/hooks"),
+    ] {
+        let err = stderr_of_failure(ws.toolhost().args(["--allow-write", grant, "tools"]), 1);
+        assert!(
+            err.contains("does not exist; create the directory"),
+            "{grant}: {err}"
+        );
+        assert!(!ws.path().join(path).exists(), "{grant}");
+    }
 }
 
 #[test]
