@@ -113,7 +113,11 @@ pub fn resolve_model(
         .provider
         .or(section.provider)
         .or(flags.script.as_ref().map(|_| ProviderKind::Scripted))
-        .or(from_session.map(|(kind, _)| kind));
+        .or(from_session.map(|(kind, _)| kind))
+        // A server named without a wire API: Ollama, vLLM and llama.cpp
+        // speak OpenAI's.
+        .or((flags.base_url.is_some() || section.base_url.is_some())
+            .then_some(ProviderKind::Openai));
     let from_session = from_session.map(|(_, recorded)| recorded);
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let name = || {

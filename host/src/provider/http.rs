@@ -310,7 +310,7 @@ impl HttpClient {
                 return Err(ProviderError::Connect {
                     provider: self.provider,
                     url: url.to_owned(),
-                    detail: error_chain(&err),
+                    detail: connect_detail(&err),
                 });
             }
             Ok(Ok(response)) => response,
@@ -385,6 +385,24 @@ impl HttpClient {
             Err(source) => ProviderError::Transport { provider, source },
         }
     }
+}
+
+/// Why a request did not connect, for a person: a refused connection (the
+/// usual first mistake with a local server) says what to check instead of
+/// reqwest's chain, which repeats the URL.
+fn connect_detail(err: &reqwest::Error) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(error) = source {
+        if let Some(io) = error.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return "connection refused: nothing listens there; is the server running (for \
+                    Ollama, `ollama serve`), and are the host and port right?"
+                .to_string();
+        }
+        source = error.source();
+    }
+    error_chain(err)
 }
 
 impl ProviderError {

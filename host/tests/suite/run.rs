@@ -824,3 +824,52 @@ fn loop_detection_thresholds_come_from_flags() {
     );
     assert!(err.contains("must be at least 1"), "{err}");
 }
+
+/// The usual first mistake with a local server: it is not running. A
+/// `--base-url` alone picks the OpenAI-compatible API; the refusal says
+/// what to check, once, and the retries after it do not repeat it.
+#[test]
+fn a_refused_local_server_says_what_to_check_once() {
+    let ws = Workspace::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args(["run", "--no-session", "--model", "llama3"])
+        .args(["--base-url", &format!("http://127.0.0.1:{port}/v1"), "hi"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Waits vary with jitter: `in 0.3 s` -> `in _ s`.
+    let lines: Vec<String> = stderr
+        .lines()
+        .map(|line| match line.split_once(" in ") {
+            Some((head, rest)) if head == "retrying the model request" => {
+                format!("{head} in _{}", &rest[rest.find(" s ").expect("seconds")..])
+            }
+            _ => line.to_string(),
+        })
+        .collect();
+    let refused = format!(
+        "cannot reach `openai` at http://127.0.0.1:{port}/v1/chat/completions: connection \
+         refused: nothing listens there; is the server running (for Ollama, `ollama serve`), and \
+         are the host and port right?"
+    );
+    assert_eq!(
+        lines,
+        [
+            format!("retrying the model request in _ s (retry 1): {refused}"),
+            "retrying the model request in _ s (retry 2): the same again".into(),
+            "retrying the model request in _ s (retry 3): the same again".into(),
+            "retrying the model request in _ s (retry 4): the same again".into(),
+            format!(
+                "stopped: error after 0 turn(s): `openai` failed 5 times; last error: {refused}"
+            ),
+        ]
+    );
+}

@@ -144,17 +144,25 @@ fn short(text: &str, max: usize) -> String {
 
 /// A model retry, told on stderr by the formats whose stdout is the reply
 /// or one JSON object.
+/// A reason the same as the last retry's is not repeated whole.
 fn retry_notice(event: &AgentEvent) {
+    static LAST_REASON: Mutex<String> = Mutex::new(String::new());
     if let AgentEvent::ModelRetry {
         attempt,
         wait_ms,
         reason,
     } = event
     {
-        note(format_args!(
-            "retrying the model request in {:.1} s (retry {attempt}): {}",
-            *wait_ms as f64 / 1000.0,
+        let mut last = LAST_REASON.lock().unwrap_or_else(PoisonError::into_inner);
+        let shown = if *last == *reason {
+            "the same again".into()
+        } else {
+            reason.clone_into(&mut last);
             one_line(reason)
+        };
+        note(format_args!(
+            "retrying the model request in {:.1} s (retry {attempt}): {shown}",
+            *wait_ms as f64 / 1000.0,
         ));
     }
 }
