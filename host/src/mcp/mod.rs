@@ -68,6 +68,15 @@ pub enum McpError {
 /// Serves `sandbox`'s tools over stdin and stdout until the client closes
 /// stdin; its running calls are then cancelled.
 pub async fn serve_stdio(sandbox: Sandbox, options: ServeOptions) -> Result<(), McpError> {
+    use std::io::IsTerminal as _;
+    // Started by hand in a terminal: it would look hung, waiting for JSON.
+    if std::io::stdin().is_terminal() {
+        log::info(format_args!(
+            "waiting for an MCP client on stdin: an MCP client starts this command itself \
+             (e.g. `claude mcp add toolhost -- toolhost --workspace {} mcp`); Ctrl+D stops it",
+            sandbox.workspace().display()
+        ));
+    }
     let (read, write) = rmcp::transport::stdio_pipes();
     serve(sandbox, options, read, write).await
 }

@@ -7,7 +7,7 @@
 //! without one), and calls of tools that write take their place in the
 //! write lane in the order they were read. Lines are read through
 //! [`CappedLines`]: one over [`MAX_LINE`] is skipped (and answered with an
-//! error), never held.
+//! error), never held. A line that is not JSON gets JSON-RPC's -32700.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -85,8 +85,9 @@ where
                     return None;
                 }
             };
-            // Not UTF-8 is not JSON: no answer, as below.
+            // Not UTF-8 is not JSON: a parse error, as below.
             let Ok(line) = std::str::from_utf8(&line) else {
+                self.reply(parse_error("the line is not UTF-8"));
                 continue;
             };
             let line = line.trim_start_matches('\u{feff}').trim();
@@ -103,10 +104,15 @@ where
                 self.stamp(&mut message);
                 return Some(message);
             }
-            // Like the other MCP SDKs, input that is not JSON gets no
-            // answer: it has no id to answer, and echoing peers would loop.
-            let Ok(value) = serde_json::from_str::<Value>(line) else {
-                continue;
+            // Input that is not JSON gets JSON-RPC's parse error, without
+            // an id (there is none to read; MCP omits it then), so a client
+            // that wrote a broken line learns of it instead of waiting.
+            let value = match serde_json::from_str::<Value>(line) {
+                Ok(value) => value,
+                Err(e) => {
+                    self.reply(parse_error(&format!("the line is not JSON ({e})")));
+                    continue;
+                }
             };
             if let Some(refusal) = refuse(&value) {
                 self.reply(refusal);
@@ -169,6 +175,17 @@ async fn write_line<W: AsyncWrite + Unpin>(
     let mut writer = writer.lock().await;
     writer.write_all(&line).await?;
     writer.flush().await
+}
+
+/// JSON-RPC's -32700 for a line that is not a JSON text, with no id.
+fn parse_error(why: &str) -> TxJsonRpcMessage<RoleServer> {
+    TxJsonRpcMessage::<RoleServer>::error(
+        ErrorData::parse_error(
+            format!("parse error: {why}; send one JSON-RPC message per line"),
+            None,
+        ),
+        None,
+    )
 }
 
 /// A request of a method rmcp has no type for.

@@ -1388,3 +1388,77 @@ fn a_plugin_dropped_in_while_serving_is_picked_up_and_a_broken_one_changes_nothi
         "{stderr}"
     );
 }
+
+/// `toolhost mcp` started by hand in a terminal says it waits for a client
+/// and how one starts it, instead of looking hung. `script` (util-linux)
+/// gives it a terminal; Ctrl+D ends it.
+#[test]
+fn run_by_hand_in_a_terminal_it_says_it_waits_for_a_client() {
+    let ws = workspace();
+    let command = format!(
+        "{} --workspace {} mcp --no-session",
+        assert_cmd::cargo::cargo_bin("toolhost").display(),
+        ws.path().display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("TOOLHOST_CACHE_DIR", shared_cache())
+        .env("TOOLHOST_CONFIG_DIR", ws.user_config())
+        .env("TOOLHOST_BACKGROUND_COMPILE", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("`script` from util-linux runs the server in a terminal");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"\x04")
+        .expect("Ctrl+D");
+    let output = child.wait_with_output().expect("script");
+    let shown = String::from_utf8_lossy(&output.stdout).replace('\r', "");
+    let workspace = ws.path().canonicalize().expect("workspace");
+    assert_eq!(
+        shown,
+        format!(
+            "toolhost mcp: waiting for an MCP client on stdin: an MCP client starts this command \
+             itself (e.g. `claude mcp add toolhost -- toolhost --workspace {ws} mcp`); Ctrl+D \
+             stops it\n\
+             toolhost mcp: serving 23 tools from `{ws}` on stdio\n",
+            ws = workspace.display()
+        )
+    );
+}
+
+/// A line that is not JSON is answered with JSON-RPC's parse error (no id:
+/// there is none to read), and the server goes on.
+#[test]
+fn a_line_that_is_not_json_gets_a_parse_error() {
+    let ws = workspace();
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    let stdin = server.stdin.as_mut().expect("stdin open");
+    stdin
+        .write_all(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\"\n")
+        .expect("write");
+    stdin.write_all(b"\xff\xfe not utf-8\n").expect("write");
+    let parse_error = |why: &str| {
+        json!({"jsonrpc": "2.0", "error": {"code": -32700,
+            "message": format!("parse error: {why}; send one JSON-RPC message per line")}})
+    };
+    // Each answer is written by a task of its own: in either order.
+    let mut answers = [server.next(), server.next()];
+    answers.sort_by_key(|a| a["error"]["message"].as_str().map(str::to_owned));
+    assert_eq!(
+        answers,
+        [
+            parse_error("the line is not JSON (EOF while parsing an object at line 1 column 36)"),
+            parse_error("the line is not UTF-8"),
+        ]
+    );
+    server.send(call(2, "echo", json!({"text": "still here"})));
+    assert_eq!(
+        server.response()["result"]["content"][0]["text"],
+        "still here"
+    );
+    server.close();
+}
