@@ -334,6 +334,7 @@ impl HttpClient {
             401 | 403 => self.unauthorized(url, code, body),
             404 => ProviderError::NotFound {
                 provider,
+                hint: without_v1_hint(&url),
                 url,
                 model: self.model.clone(),
                 body,
@@ -385,6 +386,21 @@ impl HttpClient {
             Err(source) => ProviderError::Transport { provider, source },
         }
     }
+}
+
+/// For a 404 from a base URL without `/v1` (the usual slip with Ollama,
+/// vLLM or llama.cpp, which serve the API under it): the base URL to try.
+fn without_v1_hint(url: &str) -> String {
+    let Some(base) = ["/chat/completions", "/messages"]
+        .iter()
+        .find_map(|endpoint| url.strip_suffix(endpoint))
+    else {
+        return String::new();
+    };
+    if base.ends_with("/v1") || base.contains("/v1/") {
+        return String::new();
+    }
+    format!("; the API is usually served under `/v1`: try `--base-url {base}/v1`")
 }
 
 /// Why a request did not connect, for a person: a refused connection (the

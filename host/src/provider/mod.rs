@@ -380,13 +380,15 @@ pub enum ProviderError {
     /// 404. Not retried: the model name or the base URL is wrong.
     #[error(
         "`{provider}` answered HTTP 404: model `{model}` or URL `{url}` not found: \
-         check --model and --base-url (server said: {body})"
+         check --model and --base-url{hint} (server said: {body})"
     )]
     NotFound {
         provider: &'static str,
         url: String,
         model: String,
         body: String,
+        /// A base URL without `/v1`: `; ... try --base-url .../v1`.
+        hint: String,
     },
     /// The body went quiet for longer than the idle timeout. Retried only
     /// when no byte of the body had arrived (`received == 0`).

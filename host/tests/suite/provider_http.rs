@@ -714,6 +714,23 @@ async fn a_404_names_the_model_and_the_url() {
     let mock = MockModel::start(vec![status(404, "")]);
     let err = ask_anthropic(&mock, &user("hi")).await.expect_err("404");
     assert!(err.to_string().contains("model `claude-test`"), "{err}");
+
+    // The usual slip with a local server: the base URL without `/v1`.
+    let mock = MockModel::start(vec![status(404, "404 page not found")]);
+    let base = mock.openai_url().trim_end_matches("/v1").to_owned();
+    let err = OpenAiClient::new(HttpOptions::new(&base), "llama3")
+        .expect("client")
+        .next("", &user("hi"), &[], &CancellationToken::new())
+        .await
+        .expect_err("404");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`openai` answered HTTP 404: model `llama3` or URL `{base}/chat/completions` not \
+             found: check --model and --base-url; the API is usually served under `/v1`: try \
+             `--base-url {base}/v1` (server said: 404 page not found)"
+        )
+    );
 }
 
 /// The agent's `ModelClient` needs `Send` futures; both clients' are.
