@@ -119,4 +119,13 @@ fn tools_shows_each_tools_grants_and_limits() {
         text.contains("    grants: . (read-only), out (read-write)\n"),
         "{text}"
     );
+    // A tool that writes with only read grants says how to let it write.
+    assert!(
+        text.contains(
+            "edit_file  (writes, builtin:edit-file)\n    Replace the exact text `old_string` \
+             with `new_string` in a file.\n    grants: . (read-only); it may write nowhere: grant \
+             a directory with `--allow-write edit_file=DIR`\n"
+        ),
+        "{text}"
+    );
 }

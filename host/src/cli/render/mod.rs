@@ -317,9 +317,23 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
             &mut out,
             format_args!("    {}", one_line(first_sentence(&tool.description))),
         )?;
+        // A tool that writes with nothing to write to: say how to grant it.
+        let writable = tool
+            .policy
+            .grants
+            .iter()
+            .any(|g| g.access == crate::sandbox::Access::Write);
+        let hint = if tool.read_only || writable {
+            String::new()
+        } else {
+            format!(
+                "; it may write nowhere: grant a directory with `--allow-write {}=DIR`",
+                one_line(&tool.name)
+            )
+        };
         put_line(
             &mut out,
-            format_args!("    grants: {}", grants_text(&tool.policy.grants)),
+            format_args!("    grants: {}{hint}", grants_text(&tool.policy.grants)),
         )?;
         put_line(
             &mut out,
