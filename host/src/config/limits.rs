@@ -163,52 +163,40 @@ impl<'a> LimitChain<'a> {
         Ok(limits)
     }
 
-    /// The cap on one model reply in bytes: the default, then each file's
-    /// `[model] max_reply_mib`; an untrusted workspace's may only lower
-    /// what the user's config and the default give.
+    /// The cap on one model reply in bytes, from `[model] max_reply_mib`.
     pub(super) fn max_reply_bytes(&mut self) -> Result<u64, ConfigError> {
-        const KEY: &str = "max_reply_mib";
-        const MIB: u64 = 1 << 20;
-        let mut bytes = DEFAULT_MAX_REPLY_BYTES;
-        let mut ceiling = DEFAULT_MAX_REPLY_BYTES;
-        for source in self.sources {
-            let Some(written) = &source.file.model.max_reply_mib else {
-                continue;
-            };
-            let asked = *written.get_ref();
-            if asked == 0 {
-                return Err(ConfigError::ZeroLimit {
-                    key: KEY,
-                    origin: format!("{} [model]", source.display()),
-                });
-            }
-            let value = asked.saturating_mul(MIB);
-            if source.kind == FileKind::User {
-                ceiling = value;
-            }
-            bytes = value;
-            if source.kind == FileKind::Workspace && !self.trusted && value > ceiling {
-                bytes = ceiling;
-                let clamped = Clamped {
-                    key: KEY,
-                    line: line_of(&source.text, written.span().start),
-                    asked,
-                    applied: ceiling / MIB,
-                };
-                let notice = self.notice(source, "[model]", &clamped);
-                self.notices.push(notice);
-            }
-        }
-        Ok(bytes)
+        self.mib_limit(
+            "max_reply_mib",
+            "[model]",
+            DEFAULT_MAX_REPLY_BYTES,
+            |source| source.file.model.max_reply_mib.as_ref(),
+        )
     }
 
-    /// Bytes a plugin file may have: the default, then each file's
-    /// `[limits] plugin_file_mib`, an untrusted workspace's at most what
-    /// the user's own config and the default give.
+    /// Bytes a plugin file may have, from `[limits] plugin_file_mib`.
     pub(super) fn plugin_file(&mut self) -> Result<u64, ConfigError> {
-        let written = |source: &'a Source| source.file.limits.plugin_file_mib.as_ref();
-        let mut ceiling = DEFAULT_PLUGIN_FILE_LIMIT;
-        let mut limit = DEFAULT_PLUGIN_FILE_LIMIT;
+        self.mib_limit(
+            PLUGIN_FILE_KEY,
+            "[limits]",
+            DEFAULT_PLUGIN_FILE_LIMIT,
+            |source| source.file.limits.plugin_file_mib.as_ref(),
+        )
+    }
+
+    /// One limit of the whole process written in MiB as `key` under
+    /// `section`: the default, then each file's in turn; an untrusted
+    /// workspace's may only lower what the user's own config and the
+    /// default give (clamped, with a notice). Zero is an error.
+    fn mib_limit(
+        &mut self,
+        key: &'static str,
+        section: &str,
+        default: u64,
+        written: impl Fn(&'a Source) -> Option<&'a Spanned<u64>>,
+    ) -> Result<u64, ConfigError> {
+        const MIB: u64 = 1 << 20;
+        let mut ceiling = default;
+        let mut limit = default;
         for source in self.sources {
             let Some(value) = written(source) else {
                 continue;
@@ -216,22 +204,22 @@ impl<'a> LimitChain<'a> {
             let asked = *value.get_ref();
             if asked == 0 {
                 return Err(ConfigError::ZeroLimit {
-                    key: PLUGIN_FILE_KEY,
-                    origin: format!("{} [limits]", source.display()),
+                    key,
+                    origin: format!("{} {section}", source.display()),
                 });
             }
-            let bytes = asked.saturating_mul(1 << 20);
+            let bytes = asked.saturating_mul(MIB);
             if source.kind == FileKind::User {
                 ceiling = bytes;
             }
             limit = if source.kind == FileKind::Workspace && !self.trusted && bytes > ceiling {
                 let clamped = Clamped {
-                    key: PLUGIN_FILE_KEY,
+                    key,
                     line: line_of(&source.text, value.span().start),
                     asked,
-                    applied: ceiling >> 20,
+                    applied: ceiling / MIB,
                 };
-                let notice = self.notice(source, "[limits]", &clamped);
+                let notice = self.notice(source, section, &clamped);
                 self.notices.push(notice);
                 ceiling
             } else {
