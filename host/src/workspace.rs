@@ -32,6 +32,17 @@ pub const OUTPUTS_DIR: &str = ".toolhost/outputs";
 pub const STATE_GITIGNORE: &str =
     "# Made by toolhost: sessions, saved tool results and plugins, not for git.\n*\n";
 
+/// Makes `dir` and its missing parents readable by the user only (what
+/// toolhost keeps holds prompts, tool output, a token). The sandbox keeps
+/// its own copy: it imports nothing of ours.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
 /// Before `dir` is created: when its parent is a `.toolhost` that does not
 /// exist yet, makes it (private: it holds prompts and tool output) with a
 /// `.gitignore` of everything. A `.toolhost` already there is left as it

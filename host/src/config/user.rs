@@ -112,7 +112,7 @@ impl TrustList {
             .path
             .parent()
             .ok_or_else(|| std::io::Error::other("no user config directory"))?;
-        create_private_dir(dir)?;
+        crate::workspace::create_private_dir(dir)?;
         let body = toml::to_string(&TrustFile {
             workspaces: self.workspaces.clone(),
         })
@@ -124,14 +124,6 @@ impl TrustList {
         temp.persist(&self.path).map_err(|e| e.error)?;
         Ok(())
     }
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt as _;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
 }
 
 #[cfg(test)]

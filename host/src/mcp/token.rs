@@ -7,9 +7,9 @@
 //!
 //! Reads and writes the token file only; `http.rs` checks requests.
 
-use std::fs::{DirBuilder, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read as _, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _};
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
@@ -96,11 +96,7 @@ impl Token {
             source,
         };
         if let Some(dir) = file.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-            DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(create)?;
+            crate::workspace::create_private_dir(dir).map_err(create)?;
         }
         let mut new = match OpenOptions::new()
             .write(true)

@@ -191,11 +191,7 @@ pub fn id_of(path: &Path) -> String {
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|e| with_path(e, dir))
+    crate::workspace::create_private_dir(dir).map_err(|e| with_path(e, dir))
 }
 
 fn with_path(error: std::io::Error, path: &Path) -> std::io::Error {
