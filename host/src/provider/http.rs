@@ -119,6 +119,12 @@ pub enum Auth {
     XApiKey,
 }
 
+/// Makes *ring* the process's TLS provider (reqwest is built without one,
+/// see host/Cargo.toml). Installing twice is harmless: the first one stays.
+fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// One provider's HTTP endpoint family: options, auth style and the names
 /// its errors use.
 #[derive(Debug, Clone)]
@@ -170,6 +176,7 @@ impl HttpClient {
                 key_env,
             });
         }
+        install_tls_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(options.request_timeout)
             .build()
