@@ -1,6 +1,7 @@
 //! Measures how long wasmtime takes to compile components under each
 //! candidate compiler setting, all in one run so the figures are ratios
-//! against the same baseline (issue 12, part 6).
+//! against the same baseline (the investigation is in
+//! docs/contributing/benchmarks-log.md#first-load-of-a-big-component-2026-12-01).
 //!
 //! ```text
 //! cargo run --example compile_tiers -- FILE.wasm...

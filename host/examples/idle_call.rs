@@ -1,6 +1,7 @@
 //! How long the same sandboxed call takes back to back and after the
 //! thread sat idle for a while, as it does in a server between requests
-//! (issue 9: the MCP overhead is measured against the bare call).
+//! (the MCP overhead is measured against the bare call: BENCHMARKS.md,
+//! "MCP: a tool call over stdio, and start-to-ready").
 //!
 //! ```text
 //! cargo run --release --example idle_call            # idle 0, 50, 200, 1000, 0 us

@@ -1,7 +1,7 @@
-//! Long tool results (DESIGN.md section 4): past the model budget a result
-//! reaches the model as its head and tail with a line saying what was left
-//! out and where the whole text was saved, so it can page through the rest
-//! with `read_file` instead of flooding its context.
+//! Long tool results: past the model budget a result reaches the model as
+//! its head and tail with a line saying what was left out and where the
+//! whole text was saved, so it can page through the rest with `read_file`
+//! instead of flooding its context (docs/contributing/decisions.md#long-results).
 
 use std::fs;
 use std::io::Write as _;

@@ -1,6 +1,7 @@
 //! The agent loop: sends the ledger to a model, runs the tool calls it asks
 //! for, records everything in the ledger and ends every run with one
-//! [`StopRecord`] (DESIGN.md section 4).
+//! [`StopRecord`]
+//! (docs/contributing/decisions.md#the-agent-loop-and-its-stop-record).
 //!
 //! It knows models only through [`ModelClient`] and tools only through
 //! [`ToolRunner`], so it never touches HTTP or wasm itself (the one adapter,

@@ -1,5 +1,6 @@
-//! The loop itself (DESIGN.md section 4): ask the model, record the reply,
-//! run its tool calls, record one result per call, repeat until a stop.
+//! The loop itself: ask the model, record the reply, run its tool calls,
+//! record one result per call, repeat until a stop
+//! (docs/contributing/decisions.md#the-agent-loop-and-its-stop-record).
 //!
 //! Invariants every path keeps: the ledger only grows by whole messages;
 //! each tool call of an assistant message gets exactly one result, in the
@@ -686,7 +687,8 @@ mod tests {
         (ledger, stop)
     }
 
-    /// The invariants of DESIGN.md section 4, checked after every run.
+    /// The loop's invariants, checked after every run
+    /// (docs/contributing/decisions.md#the-agent-loop-and-its-stop-record).
     fn check_invariants(
         ledger: &[Message],
         stop: &StopRecord,
@@ -1288,9 +1290,9 @@ mod tests {
         }
     }
 
-    /// The structural rules each wire API puts on a request (DESIGN.md
-    /// section 4: the ledger is valid input for either), checked on the
-    /// bodies the providers build.
+    /// The structural rules each wire API puts on a request, checked on the
+    /// bodies the providers build: the ledger is valid input for either
+    /// (docs/contributing/decisions.md#the-agent-loop-and-its-stop-record).
     mod wire {
         use std::collections::HashSet;
 

@@ -1,6 +1,6 @@
-//! Exit codes, decided in one place (DESIGN.md section 6): commands say how
-//! they ended ([`Ended`]) or fail with an error, and only this module turns
-//! either into a number.
+//! Exit codes, decided in one place: commands say how they ended
+//! ([`Ended`]) or fail with an error, and only this module turns either
+//! into a number (docs/contributing/decisions.md#exit-codes).
 
 use crate::agent::StopReason;
 

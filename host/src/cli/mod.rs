@@ -164,7 +164,7 @@ struct RunArgs {
     /// --base-url), `anthropic`, or `scripted` (replays --script offline).
     #[arg(long, value_enum)]
     provider: Option<ProviderKind>,
-    /// The scripted model's turns (JSON; format in the README).
+    /// The scripted model's turns (JSON; format in docs/using/run.md).
     #[arg(long, value_name = "FILE")]
     script: Option<PathBuf>,
     /// The model name, for `openai` and `anthropic`.

@@ -53,7 +53,7 @@ pub enum ModelChoiceError {
          `name` under [model] in toolhost.toml"
     )]
     NoName,
-    #[error("`--provider scripted` needs `--script FILE` (the format is in the README)")]
+    #[error("`--provider scripted` needs `--script FILE` (its format is in docs/using/run.md)")]
     NoScript,
     #[error(
         "no model configured: pass `--provider openai --model NAME` (OPENAI_API_KEY; \

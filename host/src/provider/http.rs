@@ -2,10 +2,10 @@
 //! transient, and hand back the response body as a byte stream that fails
 //! when the server goes quiet.
 //!
-//! Retry policy (DESIGN.md section 5): 429, 5xx, connect/reset errors and a
-//! missing response within `request_timeout` are retried with exponential
-//! backoff and jitter, honouring `Retry-After` (seconds), at most
-//! `max_retries` times; every other 4xx is not. A stream that breaks or stalls
+//! Retry policy (docs/contributing/decisions.md#model-retries): 429, 5xx,
+//! connect/reset errors and a missing response within `request_timeout` are
+//! retried with exponential backoff and jitter, honouring `Retry-After`
+//! (seconds), at most `max_retries` times; every other 4xx is not. A stream that breaks or stalls
 //! is retried only when not one byte of its body had arrived: after that the
 //! server has already generated (and billed) part of a reply, and the caller
 //! should decide. Every wait ends at once when the cancellation token fires.

@@ -307,7 +307,8 @@ pub enum ProviderError {
         detail: String,
     },
     /// The byte stream under the SSE framing failed. Retried: a byte source
-    /// failing mid-read is a reset, which DESIGN.md section 5 retries. The
+    /// failing mid-read is a reset, which the retry policy retries
+    /// (docs/contributing/decisions.md#model-retries). The
     /// HTTP layer never reports its own response bodies this way: those
     /// become `StreamBroken` / `IdleTimeout`, which know how many bytes had
     /// arrived and are retried only before the first one.

@@ -2,7 +2,7 @@
 //! for the offline demo and for tests that drive the real binary; it never
 //! looks at what the tools returned.
 //!
-//! Format (documented in the README):
+//! Format (documented in docs/using/run.md#the-scripted-model):
 //!
 //! ```json
 //! {"turns": [

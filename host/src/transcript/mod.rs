@@ -1,8 +1,10 @@
-//! Session files (DESIGN.md section 6): every run appends its events to a
-//! JSONL file as they happen, so a run can be audited, listed, shown and
-//! resumed, and a killed process loses nothing it had recorded.
+//! Session files: every run appends its events to a JSONL file as they
+//! happen, so a run can be audited, listed, shown and resumed, and a killed
+//! process loses nothing it had recorded
+//! (docs/contributing/decisions.md#session-files-as-jsonl).
 //!
-//! - [`record`] is the file format (versioned, documented in the README);
+//! - [`record`] is the file format (versioned, documented in
+//!   docs/reference/session-format.md);
 //! - [`SessionWriter`] appends records, one whole line per event;
 //! - [`SessionFile`] reads a file back and rebuilds the ledger for resume;
 //! - [`SessionStore`] is the directory: new ids, `last`, listing;

@@ -1,8 +1,9 @@
 //! The session file format: one JSON object per line, tagged by `type`.
-//! This is a public format (documented in the README); changing the meaning
-//! of a field or removing one needs a new [`FORMAT_VERSION`]. Adding an
-//! optional field or a new `type` does not: readers skip types they do not
-//! know.
+//! This is a public format, documented in docs/reference/session-format.md
+//! (`suite/docs_format.rs` checks that it names every field written here);
+//! changing the meaning of a field or removing one needs a new
+//! [`FORMAT_VERSION`]. Adding an optional field or a new `type` does not:
+//! readers skip types they do not know.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
