@@ -1,6 +1,7 @@
 mod common;
 mod config_errors;
 mod corpus;
+mod docs;
 mod docs_format;
 mod escape;
 mod examples;
