@@ -210,7 +210,10 @@ fn check_page(page: &Path) -> Vec<String> {
         let scratch = scratch.get_or_insert_with(Scratch::new);
         for example in examples(&block) {
             if let Err(failure) = scratch.run(&example, status) {
-                failures.push(format!("{name}:{}: $ {}\n{failure}", example.line, example.command));
+                failures.push(format!(
+                    "{name}:{}: $ {}\n{failure}",
+                    example.line, example.command
+                ));
             }
         }
     }
@@ -239,7 +242,10 @@ impl Scratch {
             Some(rest) => format!("toolhost {rest}"),
             None => example.command.clone(),
         };
-        if let Some(dir) = command.strip_prefix("cd ").filter(|d| !d.contains(['&', ';'])) {
+        if let Some(dir) = command
+            .strip_prefix("cd ")
+            .filter(|d| !d.contains(['&', ';']))
+        {
             self.cwd = self.cwd.join(dir.trim());
             return Ok(());
         }
@@ -332,7 +338,10 @@ mod harness {
         assert!(line_matches("a[..]b[..]c", "a-b-c"));
         assert!(!line_matches("a[..]b", "ab-c"));
         assert!(!line_matches("exact", "exact and more"));
-        assert!(matches(&lines("one\n...\nfour"), &["one", "two", "three", "four"]));
+        assert!(matches(
+            &lines("one\n...\nfour"),
+            &["one", "two", "three", "four"]
+        ));
         assert!(matches(&lines("one\n...\n"), &["one"]));
         assert!(!matches(&lines("one\nthree"), &["one", "two", "three"]));
     }
