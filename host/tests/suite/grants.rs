@@ -1,7 +1,7 @@
 //! Directory grants through the real binary: defaults, restriction, denial
 //! messages that name the allowed directories.
 
-use super::common::{Workspace, stderr_of_failure, stdout_of};
+use super::common::{Workspace, assert_text, stderr_of_failure, stdout_of};
 
 #[test]
 fn by_default_tools_read_the_workspace_and_cannot_write() {
@@ -11,10 +11,10 @@ fn by_default_tools_read_the_workspace_and_cannot_write() {
         &mut ws.call("write_file", r#"{"path":"a.txt","content":"gone"}"#, &[]),
         1,
     );
-    assert_eq!(
-        err,
+    assert_text(
+        &err,
         "error: access denied: `write_file` may not write `a.txt`: it has no write access to any directory. \
-         Only the user can grant it (in toolhost.toml or with --allow-write write_file=DIR).\n"
+         Only the user can grant it (in toolhost.toml or with --allow-write write_file=DIR).\n",
     );
     assert_eq!(ws.read("a.txt"), "keep\n");
 }
@@ -33,21 +33,22 @@ fn paths_outside_the_grants_are_denied_naming_the_allowed_directories() {
     for path in ["../etc/passwd", "/etc/passwd", "README.md", "src/../../x"] {
         let input = serde_json::json!({ "path": path }).to_string();
         let err = stderr_of_failure(&mut ws.call("read_file", &input, &flags), 1);
-        assert_eq!(
-            err,
-            format!(
+        assert_text(
+            &err,
+            &format!(
                 "error: access denied: `read_file` may not read `{path}`: it is outside the directories this tool \
                  may read: `src` (read-only). Use a path inside one of them.\n"
-            )
+            ),
         );
     }
     let err = stderr_of_failure(
         &mut ws.call("write_file", r#"{"path":"src/x.rs","content":""}"#, &flags),
         1,
     );
-    assert!(
-        err.contains("outside the directories this tool may write: `out` (read-write)"),
-        "{err}"
+    assert_text(
+        &err,
+        "error: access denied: `write_file` may not write `src/x.rs`: it is outside the \
+         directories this tool may write: `out` (read-write). Use a path inside one of them.\n",
     );
     assert!(!ws.path().join("src/x.rs").exists());
 }
@@ -68,12 +69,20 @@ fn a_grant_restricts_listing_and_searching_too() {
         &mut ws.call("search_text", r#"{"pattern":"needle"}"#, &flags),
         1,
     );
-    assert!(err.contains("may not read `.`"), "{err}");
+    assert_text(
+        &err,
+        "error: access denied: `search_text` may not read `.`: it is outside the directories \
+         this tool may read: `src` (read-only). Use a path inside one of them.\n",
+    );
     let err = stderr_of_failure(
         &mut ws.call("list_files", r#"{"path":"secret"}"#, &flags),
         1,
     );
-    assert!(err.contains("access denied"), "{err}");
+    assert_text(
+        &err,
+        "error: access denied: `list_files` may not read `secret`: it is outside the directories \
+         this tool may read: `src` (read-only). Use a path inside one of them.\n",
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::common::mock_model::{MockModel, sse};
-use super::common::{Workspace, stderr_of_failure, stdout_of, test_plugins};
+use super::common::{Workspace, assert_text, stderr_of_failure, stdout_of, test_plugins};
 
 fn tools_json(ws: &Workspace, flags: &[&str]) -> Value {
     let out = stdout_of(ws.toolhost().args(flags).args(["tools", "--json"]));
@@ -52,17 +52,17 @@ fn an_outside_grant_in_the_workspace_config_needs_trust_or_a_flag() {
         .join("toolhost.toml");
     let root = ws.path().canonicalize().expect("canonical");
 
-    let err = stderr_of_failure(ws.toolhost().arg("tools"), 1);
-    assert_eq!(
-        err,
-        format!(
+    let refused = stderr_of_failure(ws.toolhost().arg("tools"), 1);
+    assert_text(
+        &refused,
+        &format!(
             "error: grant `{shown}` (from {}:5 [defaults] write) is outside the workspace, and a \
              workspace's own toolhost.toml may grant only inside it (it may have come with the \
              repository). To allow it, pass the grant yourself (`--allow-write {shown}`), or trust \
              this workspace (`toolhost trust {}`)\n",
             config.display(),
             root.display()
-        )
+        ),
     );
 
     // The same grant as the user's own flag always applies.
@@ -75,9 +75,13 @@ fn an_outside_grant_in_the_workspace_config_needs_trust_or_a_flag() {
 
     // Trusting the workspace lets its file grant outside it.
     let out = stdout_of(ws.toolhost().arg("trust"));
-    assert!(
-        out.starts_with(&format!("trusted `{}`", root.display())),
-        "{out}"
+    assert_text(
+        &out,
+        &ws.expand(
+            "trusted `{ws}`: its toolhost.toml may now grant directories outside it and raise \
+             limits, and it and its session files may pick a model server elsewhere than this \
+             machine (recorded in `{config}/trusted.toml`)\n",
+        ),
     );
     let doc = tools_json(&ws, &[]);
     assert!(
@@ -87,14 +91,21 @@ fn an_outside_grant_in_the_workspace_config_needs_trust_or_a_flag() {
     let listed = stdout_of(ws.toolhost().args(["trust", "--list"]));
     assert_eq!(listed, format!("{}\n", root.display()));
     let trust_file = fs::read_to_string(ws.user_config().join("trusted.toml")).expect("trust file");
-    assert!(
-        trust_file.contains(&root.display().to_string()),
-        "{trust_file}"
+    assert_text(
+        &trust_file,
+        &ws.expand(
+            "# Workspaces whose own toolhost.toml may grant directories outside them.\n\
+             # Written by `toolhost trust`; see `toolhost trust --help`.\n\
+             workspaces = [\"{ws}\"]\n",
+        ),
     );
 
     let out = stdout_of(ws.toolhost().args(["trust", "--remove"]));
-    assert!(out.contains("is no longer trusted"), "{out}");
-    stderr_of_failure(ws.toolhost().arg("tools"), 1);
+    assert_text(
+        &out,
+        &ws.expand("`{ws}` is no longer trusted (recorded in `{config}/trusted.toml`)\n"),
+    );
+    assert_text(&stderr_of_failure(ws.toolhost().arg("tools"), 1), &refused);
 }
 
 #[test]
@@ -112,16 +123,15 @@ fn an_untrusted_workspace_config_may_not_pick_a_remote_model_server() {
             .arg("go"),
         1,
     );
-    assert!(
-        err.contains(
-            "sets [model] base_url = \"https://collector.example/v1\", which would send your \
-             prompts and API key there"
+    assert_text(
+        &err,
+        &ws.expand(
+            "error: `{ws}/toolhost.toml` sets [model] base_url = \"https://collector.example/v1\", \
+             which would send your prompts and API key there, and a workspace's own toolhost.toml \
+             is not trusted to choose that (it may have come with the repository). Pass \
+             `--base-url https://collector.example/v1` yourself, or trust this workspace \
+             (`toolhost trust {ws}`)\n",
         ),
-        "{err}"
-    );
-    assert!(
-        err.contains("Pass `--base-url https://collector.example/v1` yourself"),
-        "{err}"
     );
 
     // A server on this machine is fine without trust.
@@ -275,7 +285,7 @@ fn an_untrusted_workspace_config_may_lower_limits_but_not_raise_them() {
 
     let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 60);
     assert_eq!(code, Some(0), "{err}");
-    assert_eq!(err, expected_notices);
+    assert_text(&err, &expected_notices);
     let doc: Value = serde_json::from_str(&out).expect("json");
     // Every raise is clamped to what the user's config and the defaults give
     // that tool; a lower value applies as written.
@@ -298,7 +308,11 @@ fn an_untrusted_workspace_config_may_lower_limits_but_not_raise_them() {
         60,
     );
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.starts_with(&expected_notices), "{err}");
+    assert_text(
+        &err,
+        &(expected_notices.clone()
+            + &ws.expand("toolhost mcp: serving 5 tools from `{ws}` on stdio\n")),
+    );
 
     // Once trusted, the workspace's file may raise them.
     stdout_of(ws.toolhost().arg("trust"));
@@ -356,12 +370,12 @@ fn a_shipped_config_cannot_lift_the_deadline_fuel_memory_output_or_write_budget_
     let start = Instant::now();
     let (code, _, err) = outcome_of(&mut ws.call("spin", "{}", &[]), 60);
     assert_eq!(code, Some(1), "{err}");
-    assert_eq!(
-        err,
-        format!(
+    assert_text(
+        &err,
+        &format!(
             "{notices}error: `spin` did not finish within its time limit of 1 s and was stopped. \
              Ask for less work in one call, or do not call it again with the same arguments.\n"
-        )
+        ),
     );
     assert!(
         start.elapsed() < Duration::from_secs(20),
@@ -371,35 +385,35 @@ fn a_shipped_config_cannot_lift_the_deadline_fuel_memory_output_or_write_budget_
 
     let (code, _, err) = outcome_of(&mut ws.call("alloc", "{}", &[]), 60);
     assert_eq!(code, Some(1), "{err}");
-    assert_eq!(
-        err,
-        format!(
+    assert_text(
+        &err,
+        &format!(
             "{notices}error: `alloc` tried to use more than its memory limit of 16 MiB and was \
              stopped. Ask for less data in one call (a smaller file, fewer results).\n"
-        )
+        ),
     );
 
     let (code, _, err) = outcome_of(&mut ws.call("huge_output", r#"{"bytes": 8192}"#, &[]), 60);
     assert_eq!(code, Some(1), "{err}");
-    assert_eq!(
-        err,
-        format!(
+    assert_text(
+        &err,
+        &format!(
             "{notices}error: `huge_output` produced 8 KiB of output, over its limit of 4 KiB; the \
              output was discarded. Ask for less in one call (use offset/limit, a narrower path or \
              fewer results).\n"
-        )
+        ),
     );
 
     let fill = r#"{"op": "fill", "path": "src/big.bin", "mib": 4}"#;
     let (code, _, err) = outcome_of(&mut ws.call("raw", fill, &["--allow-write", "."]), 60);
     assert_eq!(code, Some(1), "{err}");
-    assert_eq!(
-        err,
-        format!(
+    assert_text(
+        &err,
+        &format!(
             "{notices}error: `raw` tried to write more than its limit of 1 MiB to files in one call \
              and was stopped; what it wrote before that stays on disk. Write less in one call \
              (smaller files, fewer of them).\n"
-        )
+        ),
     );
     let written = fs::metadata(ws.path().join("src/big.bin"))
         .expect("partial file")
@@ -522,7 +536,7 @@ fn a_resumed_session_may_not_pick_a_remote_model_server() {
 
     let (code, out, err) = outcome_of(&mut resume(&ws, "x"), 60);
     assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
-    assert_eq!(err, refusal(&file, remote, &root));
+    assert_text(&err, &refusal(&file, remote, &root));
 
     // The user's OPENAI_BASE_URL wins over the session's server.
     let env = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
@@ -672,12 +686,24 @@ fn a_resumed_session_never_sends_the_key_to_another_machine() {
     let read = |name: &str| fs::read_to_string(scratch_path.join(name)).expect("scratch file");
 
     assert_eq!(read("untrusted.code"), "1\n", "{}", read("untrusted.err"));
-    assert_eq!(read("untrusted.err"), refusal(&file, remote, &root));
+    assert_text(&read("untrusted.err"), &refusal(&file, remote, &root));
     assert_eq!(read("untrusted.log"), "", "the key left the machine");
 
     // Trusted, the workspace's session may name that server: the recorder
     // hears the request (and so would have heard one before).
     assert_eq!(read("trusted.code"), "1\n", "{}", read("trusted.err"));
+    let id = file.file_stem().expect("a session file").to_string_lossy();
+    assert_text(
+        &read("trusted.err"),
+        &format!(
+            "session {id} (continue it with `toolhost --workspace {} run --resume {id} \"...\"`)\n\
+             stopped: error after 0 turn(s): `openai` at {remote}/chat/completions answered HTTP \
+             401: the server rejected the API key taken from OPENAI_API_KEY: set OPENAI_API_KEY \
+             to a key this server accepts (server said: {{\"error\": {{\"message\": \
+             \"recorded\"}}}})\n",
+            root.display()
+        ),
+    );
     let log = read("requests.log");
     assert!(
         log.starts_with("POST /v1/chat/completions HTTP/1.1\n"),

@@ -48,6 +48,24 @@ impl Workspace {
         self.user_config.path()
     }
 
+    /// `template` with its placeholders filled in, so an expected message
+    /// can be written whole and still read like the message:
+    /// `{ws}` the canonical workspace path (what toolhost prints), `{config}`
+    /// the user config dir, `{fixtures}` the directory of the built fixture
+    /// plugins, and `{not_found}` this OS's text for a missing file (the
+    /// one part of an `io::Error` message that differs by platform).
+    pub fn expand(&self, template: &str) -> String {
+        let ws = self.path().canonicalize().expect("canonical workspace");
+        let fixtures = Path::new(test_plugins::ECHO)
+            .parent()
+            .expect("the fixtures' directory");
+        template
+            .replace("{ws}", &ws.display().to_string())
+            .replace("{config}", &self.user_config().display().to_string())
+            .replace("{fixtures}", &fixtures.display().to_string())
+            .replace("{not_found}", &not_found_text())
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
@@ -99,6 +117,112 @@ impl Workspace {
         cmd.args(flags).args(["call", tool, input]);
         cmd
     }
+}
+
+/// This OS's text for a missing file, as `io::Error` displays it
+/// ("No such file or directory (os error 2)" on Linux).
+pub fn not_found_text() -> String {
+    let dir = tempfile::tempdir().expect("temp dir");
+    fs::metadata(dir.path().join("missing"))
+        .expect_err("a fresh directory is empty")
+        .to_string()
+}
+
+/// Panics unless `actual` is exactly `expected`, showing both texts and a
+/// line diff with the first differing line marked: user-visible texts are
+/// compared whole, so a wrong line number or a lost fix hint fails a test.
+#[track_caller]
+pub fn assert_text(actual: &str, expected: &str) {
+    if actual != expected {
+        panic!("{}", text_mismatch(actual, expected));
+    }
+}
+
+/// `text` with what lies between the first `start` and the next `end`
+/// (both kept) replaced by `with`: the explicit way to leave one genuinely
+/// variable part (a source location, a duration) out of a whole-text
+/// comparison. Panics if either marker is missing, so nothing hides.
+#[track_caller]
+pub fn mask_between(text: &str, start: &str, end: &str, with: &str) -> String {
+    let from = text
+        .find(start)
+        .unwrap_or_else(|| panic!("no `{start}` to mask after in:\n{text}"))
+        + start.len();
+    let to = from
+        + text[from..]
+            .find(end)
+            .unwrap_or_else(|| panic!("no `{end}` after `{start}` in:\n{text}"));
+    format!("{}{with}{}", &text[..from], &text[to..])
+}
+
+/// The panic message of [`assert_text`]: where the texts first differ, both
+/// texts, and a line diff (`-` expected, `+` actual, `>` the first change).
+fn text_mismatch(actual: &str, expected: &str) -> String {
+    let (line, column) = first_difference(actual, expected);
+    let mut out = format!(
+        "the text differs from the expected one at line {line}, column {column}\n\
+         --- expected\n{expected}\n--- actual\n{actual}\n\
+         --- diff (- expected, + actual, > first difference)\n"
+    );
+    let mut marked = false;
+    for (sign, text) in line_diff(expected, actual) {
+        let mark = if sign != ' ' && !marked {
+            marked = true;
+            '>'
+        } else {
+            ' '
+        };
+        out.push_str(&format!("{mark}{sign} {text}\n"));
+    }
+    out
+}
+
+/// The 1-based line and column (in characters) of the first difference.
+fn first_difference(actual: &str, expected: &str) -> (usize, usize) {
+    let (mut line, mut column) = (1, 1);
+    for (a, e) in actual.chars().zip(expected.chars()) {
+        if a != e {
+            return (line, column);
+        }
+        if a == '\n' {
+            (line, column) = (line + 1, 1);
+        } else {
+            column += 1;
+        }
+    }
+    (line, column)
+}
+
+/// A longest-common-subsequence diff of the lines of two texts (split on
+/// `\n`, so a missing final newline shows as a removed empty line).
+fn line_diff<'a>(expected: &'a str, actual: &'a str) -> Vec<(char, &'a str)> {
+    let old: Vec<&str> = expected.split('\n').collect();
+    let new: Vec<&str> = actual.split('\n').collect();
+    // common[i][j]: the longest common subsequence of old[i..] and new[j..].
+    let mut common = vec![vec![0usize; new.len() + 1]; old.len() + 1];
+    for i in (0..old.len()).rev() {
+        for j in (0..new.len()).rev() {
+            common[i][j] = if old[i] == new[j] {
+                common[i + 1][j + 1] + 1
+            } else {
+                common[i + 1][j].max(common[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut diff) = (0, 0, Vec::new());
+    while i < old.len() || j < new.len() {
+        if i < old.len() && j < new.len() && old[i] == new[j] {
+            diff.push((' ', old[i]));
+            (i, j) = (i + 1, j + 1);
+        } else if j == new.len() || (i < old.len() && common[i + 1][j] >= common[i][j + 1]) {
+            diff.push(('-', old[i]));
+            i += 1;
+        } else {
+            diff.push(('+', new[j]));
+            j += 1;
+        }
+    }
+    diff
 }
 
 /// Copies the directory `from` into `to`, leaving out any `review.md` (the
@@ -157,4 +281,61 @@ pub fn limits(edit: impl FnOnce(&mut toolhost::sandbox::Limits)) -> toolhost::sa
     let mut limits = toolhost::sandbox::Limits::default();
     edit(&mut limits);
     limits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mismatch_shows_both_texts_and_marks_the_first_differing_line() {
+        let message = text_mismatch("a\nb: line 3\nc\n", "a\nb: line 2\nc\n");
+        assert_eq!(
+            message,
+            "the text differs from the expected one at line 2, column 9\n\
+             --- expected\na\nb: line 2\nc\n\n\
+             --- actual\na\nb: line 3\nc\n\n\
+             --- diff (- expected, + actual, > first difference)\n\
+             \x20  a\n\
+             >- b: line 2\n\
+             \x20+ b: line 3\n\
+             \x20  c\n\
+             \x20  \n"
+        );
+        assert!(std::panic::catch_unwind(|| assert_text("x\n", "x")).is_err());
+        assert_text("same\n", "same\n");
+    }
+
+    #[test]
+    fn a_lost_line_or_newline_is_a_removed_line() {
+        assert_eq!(
+            line_diff("a\nb\n", "a"),
+            vec![(' ', "a"), ('-', "b"), ('-', "")]
+        );
+    }
+
+    #[test]
+    fn placeholders_and_masks_are_explicit() {
+        let ws = Workspace::new();
+        let root = ws.path().canonicalize().expect("canonical");
+        assert_eq!(
+            ws.expand("`{ws}/docs` in `{config}`: {not_found}"),
+            format!(
+                "`{}/docs` in `{}`: {}",
+                root.display(),
+                ws.user_config().display(),
+                not_found_text()
+            )
+        );
+        assert_eq!(
+            mask_between(
+                "panicked at src/lib.rs:10:9:\nboom",
+                "lib.rs:",
+                ":\n",
+                "L:C"
+            ),
+            "panicked at src/lib.rs:L:C:\nboom"
+        );
+        assert!(std::panic::catch_unwind(|| mask_between("x", "y", "z", "w")).is_err());
+    }
 }
