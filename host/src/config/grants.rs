@@ -259,6 +259,18 @@ pub(super) fn resolve(
             return Ok(Resolved::Lift(named));
         }
     }
+    let outside = || {
+        error(format!(
+            "points outside the workspace `{}`; grant a directory inside it, or write an absolute path to grant \
+             one outside on purpose",
+            workspace.display()
+        ))
+    };
+    // A missing directory that `..` puts outside is outside first: telling
+    // the user to create it would only lead to the next error.
+    if canonical.is_err() && !written.is_absolute() && climbs_out(written) {
+        return Err(outside());
+    }
     let canonical = canonical.map_err(|e| {
         error(format!(
             "cannot be used: `{}` {}; create the directory or fix the path",
@@ -299,13 +311,7 @@ pub(super) fn resolve(
                 workspace: workspace.to_path_buf(),
             });
         }
-        Err(_) => {
-            return Err(error(format!(
-                "points outside the workspace `{}`; grant a directory inside it, or write an absolute path to grant \
-                 one outside on purpose",
-                workspace.display()
-            )));
-        }
+        Err(_) => return Err(outside()),
     };
     Ok(Resolved::Grant(Grant {
         host_path: canonical,
@@ -314,7 +320,40 @@ pub(super) fn resolve(
     }))
 }
 
+/// Whether a relative path's `..`s, read as written, climb above where it
+/// starts.
+fn climbs_out(path: &Path) -> bool {
+    let mut depth = 0usize;
+    for component in path.components() {
+        match component {
+            std::path::Component::ParentDir if depth == 0 => return true,
+            std::path::Component::ParentDir => depth -= 1,
+            std::path::Component::Normal(_) => depth += 1,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The 1-based line of byte `offset` in `text`.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn climbs_out_reads_dot_dots_as_written() {
+        for (path, out) in [
+            ("../away", true),
+            ("a/../../b", true),
+            ("a/../b", false),
+            ("./a/b/..", false),
+            ("a", false),
+        ] {
+            assert_eq!(climbs_out(Path::new(path)), out, "{path}");
+        }
+    }
 }

@@ -89,8 +89,6 @@ fn a_write_grant_on_the_command_line_makes_its_directory() {
 /// gives must work: creating it would only lead to "points outside the
 /// workspace", which is what the user needs to hear first.
 #[test]
-#[ignore = "message bug: a missing grant outside the workspace says `does not exist; create \
-            the directory`, and creating it then fails with `points outside the workspace`"]
 fn a_missing_write_grant_outside_the_workspace_says_it_is_outside() {
     let ws = Workspace::new();
     let err = stderr_of_failure(
