@@ -94,6 +94,7 @@ fn agent_turn(c: &mut Criterion) {
         max_turns: 100,
         result_budget_bytes: None,
         tools: Vec::new(),
+        continues: None,
     };
     let writer = Arc::new(
         SessionStore::new(sessions.path().to_path_buf())

@@ -73,7 +73,10 @@ enum Command {
     ///
     /// Stdout carries the protocol only; messages go to stderr. The server
     /// stops when the client closes stdin (with --http, at Ctrl+C). Every call is recorded in a
-    /// session file that `toolhost sessions` lists, unless --no-session.
+    /// session file, made at the first call, that `toolhost sessions` lists
+    /// under MCP servers, unless --no-session. Each result is recorded up to
+    /// 4 KiB; past 8 MiB the calls go on in a new file, and a server keeps
+    /// its last 4.
     Mcp(McpArgs),
     /// Compile the optimized code of plugins a command left on baseline
     /// code into the compile cache (--cache-dir). toolhost starts this
@@ -100,6 +103,10 @@ struct McpArgs {
     /// Where the session file goes [default: <workspace>/.toolhost/sessions].
     #[arg(long, value_name = "DIR")]
     session_dir: Option<PathBuf>,
+    /// Bytes a session file may reach before the calls go on in a new one
+    /// (for tests: the real cap is 8 MiB).
+    #[arg(long, hide = true, value_name = "BYTES", default_value_t = crate::transcript::AUDIT_FILE_MAX)]
+    session_file_max_bytes: u64,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio, until
     /// Ctrl+C. ADDR is HOST:PORT, or a port on 127.0.0.1. Requests must name
     /// a loopback host (or the address served) in Host and Origin, and
@@ -369,13 +376,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
                 None => {
                     let mut sessions = Vec::new();
                     for path in store.list()? {
-                        sessions.push(SessionFile::read(&path).map(|file| Summary::of(&file)));
+                        sessions.push(SessionFile::read(&path).map(|file| {
+                            let mut summary = Summary::of(&file);
+                            // Only a file without a stop record may still
+                            // be written; the lock says whether it is.
+                            summary.running =
+                                summary.stop.is_none() && crate::transcript::in_use(&path);
+                            summary
+                        }));
                     }
                     render::sessions(store.dir(), &sessions, args.json)?;
                 }
                 Some(SessionsCommand::Show { id, call: None }) => {
-                    let file = SessionFile::read(&store.find(id)?)?;
-                    render::session(&file)?;
+                    let path = store.find(id)?;
+                    let file = SessionFile::read(&path)?;
+                    render::session(&file, crate::transcript::in_use(&path))?;
                 }
                 Some(SessionsCommand::Show {
                     id,
@@ -442,6 +457,7 @@ async fn serve_mcp(sandbox_args: &SandboxArgs, args: &McpArgs) -> anyhow::Result
     let sandbox = load_resolved(resolved, None).await?;
     let options = crate::mcp::ServeOptions {
         sessions: (!args.no_session).then_some(store),
+        session_file_max_bytes: Some(args.session_file_max_bytes),
         reload: Some(reload),
         // A server stopped before its own optimized compiles finished
         // leaves them to a background process, as one-shot commands do.

@@ -31,6 +31,7 @@ pub(super) fn start_record(model: &Model, sandbox: &Sandbox, config: &LoopConfig
         max_turns: config.max_turns,
         result_budget_bytes: config.result_budget.as_ref().map(|b| b.max_bytes as u64),
         tools,
+        continues: None,
     }
 }
 

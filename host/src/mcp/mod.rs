@@ -32,7 +32,7 @@ use rmcp::service::{QuitReason, ServerInitializeError, serve_server_with_ct};
 use tokio_util::sync::CancellationToken;
 
 use crate::sandbox::{Sandbox, SandboxOptions};
-use crate::transcript::{AuditLog, AuditStart, SessionStore};
+use crate::transcript::{AUDIT_FILE_MAX, AuditLog, SessionStore};
 
 pub use http::parse_listen;
 pub use token::{HttpAuth, MIN_TOKEN_LEN, Token, TokenError};
@@ -40,9 +40,12 @@ pub use token::{HttpAuth, MIN_TOKEN_LEN, Token, TokenError};
 /// How `toolhost mcp` serves.
 #[derive(Debug, Default)]
 pub struct ServeOptions {
-    /// Where the audit session file goes; `None` records nothing
+    /// Where the audit session files go; `None` records nothing
     /// (`--no-session`).
     pub sessions: Option<SessionStore>,
+    /// Bytes an audit file may reach before the calls go on in a new one;
+    /// `None` is [`AUDIT_FILE_MAX`] (a smaller one is for tests).
+    pub session_file_max_bytes: Option<u64>,
     /// The options the sandbox was loaded with: its plugin directories are
     /// watched and reloaded from on a change. `None` serves what was loaded.
     pub reload: Option<SandboxOptions>,
@@ -54,8 +57,6 @@ pub struct ServeOptions {
 /// Why the server could not serve.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
-    #[error("cannot write the session file: {0} (pass --no-session to serve without one)")]
-    Audit(std::io::Error),
     #[error("the MCP connection failed: {0}")]
     Connection(String),
     #[error("cannot listen on `{addr}`: {source}; pick another address or port")]
@@ -92,7 +93,7 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let server = Prepared::new(sandbox, &options, "stdio")?;
+    let server = Prepared::new(sandbox, &options, "stdio");
     // Cancelled when stdin ends; rmcp cancels every request's token with it.
     let closed = CancellationToken::new();
     let transport =
@@ -131,7 +132,7 @@ pub async fn serve_http(
         .local_addr()
         .map_err(|source| McpError::Bind { addr, source })?;
     let url = format!("http://{bound}{}", http::PATH);
-    let server = Prepared::new(sandbox, &options, &url)?;
+    let server = Prepared::new(sandbox, &options, &url);
     let digest = match &auth {
         HttpAuth::Token(token) => {
             log::info(format_args!(
@@ -181,26 +182,23 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn new(sandbox: Sandbox, options: &ServeOptions, on: &str) -> Result<Prepared, McpError> {
+    fn new(sandbox: Sandbox, options: &ServeOptions, on: &str) -> Prepared {
         let loaded = server::Loaded::new(sandbox);
-        let audit = match &options.sessions {
-            Some(store) => {
-                let start = AuditStart {
-                    provider: "mcp",
-                    instructions: loaded.instructions(),
-                };
-                Some(Arc::new(
-                    AuditLog::create(store, &loaded.sandbox, start).map_err(McpError::Audit)?,
-                ))
-            }
-            None => None,
-        };
+        // The file is made at the first call: a client that only lists the
+        // tools (or a health check) leaves no session behind.
+        let audit = options.sessions.clone().map(|store| {
+            let max = options.session_file_max_bytes.unwrap_or(AUDIT_FILE_MAX);
+            Arc::new(AuditLog::new(store, max))
+        });
         log::info(format_args!(
             "serving {} tools from `{}` on {on}{}",
             loaded.sandbox.tools().len(),
             loaded.sandbox.workspace().display(),
             match &audit {
-                Some(audit) => format!("; calls are recorded in session {}", audit.id()),
+                Some(audit) => format!(
+                    "; calls will be recorded in a session file in `{}`",
+                    audit.dir().display()
+                ),
                 None => String::new(),
             }
         ));
@@ -216,13 +214,13 @@ impl Prepared {
                 watching.clone(),
             ));
         }
-        Ok(Prepared {
+        Prepared {
             handler,
             lanes,
             audit,
             watching,
             at_exit: options.at_exit,
-        })
+        }
     }
 
     /// Stops watching, ends the audit session with `why` and runs the exit
@@ -232,14 +230,11 @@ impl Prepared {
         if let Some(at_exit) = self.at_exit {
             at_exit(&self.handler.current().sandbox);
         }
-        if let Some(audit) = &self.audit {
-            audit.close(why);
-            if let Some(error) = audit.error() {
-                log::warn(format_args!(
-                    "the session file `{}` is incomplete: writing it failed: {error}",
-                    audit.path().display()
-                ));
-            }
+        // A failure is told once, when it happens.
+        if let Some(audit) = &self.audit
+            && let Some(notice) = audit.close(why)
+        {
+            log::audit(&notice, audit);
         }
     }
 }

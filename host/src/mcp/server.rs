@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::http::ConnectionGone;
 use super::lanes::{Arrival, Lanes};
-use super::{catalog, progress};
+use super::{catalog, log, progress};
 use crate::sandbox::{CallOptions, Sandbox, ToolFault};
 use crate::transcript::AuditLog;
 
@@ -59,10 +59,6 @@ impl Loaded {
             instructions: catalog::instructions(&sandbox),
             sandbox: Arc::new(sandbox),
         }
-    }
-
-    pub(super) fn instructions(&self) -> &str {
-        &self.instructions
     }
 
     /// The names of the tools that write (for the write lane).
@@ -230,8 +226,13 @@ impl ServerHandler for ToolServer {
 
         let number = self.shared.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let call_id = format!("mcp-{number}-{}", context.id);
-        if let Some(audit) = &self.shared.audit {
-            audit.call_started(&call_id, name, &arguments);
+        // Asked only when the call opens a file: the tools served now.
+        let serving =
+            || crate::transcript::audit::first_line(&loaded.sandbox, &loaded.instructions);
+        if let Some(audit) = &self.shared.audit
+            && let Some(notice) = audit.call_started(&serving, &call_id, name, &arguments)
+        {
+            log::audit(&notice, audit);
         }
         let (sink, forwarder) = match context.meta.get_progress_token() {
             Some(token) => {
@@ -277,8 +278,10 @@ impl ServerHandler for ToolServer {
         drop(admission);
 
         let text = report.model_text(name);
-        if let Some(audit) = &self.shared.audit {
-            audit.call_ended(&call_id, name, &report, &text, took);
+        if let Some(audit) = &self.shared.audit
+            && let Some(notice) = audit.call_ended(&serving, &call_id, name, &report, &text, took)
+        {
+            log::audit(&notice, audit);
         }
         Ok(result(&text, report.is_error(), report.structured))
     }

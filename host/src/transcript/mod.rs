@@ -9,7 +9,8 @@
 //! - [`SessionFile`] reads a file back and rebuilds the ledger for resume;
 //! - [`SessionStore`] is the directory: new ids, `last`, listing;
 //! - [`show`] turns a file into the lines of `toolhost sessions`;
-//! - [`audit`] records tool calls made for an MCP client (`toolhost mcp`).
+//! - [`audit`] records tool calls made for an MCP client (`toolhost mcp`),
+//!   in files of bounded size.
 //!
 //! It records the agent's events and knows nothing of HTTP or wasm.
 
@@ -23,15 +24,19 @@ use std::path::{Path, PathBuf};
 
 use crate::workspace::Layout;
 
-pub use audit::{AuditLog, AuditStart};
+pub use audit::{AUDIT_FILE_MAX, AUDIT_FILES_KEPT, AuditLog, AuditNotice};
 pub use reader::{NO_RESULT_RECORDED, NOT_STARTED, Resume, SessionFile};
 pub use record::{FORMAT_VERSION, SessionStart};
-pub use writer::SessionWriter;
+pub use writer::{SessionWriter, in_use};
+
+/// What makes session files, for a directory that has none.
+pub const WHO_WRITES_SESSIONS: &str =
+    "each `toolhost run` writes one there, and `toolhost mcp` at its first tool call";
 
 /// A session that cannot be found or read, naming the file and the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptError {
-    #[error("no sessions in `{}` yet: each `toolhost run` writes one there", .dir.display())]
+    #[error("no sessions in `{}` yet: {}", .dir.display(), WHO_WRITES_SESSIONS)]
     NoSessions { dir: PathBuf },
     #[error("no session `{id}` in `{}`: `toolhost sessions` lists them", .dir.display())]
     NotFound { id: String, dir: PathBuf },

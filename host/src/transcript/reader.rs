@@ -548,7 +548,7 @@ mod tests {
                 at_line_end || file.missing_newline,
                 "cut {cut}"
             );
-            assert!(!crate::transcript::show::lines(&file).is_empty());
+            assert!(!crate::transcript::show::lines(&file, false).is_empty());
             let resume = file.resume();
             let mut ledger = resume.ledger.clone();
             let ends_with_calls = matches!(

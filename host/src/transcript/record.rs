@@ -65,6 +65,10 @@ pub struct SessionStart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_budget_bytes: Option<u64>,
     pub tools: Vec<ToolInfo>,
+    /// The id of the file this one continues: an MCP server's audit moves
+    /// to a new file when one reaches its cap ([`super::audit`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continues: Option<String>,
 }
 
 /// A tool offered in a run, with what it was allowed.
@@ -173,6 +177,11 @@ pub struct ExecutionEnd {
     pub output_bytes: u64,
     /// The result as the model sees it (cut when over the budget).
     pub text: String,
+    /// `text` is only the start of the result: an MCP call's audit keeps
+    /// its first 4 KiB (the client read it whole; `output_bytes` counts it
+    /// all).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub text_cut: bool,
     /// Where the whole result was saved when it was cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saved_to: Option<String>,
@@ -196,6 +205,10 @@ pub struct RetryRecord {
 pub struct StopEntry {
     pub at: String,
     pub stop: StopRecord,
+    /// The id of the file the session goes on in (an MCP server's audit
+    /// at its cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued_in: Option<String>,
 }
 
 /// The current time as RFC 3339 UTC with milliseconds.

@@ -17,27 +17,48 @@ pub struct Summary {
     pub id: String,
     /// RFC 3339 UTC.
     pub started_at: String,
+    /// `openai`, `anthropic`, `scripted`, or `mcp` for an MCP server's
+    /// audit.
+    pub provider: String,
     /// The first line of the first prompt.
     pub first_prompt: String,
     /// Assistant replies over all runs.
     pub turns: u32,
+    /// Tool calls started, over all runs.
+    pub calls: u32,
     /// Runs (the first and each resume).
     pub runs: u32,
     /// How the last run ended; `None` when it has no stop record (the
-    /// process was killed or crashed).
+    /// process was killed or crashed, or it is still running).
     pub stop: Option<StopReason>,
+    /// Without a stop record: whether its process still writes the file
+    /// (it holds the file's lock; see [`super::in_use`]).
+    pub running: bool,
+    /// The file this one continues (an MCP server's audit past its cap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continues: Option<String>,
+    /// The file the session went on in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continued_in: Option<String>,
 }
 
 impl Summary {
+    /// The summary of `file`, read as it is (not `running`: the caller
+    /// asks the lock).
     pub fn of(file: &SessionFile) -> Summary {
         let start = file.first_start();
         let mut summary = Summary {
             id: start.id.clone(),
             started_at: start.at.clone(),
+            provider: start.provider.clone(),
             first_prompt: String::new(),
             turns: 0,
+            calls: 0,
             runs: 0,
             stop: None,
+            running: false,
+            continues: start.continues.clone(),
+            continued_in: None,
         };
         for record in &file.records {
             match record {
@@ -52,17 +73,27 @@ impl Summary {
                     Message::Assistant(_) => summary.turns += 1,
                     _ => {}
                 },
-                Record::Stop(entry) => summary.stop = Some(entry.stop.reason),
+                Record::ToolExecutionStart(_) => summary.calls += 1,
+                Record::Stop(entry) => {
+                    summary.stop = Some(entry.stop.reason);
+                    summary.continued_in.clone_from(&entry.continued_in);
+                }
                 _ => {}
             }
         }
         summary
     }
+
+    /// An MCP server's audit, not a run.
+    pub fn is_mcp_server(&self) -> bool {
+        self.provider == super::audit::AUDIT_PROVIDER
+    }
 }
 
 /// `toolhost sessions show ID`: the session, one line per event worth
-/// reading.
-pub fn lines(file: &SessionFile) -> Vec<String> {
+/// reading. `still_running`: its process still writes it (see
+/// [`super::in_use`]), so a last run without a stop record has not died.
+pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut step = 0;
     // Calls of the last reply that started but have not ended.
@@ -87,6 +118,11 @@ pub fn lines(file: &SessionFile) -> Vec<String> {
                     start.provider,
                     start.tools.len()
                 ));
+                if let Some(earlier) = &start.continues {
+                    out.push(format!(
+                        "continues session {earlier} (the server's earlier calls)"
+                    ));
+                }
             }
             Record::Message(entry) => match &entry.message {
                 Message::User { text } => {
@@ -170,7 +206,12 @@ pub fn lines(file: &SessionFile) -> Vec<String> {
             Record::Unknown => {}
         }
     }
-    if !stopped {
+    if !stopped && still_running {
+        for (id, tool) in running.drain(..) {
+            out.push(format!("  call={id} tool={tool} status=running"));
+        }
+        out.push("stop: none yet (it is still running)".into());
+    } else if !stopped {
         close_run(&mut out, &mut running);
     }
     out.extend(file.warnings.iter().map(|w| format!("warning: {w}")));
@@ -209,7 +250,15 @@ pub fn call(file: &SessionFile, call_id: &str) -> Option<Vec<String>> {
                     .map(|a| serde_json::to_string_pretty(a).unwrap_or_else(|_| a.to_string()))
                     .unwrap_or_else(|| "(not recorded)".into());
                 out.extend(pretty.lines().map(|line| format!("  {line}")));
-                out.push("text:".into());
+                out.push(if end.text_cut {
+                    format!(
+                        "text (the first {} of {} bytes; the client read it whole):",
+                        end.text.len(),
+                        end.output_bytes
+                    )
+                } else {
+                    "text:".into()
+                });
                 out.extend(end.text.lines().map(|line| format!("  {line}")));
             }
             _ => {}
@@ -228,6 +277,9 @@ fn call_line(end: &ExecutionEnd) -> String {
         "  call={} tool={} status={status} bytes={}",
         end.call_id, end.tool, end.output_bytes
     );
+    if end.text_cut {
+        line.push_str(&format!(" recorded={}", end.text.len()));
+    }
     if let Some(execution) = &end.execution {
         line.push_str(&format!(
             " fuel={} mem={}",

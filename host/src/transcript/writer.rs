@@ -1,6 +1,11 @@
 //! Appends records to a session file, one whole line per `write`, as each
 //! event happens: a killed process leaves every finished event on disk and
 //! at most one partial last line, which the reader drops.
+//!
+//! A writer holds an exclusive advisory lock (`flock`) on its file for as
+//! long as it is open, so `toolhost sessions` can tell a session still being
+//! written from one whose process died ([`in_use`]): the kernel drops the
+//! lock with the process, and a reused pid cannot hold it.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek as _, SeekFrom, Write as _};
@@ -24,6 +29,8 @@ pub struct SessionWriter {
 
 struct State {
     file: File,
+    /// Bytes in the file (for the audit's cap).
+    len: u64,
     /// The first write error; later records are not attempted.
     error: Option<String>,
     /// Timing of the turn in progress, for the assistant message's record.
@@ -40,7 +47,9 @@ impl SessionWriter {
             .append(true)
             .create_new(true)
             .open(&path)?;
-        let writer = SessionWriter::new(path, start.id.clone(), file);
+        // Waits only for a `toolhost sessions` that is testing the lock.
+        file.lock()?;
+        let writer = SessionWriter::new(path, start.id.clone(), file, 0);
         writer.record(&Record::SessionStart(start.clone()));
         writer.result()?;
         Ok(writer)
@@ -55,23 +64,27 @@ impl SessionWriter {
             .write(true)
             .custom_flags(libc::O_NOFOLLOW)
             .open(path)?;
+        lock_to_append(&file)?;
         file.set_len(session.valid_len)?;
         file.seek(SeekFrom::End(0))?;
+        let mut len = session.valid_len;
         if session.missing_newline {
             file.write_all(b"\n")?;
+            len += 1;
         }
-        let writer = SessionWriter::new(path.to_path_buf(), start.id.clone(), file);
+        let writer = SessionWriter::new(path.to_path_buf(), start.id.clone(), file, len);
         writer.record(&Record::SessionStart(start.clone()));
         writer.result()?;
         Ok(writer)
     }
 
-    fn new(path: PathBuf, id: String, file: File) -> Self {
+    fn new(path: PathBuf, id: String, file: File, len: u64) -> Self {
         SessionWriter {
             path,
             id,
             state: Mutex::new(State {
                 file,
+                len,
                 error: None,
                 turn: 0,
                 turn_started: None,
@@ -107,20 +120,32 @@ impl SessionWriter {
         Self::write(&mut state, record);
     }
 
+    /// Bytes in the file so far.
+    pub(super) fn len(&self) -> u64 {
+        self.lock().len
+    }
+
     fn write(state: &mut State, record: &Record) {
+        match line_of(record) {
+            Ok(line) => Self::write_line(state, &line),
+            Err(e) => {
+                state.error.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Appends `line` (from [`line_of`]) as it is.
+    pub(super) fn append_line(&self, line: &[u8]) {
+        Self::write_line(&mut self.lock(), line);
+    }
+
+    fn write_line(state: &mut State, line: &[u8]) {
         if state.error.is_some() {
             return;
         }
-        let mut line = match serde_json::to_vec(record) {
-            Ok(line) => line,
-            Err(e) => {
-                state.error = Some(format!("encoding a session event: {e}"));
-                return;
-            }
-        };
-        line.push(b'\n');
-        if let Err(e) = state.file.write_all(&line) {
-            state.error = Some(e.to_string());
+        match state.file.write_all(line) {
+            Ok(()) => state.len += line.len() as u64,
+            Err(e) => state.error = Some(e.to_string()),
         }
     }
 
@@ -216,12 +241,14 @@ impl SessionWriter {
                 duration_ms: *duration_ms,
                 output_bytes: *output_bytes,
                 text: text.clone(),
+                text_cut: false,
                 saved_to: saved_to.clone(),
                 execution: execution.clone(),
             }),
             AgentEvent::AgentEnd { stop } => Record::Stop(StopEntry {
                 at: now(),
                 stop: stop.clone(),
+                continued_in: None,
             }),
             AgentEvent::AgentStart
             | AgentEvent::ToolExecutionUpdate { .. }
@@ -233,4 +260,45 @@ impl SessionWriter {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// `record` as one line of the file, newline included.
+pub(super) fn line_of(record: &Record) -> Result<Vec<u8>, String> {
+    let mut line =
+        serde_json::to_vec(record).map_err(|e| format!("encoding a session event: {e}"))?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// Whether a writer (a run, or an MCP server) still holds `path` open. A
+/// file that cannot be opened is not.
+pub fn in_use(path: &Path) -> bool {
+    File::open(path).is_ok_and(|file| {
+        // Taken and dropped at once, so a writer's `lock` waits at most
+        // this long.
+        matches!(
+            file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        )
+    })
+}
+
+/// Takes the lock of a session to be resumed, refusing one still being
+/// written: two writers would interleave their records. A moment's wait
+/// lets a `toolhost sessions` that is testing the lock finish.
+fn lock_to_append(file: &File) -> std::io::Result<()> {
+    for _ in 0..50 {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::ResourceBusy,
+        "another toolhost is still writing it (`toolhost sessions` shows it as running); \
+         wait for that run to end, or start a new session without --resume",
+    ))
 }

@@ -10,6 +10,7 @@ mod host_work;
 mod hostile;
 mod load;
 mod mcp;
+mod mcp_audit;
 mod network;
 mod plugins;
 mod provider_http;

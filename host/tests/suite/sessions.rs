@@ -65,8 +65,9 @@ fn session_files(ws: &Workspace) -> Vec<PathBuf> {
 
 /// A workspace with the hostile plugin whose session died by SIGKILL while
 /// `append_then_sleep` (a write) was running: it had appended its line to
-/// `out/log.txt` and was sleeping. Returns the session file.
-fn crashed_session(ws: &Workspace) -> PathBuf {
+/// `out/log.txt` and was sleeping; `while_running` ran before the kill.
+/// Returns the session file.
+fn crashed_session(ws: &Workspace, while_running: impl FnOnce(&Workspace)) -> PathBuf {
     ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
     ws.mkdir("out");
     ws.write(
@@ -100,6 +101,7 @@ fn crashed_session(ws: &Workspace) -> PathBuf {
         assert!(Instant::now() < deadline, "the tool never ran");
         std::thread::sleep(Duration::from_millis(20));
     }
+    while_running(ws);
     child.kill().expect("SIGKILL"); // std sends SIGKILL on Unix
     child.wait().expect("reap");
     let files = session_files(ws);
@@ -110,7 +112,42 @@ fn crashed_session(ws: &Workspace) -> PathBuf {
 #[test]
 fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
     let ws = Workspace::new();
-    let path = crashed_session(&ws);
+    let path = crashed_session(&ws, |ws| {
+        // Still running: its process holds the file's lock.
+        let file = &session_files(ws)[0];
+        let id = file.file_stem().expect("name").to_string_lossy();
+        let at = records(file)[0]["at"].as_str().expect("at")[..19].replace('T', " ");
+        assert_eq!(
+            stdout_of(ws.toolhost().arg("sessions")),
+            format!(
+                "ID                     STARTED (UTC)       TURNS  STOP          PROMPT\n\
+                 {id:<22} {at}     1  running       append please\n"
+            )
+        );
+        let shown = stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
+        assert!(
+            shown.ends_with(
+                "  call=w1 tool=append_then_sleep status=running\n\
+                 stop: none yet (it is still running)\n"
+            ),
+            "{shown}"
+        );
+        // A second writer would interleave its records with the first's.
+        ws.write("again.json", json!({"turns": [{"text": "hi"}]}).to_string());
+        let stderr = stderr_of_failure(
+            ws.toolhost()
+                .args(["run", "--resume", "last", "--script", "again.json", "x"]),
+            1,
+        );
+        assert!(
+            stderr.ends_with(
+                ".jsonl`: another toolhost is still writing it (`toolhost sessions` shows it as \
+                 running); wait for that run to end, or start a new session without --resume \
+                 (pass --no-session to run without one)\n"
+            ),
+            "{stderr}"
+        );
+    });
     assert_eq!(ws.read("out/log.txt"), "ran\n");
 
     // The file is whole JSONL up to the last event: the call started and
@@ -231,7 +268,7 @@ fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
 #[test]
 fn a_resumed_ledger_is_accepted_by_both_wire_apis() {
     let ws = Workspace::new();
-    crashed_session(&ws);
+    crashed_session(&ws, |_| {});
 
     // Continue with an OpenAI-compatible server...
     let openai = MockModel::start(vec![sse("openai-chat-text-usage-done")]);

@@ -24,7 +24,7 @@ use serde_json::json;
 
 use super::OutputFormat;
 use super::exit::Ended;
-use crate::agent::{AgentEvent, EventSink, Message, StopReason, StopRecord};
+use crate::agent::{AgentEvent, EventSink, Message, StopRecord};
 use crate::sandbox::{CallReport, Grant, Limits, LoadEvent, Sandbox, Tier, Tool, ToolOutcome};
 use crate::terminal::{self, one_line};
 use crate::transcript::show::{self, Summary};
@@ -190,8 +190,10 @@ pub(super) fn recovered(results: &Message) {
     }
 }
 
-/// `toolhost sessions`: newest first; an unreadable file is listed with
-/// the reason rather than hiding the others.
+/// `toolhost sessions`: the runs, then the MCP servers' audits (an MCP
+/// client's calls are not turns of a prompt), each newest first; an
+/// unreadable file is listed with the runs, with the reason, rather than
+/// hiding the others.
 pub(super) fn sessions(
     dir: &Path,
     sessions: &[Result<Summary, TranscriptError>],
@@ -210,40 +212,85 @@ pub(super) fn sessions(
     }
     if sessions.is_empty() {
         note(format_args!(
-            "no sessions in `{}` yet: each `toolhost run` writes one there",
-            dir.display()
+            "no sessions in `{}` yet: {}",
+            dir.display(),
+            crate::transcript::WHO_WRITES_SESSIONS
         ));
         return Ok(());
     }
-    put_line(
-        &mut out,
-        format_args!(
-            "{:<22} {:<19} {:>5}  {:<13} PROMPT",
-            "ID", "STARTED (UTC)", "TURNS", "STOP"
-        ),
-    )?;
-    for session in sessions {
+    let (servers, runs): (Vec<_>, Vec<_>) = sessions
+        .iter()
+        .partition(|s| s.as_ref().is_ok_and(Summary::is_mcp_server));
+    if !runs.is_empty() {
+        put_line(
+            &mut out,
+            format_args!(
+                "{:<22} {:<19} {:>5}  {:<13} PROMPT",
+                "ID", "STARTED (UTC)", "TURNS", "STOP"
+            ),
+        )?;
+    }
+    for session in runs {
         let line = match session {
             Ok(s) => format!(
                 "{:<22} {:<19} {:>5}  {:<13} {}",
                 one_line(&s.id),
-                one_line(s.started_at.get(..19).unwrap_or(&s.started_at)).replace('T', " "),
+                started(s),
                 s.turns,
-                s.stop.map_or("(none: died)", StopReason::as_str),
+                match (s.stop, s.running) {
+                    (Some(reason), _) => reason.as_str(),
+                    (None, true) => "running",
+                    (None, false) => "(none: died)",
+                },
                 one_line(&short(&s.first_prompt, 60))
             ),
             Err(error) => format!("unreadable: {}", one_line(&error.to_string())),
         };
         put_line(&mut out, line)?;
     }
+    if servers.is_empty() {
+        return Ok(());
+    }
+    if sessions.len() > servers.len() {
+        put_line(&mut out, "")?;
+    }
+    put_line(
+        &mut out,
+        format_args!(
+            "{:<22} {:<19} {:>5}  STATUS",
+            "MCP SERVER", "STARTED (UTC)", "CALLS"
+        ),
+    )?;
+    for s in servers.into_iter().flatten() {
+        let status = match (&s.continued_in, s.stop, s.running) {
+            (Some(next), _, _) => format!("continued in {}", one_line(next)),
+            (None, Some(reason), _) => reason.as_str().into(),
+            (None, None, true) => "serving".into(),
+            (None, None, false) => "died".into(),
+        };
+        put_line(
+            &mut out,
+            format!(
+                "{:<22} {:<19} {:>5}  {status}",
+                one_line(&s.id),
+                started(s),
+                s.calls
+            ),
+        )?;
+    }
     Ok(())
 }
 
+/// A summary's start as `2026-11-30 21:59:05`.
+fn started(s: &Summary) -> String {
+    one_line(s.started_at.get(..19).unwrap_or(&s.started_at)).replace('T', " ")
+}
+
 /// `toolhost sessions show ID`.
-pub(super) fn session(file: &SessionFile) -> io::Result<()> {
+pub(super) fn session(file: &SessionFile, running: bool) -> io::Result<()> {
     let mut out = io::stdout().lock();
     // Each of `show`'s lines is one line: a field cannot break it.
-    for line in show::lines(file) {
+    for line in show::lines(file, running) {
         put_line(&mut out, one_line(&line))?;
     }
     Ok(())
