@@ -1462,3 +1462,46 @@ fn a_line_that_is_not_json_gets_a_parse_error() {
     );
     server.close();
 }
+
+/// A reload tells the notices of what it loaded anew (a plugin dropped in,
+/// a rename it caused) once, and not again those of the plugins it had.
+#[test]
+fn a_reload_tells_only_the_notices_it_did_not_tell_before() {
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::TYPED, "typed.wasm");
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    assert!(tool_names(&mut server, 1).contains(&"add".to_owned()));
+    // Loads before typed.wasm, so every typed tool is renamed now.
+    ws.install_plugin(test_plugins::TYPED, "again.wasm");
+    wait_for_list_changed(&server);
+    assert!(tool_names(&mut server, 2).contains(&"typed_add".to_owned()));
+    let (stderr, _) = server.close();
+    let count = |text: &str| stderr.lines().filter(|line| line.contains(text)).count();
+    assert_eq!(
+        count("typed.wasm`: the functions of resource"),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(count("typed.wasm`: 2 tool names are taken"), 1, "{stderr}");
+    assert_eq!(
+        count("toolhost mcp: warning: plugin `"),
+        4,
+        "again.wasm's three and typed.wasm's new one:\n{stderr}"
+    );
+    assert_eq!(
+        count("again.wasm`: the functions of resource"),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(count("typed.wasm`: 23 tool names are taken"), 1, "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    let reloaded = lines
+        .iter()
+        .position(|line| line.contains("plugins reloaded: "))
+        .expect("reloaded");
+    let last_notice = lines
+        .iter()
+        .rposition(|line| line.contains("toolhost mcp: warning: plugin `"))
+        .expect("a notice");
+    assert!(last_notice < reloaded, "{stderr}");
+}
