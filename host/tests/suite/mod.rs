@@ -4,6 +4,7 @@ mod corpus;
 mod escape;
 mod examples;
 mod grants;
+mod help;
 mod host_work;
 mod hostile;
 mod load;
