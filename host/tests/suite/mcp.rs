@@ -1505,3 +1505,82 @@ fn a_reload_tells_only_the_notices_it_did_not_tell_before() {
         .expect("a notice");
     assert!(last_notice < reloaded, "{stderr}");
 }
+
+/// Every tool has a `title` for people (the spec's display name, before
+/// `annotations.title` and the name): the standard tools' and plugins'
+/// made from the name. Here the whole `tools/list` entry of `read_file`,
+/// its description and schema as `toolhost tools --json` prints them.
+#[test]
+fn every_tool_has_a_title_made_from_its_name() {
+    let ws = workspace();
+    ws.install_plugin(test_plugins::TYPED, "typed.wasm");
+    let listed: Value =
+        serde_json::from_str(&stdout_of(ws.toolhost().args(["tools", "--json"]))).expect("json");
+    let listed_tool = |name: &str| {
+        listed["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .find(|t| t["name"] == name)
+            .expect("listed")
+            .clone()
+    };
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let tools = server.response()["result"]["tools"].clone();
+    let entry = |name: &str| {
+        tools
+            .as_array()
+            .expect("tools")
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {tools:#}"))
+            .clone()
+    };
+    let read_file = listed_tool("read_file");
+    assert_eq!(
+        entry("read_file"),
+        json!({
+            "name": "read_file",
+            "title": "Read file",
+            "description": read_file["description"],
+            "inputSchema": read_file["input_schema"],
+            "annotations": {
+                "title": "Read file",
+                "readOnlyHint": true,
+                "destructiveHint": false,
+                "idempotentHint": false,
+                "openWorldHint": false,
+            },
+        })
+    );
+    let titles: Vec<(&str, Value)> = [
+        "write_file",
+        "echo",
+        "typed_read_file",
+        "echo_scalars_in",
+        "shapes_describe",
+    ]
+    .into_iter()
+    .map(|name| (name, entry(name)["title"].clone()))
+    .collect();
+    assert_eq!(
+        titles,
+        [
+            ("write_file", json!("Write file")),
+            ("echo", json!("Echo")),
+            ("typed_read_file", json!("Typed read file")),
+            ("echo_scalars_in", json!("Echo scalars in")),
+            ("shapes_describe", json!("Shapes describe")),
+        ]
+    );
+    assert!(
+        tools
+            .as_array()
+            .expect("tools")
+            .iter()
+            .all(|t| t["title"].is_string()),
+        "{tools:#}"
+    );
+    server.close();
+}
