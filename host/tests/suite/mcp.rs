@@ -308,7 +308,17 @@ pub(super) struct RawServer {
 }
 
 impl RawServer {
+    /// A server that has been initialized with 2025-06-18.
     pub(super) fn start(ws: &Workspace, extra: &[&str]) -> Self {
+        let mut server = Self::spawn(ws, extra);
+        let init = server.initialize("2025-06-18");
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    /// A server that has not been spoken to yet.
+    fn spawn(ws: &Workspace, extra: &[&str]) -> Self {
         let mut child = server_command(ws, extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -326,20 +336,21 @@ impl RawServer {
             }
         });
         let stdin = child.stdin.take();
-        let mut server = RawServer {
+        RawServer {
             child,
             stdin,
             lines,
-        };
-        server.send(
+        }
+    }
+
+    /// Sends `initialize` asking for `version`; returns the response.
+    fn initialize(&mut self, version: &str) -> Value {
+        self.send(
             json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
+            "protocolVersion": version, "capabilities": {},
             "clientInfo": {"name": "raw", "version": "1"}}}),
         );
-        let init = server.next();
-        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
-        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        server
+        self.next()
     }
 
     pub(super) fn send(&mut self, message: Value) {
@@ -1581,6 +1592,65 @@ fn every_tool_has_a_title_made_from_its_name() {
             .iter()
             .all(|t| t["title"].is_string()),
         "{tools:#}"
+    );
+    server.close();
+}
+
+/// The protocol versions `toolhost mcp` speaks: `initialize` agrees to
+/// each version that has the handshake (2024-11-05 to 2025-11-25) as asked,
+/// and answers 2026-07-28 (which has none) or an unknown version with the
+/// newest that has; `server/discover` (2026-07-28) lists all five.
+#[test]
+fn it_negotiates_the_protocol_versions_rmcp_knows() {
+    let ws = Workspace::new();
+    let negotiated: Vec<(&str, Value)> = [
+        "2024-11-05",
+        "2025-03-26",
+        "2025-06-18",
+        "2025-11-25",
+        "2026-07-28",
+        "2099-01-01",
+    ]
+    .into_iter()
+    .map(|asked| {
+        let mut server = RawServer::spawn(&ws, &["--no-session"]);
+        let init = server.initialize(asked);
+        server.close();
+        (asked, init["result"]["protocolVersion"].clone())
+    })
+    .collect();
+    assert_eq!(
+        negotiated,
+        [
+            ("2024-11-05", json!("2024-11-05")),
+            ("2025-03-26", json!("2025-03-26")),
+            ("2025-06-18", json!("2025-06-18")),
+            ("2025-11-25", json!("2025-11-25")),
+            ("2026-07-28", json!("2025-11-25")),
+            ("2099-01-01", json!("2025-11-25")),
+        ]
+    );
+
+    let mut server = RawServer::spawn(&ws, &["--no-session"]);
+    server.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        }}}),
+    );
+    let discovered = server.response();
+    assert_eq!(
+        discovered["result"]["supportedVersions"],
+        json!([
+            "2024-11-05",
+            "2025-03-26",
+            "2025-06-18",
+            "2025-11-25",
+            "2026-07-28"
+        ]),
+        "{discovered}"
     );
     server.close();
 }
