@@ -3,6 +3,7 @@
 
 mod background;
 pub mod exit;
+mod flags;
 mod plugin_add;
 mod render;
 mod scaffold;
@@ -16,47 +17,64 @@ use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use exit::Ended;
 
-use crate::config::{self, ConfigInputs, ProviderKind};
+use crate::config::{self, ProviderKind};
 use crate::sandbox::{CallOptions, Sandbox};
 use crate::transcript::show::Summary;
 use crate::transcript::{SessionFile, SessionStore};
 use crate::workspace::{self, Layout};
+use flags::{CheckArgs, SandboxArgs, WorkspaceArg};
 
 /// Run LLM agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
-#[command(name = "toolhost", version, about, max_term_width = 100)]
+#[command(
+    name = "toolhost",
+    version,
+    about,
+    max_term_width = 100,
+    after_help = flags::top_environment()
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The sandbox flags given before the command.
     #[command(flatten)]
-    sandbox: SandboxArgs,
+    before: SandboxArgs,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Give a model a task and let it use the tools until it is done.
+    #[command(after_help = flags::run_environment())]
     Run(RunArgs),
     /// List the loaded tools with their plugin, grants and limits.
+    #[command(after_help = flags::sandbox_environment())]
     Tools {
         /// Print JSON (one object with `tools` and `load_errors`).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
     },
     /// Call one tool directly, as the model would, and print its result.
     ///
     /// On an `isError` result the error text goes to stderr and the exit
     /// code is 1.
+    #[command(after_help = flags::sandbox_environment())]
     Call {
         /// The tool's name (see `toolhost tools`).
         tool: String,
         /// The input as a JSON object, or `-` to read it from stdin.
         #[arg(default_value = "{}")]
         input: String,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
     },
     /// Work with plugin files.
     #[command(subcommand)]
     Plugin(PluginCommand),
     /// List the recorded sessions, newest first, or show one.
+    // `sessions show ID --workspace DIR` too, as `--session-dir`.
+    #[command(mut_arg("workspace", |arg| arg.global(true)))]
     Sessions(SessionsArgs),
     /// Trust a workspace: let its own toolhost.toml grant directories outside
     /// it, raise limits over your own config, and choose a model server
@@ -67,6 +85,7 @@ enum Command {
     /// workspace and only lower limits. The list is kept in the user config
     /// directory ($TOOLHOST_CONFIG_DIR, else $XDG_CONFIG_HOME/toolhost, else
     /// ~/.config/toolhost).
+    #[command(after_help = flags::trust_environment())]
     Trust(TrustArgs),
     /// Serve the tools to an MCP client (Claude Code, Codex, Gemini CLI, ...)
     /// over stdio, with the same grants and limits as `run`.
@@ -77,6 +96,7 @@ enum Command {
     /// under MCP servers, unless --no-session. Each result is recorded up to
     /// 4 KiB; past 8 MiB the calls go on in a new file, and a server keeps
     /// its last 4.
+    #[command(after_help = flags::sandbox_environment())]
     Mcp(McpArgs),
     /// Compile the optimized code of plugins a command left on baseline
     /// code into the compile cache (--cache-dir). toolhost starts this
@@ -92,6 +112,10 @@ enum Command {
         file_limit: u64,
         /// Plugin files.
         files: Vec<PathBuf>,
+        /// The compile cache (also taken before the command, as toolhost
+        /// passes it).
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
     },
 }
 
@@ -124,12 +148,16 @@ struct McpArgs {
     /// reach the port can call the tools.
     #[arg(long, requires = "http", conflicts_with = "http_token_file")]
     http_no_auth: bool,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 #[derive(Debug, Args)]
 struct TrustArgs {
     /// The workspace [default: --workspace, else the current directory].
     dir: Option<PathBuf>,
+    #[command(flatten)]
+    workspace: WorkspaceArg,
     /// Print the trusted workspaces, one per line.
     #[arg(long, conflicts_with_all = ["dir", "remove"])]
     list: bool,
@@ -142,6 +170,8 @@ struct TrustArgs {
 struct SessionsArgs {
     #[command(subcommand)]
     command: Option<SessionsCommand>,
+    #[command(flatten)]
+    workspace: WorkspaceArg,
     /// Where the session files are [default: <workspace>/.toolhost/sessions].
     #[arg(long, global = true, value_name = "DIR")]
     session_dir: Option<PathBuf>,
@@ -218,6 +248,8 @@ struct RunArgs {
     /// head and tail; the whole text is saved in .toolhost/outputs.
     #[arg(long, default_value_t = crate::agent::DEFAULT_RESULT_BUDGET / 1024, value_name = "KIB")]
     result_budget: usize,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 /// How `toolhost run` prints.
@@ -236,17 +268,23 @@ enum PluginCommand {
     /// Install FILE into the plugins directory [default: <workspace>/.toolhost/plugins,
     /// else the first --plugins DIR], compiled now with the optimizing compiler so
     /// later starts load it from the cache at once.
+    #[command(after_help = flags::add_environment())]
     Add {
         /// The plugin's `.wasm` file.
         file: PathBuf,
         /// Replace an installed plugin of the same file name.
         #[arg(long)]
         force: bool,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
     },
     /// Check that FILE is a loadable toolhost plugin and print its tools.
+    #[command(after_help = flags::sandbox_environment())]
     Check {
         /// The plugin's `.wasm` file.
         file: PathBuf,
+        #[command(flatten)]
+        load: CheckArgs,
     },
     /// Write a new plugin project: the WIT, one tool with its schema, the
     /// build command and a README. It builds as written and loads.
@@ -261,59 +299,24 @@ enum PluginCommand {
     },
 }
 
-/// Flags that shape the sandbox, accepted by every command.
-#[derive(Debug, Args)]
-struct SandboxArgs {
-    /// The workspace: the directory tools see as `.`.
-    #[arg(long, global = true, value_name = "DIR", default_value = ".")]
-    workspace: PathBuf,
-    /// Config file [default: <workspace>/toolhost.toml].
-    #[arg(long, global = true, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// Load every *.wasm in DIR (repeatable) [default: <workspace>/.toolhost/plugins].
-    #[arg(long = "plugins", global = true, value_name = "DIR")]
-    plugins: Vec<PathBuf>,
-    /// Let a tool (or every tool) read PATH, relative to the workspace (repeatable).
-    #[arg(long, global = true, value_name = "[TOOL=]PATH")]
-    allow_read: Vec<String>,
-    /// Let a tool (or every tool) read and write PATH (repeatable).
-    #[arg(long, global = true, value_name = "[TOOL=]PATH")]
-    allow_write: Vec<String>,
-    /// Compile cache directory [default: $TOOLHOST_CACHE_DIR, else ~/.cache/toolhost].
-    #[arg(long, global = true, value_name = "DIR")]
-    cache_dir: Option<PathBuf>,
-    /// Compile every plugin at start instead of using the compile cache.
-    #[arg(long, global = true)]
-    no_cache: bool,
-}
-
-impl SandboxArgs {
-    fn inputs(&self) -> ConfigInputs {
-        ConfigInputs {
-            workspace: self.workspace.clone(),
-            config_file: self.config.clone(),
-            user_config_dir: config::user::config_dir(),
-            plugin_dirs: self.plugins.clone(),
-            allow_read: self.allow_read.clone(),
-            allow_write: self.allow_write.clone(),
-            cache_dir: self.cache_dir.clone(),
-            no_cache: self.no_cache,
-        }
-    }
-}
-
 /// Runs the parsed command line; [`exit`] turns the result into the
 /// process's exit code.
 pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
+    let before = &cli.before;
     match &cli.command {
-        Command::Run(args) => run_agent(&cli.sandbox, args).await,
-        Command::Tools { json } => {
-            let sandbox = load_sandbox(&cli.sandbox, None).await?;
+        Command::Run(args) => run_agent(&before.then(&args.sandbox), args).await,
+        Command::Tools { json, sandbox } => {
+            let sandbox = load_sandbox(&before.then(sandbox), None).await?;
             render::tools(&sandbox, *json)?;
             background::hand_off(&sandbox);
             Ok(Ended::Done)
         }
-        Command::Call { tool, input } => {
+        Command::Call {
+            tool,
+            input,
+            sandbox,
+        } => {
+            let args = before.then(sandbox);
             let input = if input == "-" {
                 let mut text = String::new();
                 std::io::stdin()
@@ -323,7 +326,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
             } else {
                 input.clone()
             };
-            let sandbox = load_sandbox(&cli.sandbox, None).await?;
+            let sandbox = load_sandbox(&args, None).await?;
             let report = sandbox.call(tool, &input, &CallOptions::default()).await;
             render::call_result(tool, &report)?;
             background::hand_off(&sandbox);
@@ -338,32 +341,38 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
             render::plugin_created(&dir, &scaffold::build_command(name, *lang), name);
             Ok(Ended::Done)
         }
-        Command::Plugin(PluginCommand::Add { file, force }) => {
-            let added = plugin_add::add(&cli.sandbox, file, *force).await?;
+        Command::Plugin(PluginCommand::Add {
+            file,
+            force,
+            sandbox,
+        }) => {
+            let added = plugin_add::add(&before.then(sandbox), file, *force).await?;
             render::plugin_added(&added.installed, &added.tools, added.unchanged);
             Ok(Ended::Done)
         }
-        Command::Plugin(PluginCommand::Check { file }) => {
+        Command::Plugin(PluginCommand::Check { file, load }) => {
             if !file.is_file() {
                 bail!(
                     "plugin file `{}` does not exist or is not a file",
                     file.display()
                 );
             }
-            let sandbox = load_sandbox(&cli.sandbox, Some(file)).await?;
+            let args = before.then(&SandboxArgs::from(load));
+            let sandbox = load_sandbox(&args, Some(file)).await?;
             let checked = render::plugin_check(&sandbox, file);
             background::hand_off(&sandbox);
             checked
         }
-        Command::Trust(args) => trust(args, &cli.sandbox.workspace),
-        Command::Mcp(args) => serve_mcp(&cli.sandbox, args).await,
+        Command::Trust(args) => trust(args, before.workspace.then(&args.workspace).dir()),
+        Command::Mcp(args) => serve_mcp(&before.then(&args.sandbox), args).await,
         Command::CompileOptimized {
             builtins,
             files,
             file_limit,
+            cache_dir,
         } => {
             background::compile(
-                cli.sandbox.cache_dir.as_deref(),
+                cache_dir.as_deref().or(before.cache.cache_dir.as_deref()),
                 builtins,
                 files,
                 *file_limit,
@@ -371,7 +380,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
             Ok(Ended::Done)
         }
         Command::Sessions(args) => {
-            let store = session_store(args.session_dir.as_ref(), &cli.sandbox.workspace);
+            let workspace = before.workspace.then(&args.workspace);
+            let store = session_store(args.session_dir.as_ref(), workspace.dir());
             match &args.command {
                 None => {
                     let mut sessions = Vec::new();

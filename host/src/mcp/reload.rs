@@ -8,6 +8,8 @@
 //! A reload that would skip a plugin the running version did not skip (a
 //! broken file, a name clash) is refused whole: the problem goes to stderr
 //! and the tools already loaded keep working until the directory is fixed.
+//! A reload that is taken tells the notices (renames, functions that are
+//! not tools) the running version had not told.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -108,6 +110,15 @@ async fn reload(options: &SandboxOptions, server: &ToolServer) {
             ));
         }
         return;
+    }
+    // What the user was told at start (or at the last reload) is not told
+    // again; a plugin dropped in, or a rename it caused, is.
+    for notice in sandbox
+        .load_notices()
+        .iter()
+        .filter(|notice| !current.sandbox.load_notices().contains(notice))
+    {
+        log::warn(notice);
     }
     let names = |sandbox: &Sandbox| -> Vec<String> {
         sandbox.tools().iter().map(|t| t.name.clone()).collect()

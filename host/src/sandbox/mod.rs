@@ -439,11 +439,13 @@ impl Sandbox {
         let stem = loaded.origin.stem();
         let configured = typed.prefixes.get(&stem);
         let mut kept: Vec<CheckedSpec> = Vec::with_capacity(loaded.tools.len());
+        let mut renames = Vec::new();
         for mut spec in std::mem::take(&mut loaded.tools) {
             let function = &functions[spec.function.expect("typed specs name their function")];
             let taken = |name: &str, kept: &[CheckedSpec]| {
                 self.tools.iter().any(|t| t.name == name) || kept.iter().any(|t| t.name == name)
             };
+            let mut rename = None;
             let name = match configured {
                 Some(prefix) => format!("{prefix}_{}", spec.name),
                 None if taken(&spec.name, &kept) => {
@@ -453,13 +455,11 @@ impl Sandbox {
                         .iter()
                         .find(|t| t.name == spec.name)
                         .map_or_else(|| "this plugin".to_string(), |t| format!("`{}`", t.plugin));
-                    self.load_notices.push(LoadNotice {
-                        origin: loaded.origin.clone(),
-                        message: format!(
-                            "tool name `{}` is taken by {holder}, so `{}` is offered as `{renamed}` \
-                             (set `[plugins.{stem}] prefix` in toolhost.toml to choose the prefix)",
-                            spec.name, function.wit_name
-                        ),
+                    rename = Some(typed::renames::Rename {
+                        taken: spec.name.clone(),
+                        holder,
+                        wit_name: function.wit_name.clone(),
+                        renamed: renamed.clone(),
                     });
                     renamed
                 }
@@ -480,6 +480,7 @@ impl Sandbox {
                 });
                 continue;
             }
+            renames.extend(rename);
             spec.name = name;
             if let Some(config) = typed.tools.get(&spec.name) {
                 spec.read_only = config.read_only.unwrap_or(false);
@@ -505,6 +506,12 @@ impl Sandbox {
             kept.push(spec);
         }
         loaded.tools = kept;
+        if let Some(message) = typed::renames::notice(&stem, &renames) {
+            self.load_notices.push(LoadNotice {
+                origin: loaded.origin.clone(),
+                message,
+            });
+        }
     }
 
     /// `paths` and `read_only` in `[tools.<name>]` describe typed exports;

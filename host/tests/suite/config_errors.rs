@@ -163,32 +163,71 @@ fn a_config_for_an_unknown_tool_warns() {
     );
 }
 
-/// The OS's reason once, then the fix.
+/// An OS error is told once, where the message puts it, not again at its
+/// end (the error's source is also in anyhow's chain).
 #[test]
-#[ignore = "message bug: the OS error is printed twice (`No such file or directory (os error \
-            2); pass an existing directory with --workspace: No such file or directory (os \
-            error 2)`); being fixed in parallel"]
-fn a_missing_workspace_or_plugins_dir_is_an_error() {
+fn a_missing_workspace_config_or_plugins_dir_is_told_once() {
     let ws = Workspace::new();
-    let err = stderr_of_failure(
-        ws.toolhost().args(["--workspace", "no-such-dir", "tools"]),
-        1,
-    );
-    assert_text(
-        &err,
-        &ws.expand(
-            "error: workspace `no-such-dir` is not a directory: {not_found}; pass an existing \
-             directory with --workspace\n",
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--workspace", "no-such-dir", "tools"],
+            "error: workspace `no-such-dir` is not a directory: No such file or directory (os \
+             error 2); pass an existing directory with --workspace\n",
         ),
-    );
-    let err = stderr_of_failure(ws.toolhost().args(["--plugins", "no-such-dir", "tools"]), 1);
-    assert_text(
-        &err,
-        &ws.expand(
-            "error: cannot read the plugins directory `no-such-dir`: {not_found}; create it or \
-             pass another --plugins DIR\n",
+        (
+            &["--plugins", "no-such-dir", "tools"],
+            "error: cannot read the plugins directory `no-such-dir`: No such file or directory \
+             (os error 2); create it or pass another --plugins DIR\n",
         ),
-    );
+        (
+            &["--config", "missing.toml", "tools"],
+            "error: cannot read config file `missing.toml`: No such file or directory (os error \
+             2)\n",
+        ),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(
+            stderr_of_failure(ws.toolhost().args(args), 1),
+            expected,
+            "{args:?}"
+        );
+    }
+}
+
+/// The same for the other commands that read a file or directory the user
+/// named.
+#[test]
+fn an_os_error_is_told_once_by_every_command() {
+    let ws = Workspace::new();
+    // A session "file" that is a directory, and a token "file" too (private,
+    // so only the read fails).
+    ws.mkdir(".toolhost/sessions/20260101-000000-abcd.jsonl");
+    let token = ws.mkdir("token");
+    std::fs::set_permissions(&token, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .expect("chmod");
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["sessions", "show", "20260101"],
+            "error: reading `./.toolhost/sessions/20260101-000000-abcd.jsonl`: Is a directory (os \
+             error 21)\n",
+        ),
+        (
+            &["mcp", "--http", "127.0.0.1:0", "--http-token-file", "token"],
+            "error: cannot read the token file `token`: Is a directory (os error 21)\n",
+        ),
+        (
+            &["trust", "no-such-dir"],
+            "error: workspace `no-such-dir` does not exist; pass an existing directory: No such \
+             file or directory (os error 2)\n",
+        ),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(
+            stderr_of_failure(ws.toolhost().args(args), 1),
+            expected,
+            "{args:?}"
+        );
+    }
 }
 
 #[test]

@@ -308,7 +308,17 @@ pub(super) struct RawServer {
 }
 
 impl RawServer {
+    /// A server that has been initialized with 2025-06-18.
     pub(super) fn start(ws: &Workspace, extra: &[&str]) -> Self {
+        let mut server = Self::spawn(ws, extra);
+        let init = server.initialize("2025-06-18");
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    /// A server that has not been spoken to yet.
+    fn spawn(ws: &Workspace, extra: &[&str]) -> Self {
         let mut child = server_command(ws, extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -326,20 +336,21 @@ impl RawServer {
             }
         });
         let stdin = child.stdin.take();
-        let mut server = RawServer {
+        RawServer {
             child,
             stdin,
             lines,
-        };
-        server.send(
+        }
+    }
+
+    /// Sends `initialize` asking for `version`; returns the response.
+    fn initialize(&mut self, version: &str) -> Value {
+        self.send(
             json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
+            "protocolVersion": version, "capabilities": {},
             "clientInfo": {"name": "raw", "version": "1"}}}),
         );
-        let init = server.next();
-        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
-        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        server
+        self.next()
     }
 
     pub(super) fn send(&mut self, message: Value) {
@@ -1472,6 +1483,187 @@ fn a_line_that_is_not_json_gets_a_parse_error() {
     assert_eq!(
         server.response()["result"]["content"][0]["text"],
         "still here"
+    );
+    server.close();
+}
+
+/// A reload tells the notices of what it loaded anew (a plugin dropped in,
+/// a rename it caused) once, and not again those of the plugins it had.
+#[test]
+fn a_reload_tells_only_the_notices_it_did_not_tell_before() {
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::TYPED, "typed.wasm");
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    assert!(tool_names(&mut server, 1).contains(&"add".to_owned()));
+    // Loads before typed.wasm, so every typed tool is renamed now.
+    ws.install_plugin(test_plugins::TYPED, "again.wasm");
+    wait_for_list_changed(&server);
+    assert!(tool_names(&mut server, 2).contains(&"typed_add".to_owned()));
+    let (stderr, _) = server.close();
+    let count = |text: &str| stderr.lines().filter(|line| line.contains(text)).count();
+    assert_eq!(
+        count("typed.wasm`: the functions of resource"),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(count("typed.wasm`: 2 tool names are taken"), 1, "{stderr}");
+    assert_eq!(
+        count("toolhost mcp: warning: plugin `"),
+        4,
+        "again.wasm's three and typed.wasm's new one:\n{stderr}"
+    );
+    assert_eq!(
+        count("again.wasm`: the functions of resource"),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(count("typed.wasm`: 23 tool names are taken"), 1, "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    let reloaded = lines
+        .iter()
+        .position(|line| line.contains("plugins reloaded: "))
+        .expect("reloaded");
+    let last_notice = lines
+        .iter()
+        .rposition(|line| line.contains("toolhost mcp: warning: plugin `"))
+        .expect("a notice");
+    assert!(last_notice < reloaded, "{stderr}");
+}
+
+/// Every tool has a `title` for people (the spec's display name, before
+/// `annotations.title` and the name): the standard tools' and plugins'
+/// made from the name. Here the whole `tools/list` entry of `read_file`,
+/// its description and schema as `toolhost tools --json` prints them.
+#[test]
+fn every_tool_has_a_title_made_from_its_name() {
+    let ws = workspace();
+    ws.install_plugin(test_plugins::TYPED, "typed.wasm");
+    let listed: Value =
+        serde_json::from_str(&stdout_of(ws.toolhost().args(["tools", "--json"]))).expect("json");
+    let listed_tool = |name: &str| {
+        listed["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .find(|t| t["name"] == name)
+            .expect("listed")
+            .clone()
+    };
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let tools = server.response()["result"]["tools"].clone();
+    let entry = |name: &str| {
+        tools
+            .as_array()
+            .expect("tools")
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {tools:#}"))
+            .clone()
+    };
+    let read_file = listed_tool("read_file");
+    assert_eq!(
+        entry("read_file"),
+        json!({
+            "name": "read_file",
+            "title": "Read file",
+            "description": read_file["description"],
+            "inputSchema": read_file["input_schema"],
+            "annotations": {
+                "title": "Read file",
+                "readOnlyHint": true,
+                "destructiveHint": false,
+                "idempotentHint": false,
+                "openWorldHint": false,
+            },
+        })
+    );
+    let titles: Vec<(&str, Value)> = [
+        "write_file",
+        "echo",
+        "typed_read_file",
+        "echo_scalars_in",
+        "shapes_describe",
+    ]
+    .into_iter()
+    .map(|name| (name, entry(name)["title"].clone()))
+    .collect();
+    assert_eq!(
+        titles,
+        [
+            ("write_file", json!("Write file")),
+            ("echo", json!("Echo")),
+            ("typed_read_file", json!("Typed read file")),
+            ("echo_scalars_in", json!("Echo scalars in")),
+            ("shapes_describe", json!("Shapes describe")),
+        ]
+    );
+    assert!(
+        tools
+            .as_array()
+            .expect("tools")
+            .iter()
+            .all(|t| t["title"].is_string()),
+        "{tools:#}"
+    );
+    server.close();
+}
+
+/// The protocol versions `toolhost mcp` speaks: `initialize` agrees to
+/// each version that has the handshake (2024-11-05 to 2025-11-25) as asked,
+/// and answers 2026-07-28 (which has none) or an unknown version with the
+/// newest that has; `server/discover` (2026-07-28) lists all five.
+#[test]
+fn it_negotiates_the_protocol_versions_rmcp_knows() {
+    let ws = Workspace::new();
+    let negotiated: Vec<(&str, Value)> = [
+        "2024-11-05",
+        "2025-03-26",
+        "2025-06-18",
+        "2025-11-25",
+        "2026-07-28",
+        "2099-01-01",
+    ]
+    .into_iter()
+    .map(|asked| {
+        let mut server = RawServer::spawn(&ws, &["--no-session"]);
+        let init = server.initialize(asked);
+        server.close();
+        (asked, init["result"]["protocolVersion"].clone())
+    })
+    .collect();
+    assert_eq!(
+        negotiated,
+        [
+            ("2024-11-05", json!("2024-11-05")),
+            ("2025-03-26", json!("2025-03-26")),
+            ("2025-06-18", json!("2025-06-18")),
+            ("2025-11-25", json!("2025-11-25")),
+            ("2026-07-28", json!("2025-11-25")),
+            ("2099-01-01", json!("2025-11-25")),
+        ]
+    );
+
+    let mut server = RawServer::spawn(&ws, &["--no-session"]);
+    server.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        }}}),
+    );
+    let discovered = server.response();
+    assert_eq!(
+        discovered["result"]["supportedVersions"],
+        json!([
+            "2024-11-05",
+            "2025-03-26",
+            "2025-06-18",
+            "2025-11-25",
+            "2026-07-28"
+        ]),
+        "{discovered}"
     );
     server.close();
 }

@@ -6,6 +6,7 @@ mod docs_format;
 mod escape;
 mod examples;
 mod grants;
+mod help;
 mod host_work;
 mod hostile;
 mod load;

@@ -394,48 +394,6 @@ fn hostile_tools_in_a_run_become_error_results_and_the_run_completes() {
 }
 
 #[test]
-fn ctrl_c_aborts_a_running_tool_with_exit_130() {
-    let ws = Workspace::new();
-    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
-    let script = script(
-        &ws,
-        json!([{"tool_calls": [{"id": "s1", "name": "sleep", "arguments": {"ms": 60000}}]}]),
-    );
-    // Warm the compile cache so the run reaches the tool quickly.
-    stdout_of(ws.toolhost().arg("tools"));
-    let child = Command::new(assert_cmd::cargo::cargo_bin("toolhost"))
-        .current_dir(ws.path())
-        .env("TOOLHOST_CACHE_DIR", super::common::shared_cache())
-        .env("TOOLHOST_BACKGROUND_COMPILE", "off")
-        .args(["run", "--script", &script, "go"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn toolhost");
-    std::thread::sleep(Duration::from_millis(1500));
-    let sent = Instant::now();
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    let output = child.wait_with_output().expect("wait");
-    assert!(
-        sent.elapsed() < Duration::from_secs(5),
-        "took {:?}",
-        sent.elapsed()
-    );
-    assert_eq!(output.status.code(), Some(130));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("-> sleep {\"ms\":60000} error"), "{stderr}");
-    assert!(stderr.contains("was cancelled by the user"), "{stderr}");
-    assert!(
-        stderr.contains("stopped: aborted after 1 turn(s)"),
-        "{stderr}"
-    );
-}
-
-#[test]
 fn the_offline_demo_runs_recovers_from_a_denied_edit_and_completes() {
     let ws = Workspace::new();
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/demo");
@@ -871,5 +829,131 @@ fn a_refused_local_server_says_what_to_check_once() {
                 "stopped: error after 0 turn(s): `openai` failed 5 times; last error: {refused}"
             ),
         ]
+    );
+}
+
+/// Runs `cmd` with stdout and stderr in files of `ws`, sends it SIGINT
+/// (what Ctrl+C sends) once `ready` holds, and returns its exit code,
+/// stdout and stderr.
+fn interrupted(
+    ws: &Workspace,
+    cmd: &assert_cmd::Command,
+    ready: impl Fn() -> bool,
+) -> (Option<i32>, String, String) {
+    let out = std::fs::File::create(ws.path().join("stdout.txt")).expect("stdout file");
+    let err = std::fs::File::create(ws.path().join("stderr.txt")).expect("stderr file");
+    let mut std_cmd = Command::new(cmd.get_program());
+    std_cmd.args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => std_cmd.env(key, value),
+            None => std_cmd.env_remove(key),
+        };
+    }
+    let mut child = std_cmd
+        .current_dir(ws.path())
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .expect("spawn toolhost");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "never ready:\nstdout: {}\nstderr: {}",
+            ws.read("stdout.txt"),
+            ws.read("stderr.txt")
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = i32::try_from(child.id()).expect("pid");
+    let sent = Instant::now();
+    // SAFETY: kill(2) on our own child's pid has no memory effects.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let status = child.wait().expect("wait");
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        sent.elapsed()
+    );
+    (status.code(), ws.read("stdout.txt"), ws.read("stderr.txt"))
+}
+
+/// Ctrl+C stops a running tool within a tick: exit 130, the call's line
+/// and the stop line, each ended, so the shell's prompt starts a line of
+/// its own.
+#[test]
+fn ctrl_c_aborts_a_running_tool_with_exit_130() {
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
+    let script = script(
+        &ws,
+        json!([{"text": "appending", "tool_calls": [{"id": "s1", "name": "append_then_sleep",
+            "arguments": {"path": "out/log.txt", "ms": 60000}}]}]),
+    );
+    ws.mkdir("out");
+    // Warm the compile cache so the run reaches the tool quickly.
+    stdout_of(ws.toolhost().arg("tools"));
+    let mut run = ws.toolhost();
+    run.args([
+        "--allow-write",
+        "out",
+        "run",
+        "--no-session",
+        "--script",
+        &script,
+        "go",
+    ]);
+    // The tool appends its line, then sleeps.
+    let log = ws.path().join("out/log.txt");
+    let (code, stdout, stderr) = interrupted(&ws, &run, || {
+        std::fs::read_to_string(&log).unwrap_or_default() == "ran\n"
+    });
+    assert_eq!(code, Some(130), "{stderr}");
+    assert_eq!(stdout, "appending\n");
+    let lines: Vec<&str> = stderr.split_inclusive('\n').collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with("-> append_then_sleep out/log.txt {\"ms\":60000} error ")
+            && lines[0].ends_with(
+                " ms: error: `append_then_sleep` was cancelled by the user before it finished.\n"
+            ),
+        "{stderr}"
+    );
+    assert_eq!(
+        lines[1],
+        "stopped: aborted after 1 turn(s): cancelled while tools were running\n"
+    );
+}
+
+/// Ctrl+C while the model's reply streams: the text so far ends its line
+/// on stdout before the stop line, rather than leaving the stop line (or
+/// the shell's prompt) to continue it.
+#[test]
+fn ctrl_c_mid_reply_ends_the_reply_s_line() {
+    let ws = Workspace::new();
+    // A reply cut off mid-line by Ctrl+C.
+    let chunk = json!({"id": "1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me look"},
+        "finish_reason": null}]});
+    let body = format!("data: {chunk}\n\n");
+    let mock = MockModel::start(vec![Reply::Sse {
+        pieces: 1,
+        end: super::common::mock_model::End::StallAfter(body.len()),
+        body: body.into_bytes(),
+    }]);
+    let mut run = ws.toolhost();
+    run.env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args(["run", "--no-session", "--model", "m", "--base-url"])
+        .arg(mock.openai_url())
+        .arg("look");
+    let (code, stdout, stderr) = interrupted(&ws, &run, || ws.read("stdout.txt") == "Let me look");
+    assert_eq!(code, Some(130), "{stderr}");
+    assert_eq!(stdout, "Let me look\n");
+    assert_eq!(
+        stderr,
+        "stopped: aborted after 0 turn(s): cancelled while the model was replying\n"
     );
 }

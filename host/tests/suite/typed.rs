@@ -79,15 +79,65 @@ fn every_exported_function_is_listed_with_its_derived_schema() {
     tool("shapes_describe");
     assert!(tools.iter().all(|t| t["name"] != "make_counter"));
 
+    // What is not a tool, and one notice for every name that was taken.
+    let plugin = ws
+        .path()
+        .canonicalize()
+        .expect("workspace")
+        .join(".toolhost/plugins/typed.wasm");
+    let plugin = plugin.display();
+    assert_eq!(
+        String::from_utf8(output.stderr).expect("utf-8"),
+        format!(
+            "warning: plugin `{plugin}`: the functions of resource `toolhost-test:typed/shapes@0.1.0#counter` \
+             are not tools: a tool call cannot hold a resource\n\
+             warning: plugin `{plugin}`: function `toolhost-test:typed/shapes@0.1.0#make-counter` is not a \
+             tool: its result is or holds a resource\n\
+             warning: plugin `{plugin}`: 2 tool names are taken (by `builtin:read-file`: `read_file`; by \
+             `builtin:write-file`: `write_file`), so they are offered as `typed_read_file`, \
+             `typed_write_file` (set `[plugins.typed] prefix` in toolhost.toml to choose the prefix)\n"
+        )
+    );
+}
+
+/// A plugin whose every name is taken (a second copy of the fixture) still
+/// gets one notice for all of them, not one per function.
+#[test]
+fn taken_names_are_one_notice_per_plugin_however_many() {
+    let ws = workspace();
+    ws.install_plugin(test_plugins::TYPED, "again.wasm");
+    let output = ws.toolhost().arg("tools").output().expect("run");
+    assert!(output.status.success(), "{output:?}");
     let stderr = String::from_utf8(output.stderr).expect("utf-8");
+    let notices = |plugin: &str| {
+        stderr
+            .lines()
+            .filter(|line| line.contains(&format!("/{plugin}`: ")))
+            .map(|line| line.split_once("`: ").expect("a plugin's notice").1)
+            .collect::<Vec<_>>()
+    };
+    // again.wasm loads first and meets the standard tools only.
+    assert_eq!(
+        notices("again.wasm")[2],
+        "2 tool names are taken (by `builtin:read-file`: `read_file`; by `builtin:write-file`: \
+         `write_file`), so they are offered as `again_read_file`, `again_write_file` (set \
+         `[plugins.again] prefix` in toolhost.toml to choose the prefix)"
+    );
+    let typed = notices("typed.wasm");
+    assert_eq!(typed.len(), 3, "{stderr}");
     assert!(
-        stderr.contains("tool name `read_file` is taken by `builtin:read-file`, so `read-file` is offered as `typed_read_file`"),
+        typed[2].starts_with("23 tool names are taken (by `")
+            && typed[2].contains("again.wasm`: `mix`, `add`, ")
+            && typed[2].contains(
+                "by `builtin:read-file`: `read_file`; by `builtin:write-file`: `write_file`"
+            )
+            && typed[2].ends_with(
+                ", `typed_shapes_describe`, `typed_echo_scalars_in` (set `[plugins.typed] prefix` \
+                 in toolhost.toml to choose the prefix)"
+            ),
         "{stderr}"
     );
-    assert!(
-        stderr.contains("function `toolhost-test:typed/shapes@0.1.0#make-counter` is not a tool: its result is or holds a resource"),
-        "{stderr}"
-    );
+    assert_eq!(stderr.lines().count(), 6, "{stderr}");
 }
 
 #[test]

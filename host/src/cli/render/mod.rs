@@ -131,7 +131,29 @@ fn put_json(
 
 /// The error a command failed with (`error: ...`), on stderr.
 pub(super) fn error(error: &anyhow::Error) {
-    note(format_args!("error: {error:#}"));
+    note(format_args!("error: {}", error_chain(error.chain())));
+}
+
+/// An error and its causes, `: `-joined, each cause left out when the text
+/// so far already holds it. Error types name their source where it reads
+/// best (`cannot read `x`: No such file or directory (os error 2); create
+/// it`) and also return it as their source, so anyhow's `{:#}` would tell
+/// the OS error twice; a cause that adds something (a `.context()` over an
+/// `io::Error`) is still told.
+fn error_chain<'a>(
+    chain: impl IntoIterator<Item = &'a (dyn std::error::Error + 'static)>,
+) -> String {
+    let mut text = String::new();
+    for cause in chain {
+        let cause = cause.to_string();
+        if text.is_empty() {
+            text = cause;
+        } else if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// `text` cut to `max` characters with an ellipsis.
@@ -715,5 +737,54 @@ impl CompileProgress {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source the message already prints, as `thiserror`'s `{source}`
+    /// and `#[source]` together make it.
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read `{path}`: {source}; create it")]
+    struct ReadFailed {
+        path: &'static str,
+        source: io::Error,
+    }
+
+    fn not_found() -> io::Error {
+        io::Error::from_raw_os_error(2)
+    }
+
+    #[test]
+    fn a_source_the_message_holds_is_told_once() {
+        let error = anyhow::Error::from(ReadFailed {
+            path: "x",
+            source: not_found(),
+        });
+        assert_eq!(
+            error_chain(error.chain()),
+            "cannot read `x`: No such file or directory (os error 2); create it"
+        );
+        // Wrapped again, by a context that does not print it.
+        let error = error.context("loading the plugins");
+        assert_eq!(
+            error_chain(error.chain()),
+            "loading the plugins: cannot read `x`: No such file or directory (os error 2); create it"
+        );
+    }
+
+    #[test]
+    fn a_cause_the_message_lacks_is_told() {
+        let error = anyhow::Error::from(not_found()).context("reading `x`");
+        assert_eq!(
+            error_chain(error.chain()),
+            "reading `x`: No such file or directory (os error 2)"
+        );
+        assert_eq!(
+            error_chain(anyhow::anyhow!("no prompt").chain()),
+            "no prompt"
+        );
     }
 }

@@ -228,6 +228,12 @@ impl RunOutput for TextOutput {
         stop: &StopRecord,
         session: Option<&SessionWriter>,
     ) -> io::Result<()> {
+        // A reply cut off mid-line (Ctrl+C, a dropped stream) ends its line
+        // on stdout, so neither the lines below nor the shell's prompt
+        // continue it.
+        if self.streamed.take() == Some(false) {
+            let _ = writeln!(io::stdout().lock());
+        }
         if let Some(session) = session {
             note(format_args!(
                 "session {} (continue it with `{}`)",

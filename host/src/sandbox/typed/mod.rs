@@ -10,6 +10,7 @@
 //! parameters are paths, which tools are read-only, a name prefix.
 
 pub(crate) mod docs;
+pub(crate) mod renames;
 pub(crate) mod schema;
 pub(crate) mod value;
 
