@@ -97,7 +97,8 @@ fn sandbox_flags_work_before_and_after_the_command() {
         assert_eq!(
             String::from_utf8_lossy(&output.stderr),
             format!(
-                "no sessions in `{dir}/.toolhost/sessions` yet: each `toolhost run` writes one there\n"
+                "no sessions in `{dir}/.toolhost/sessions` yet: each `toolhost run` writes one \
+                 there, and `toolhost mcp` at its first tool call\n"
             ),
             "{args:?}"
         );

@@ -1197,6 +1197,9 @@ fn a_flood_of_initialize_requests_stays_bounded() {
     let server = HttpServer::start(&ws);
     let auth = format!("Bearer {}", server.token.as_deref().expect("a token"));
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    // reqwest is built without a TLS provider (host/Cargo.toml); toolhost
+    // installs ring before it builds a client, and so must a test.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .no_proxy()
         .build()
