@@ -1,9 +1,11 @@
-//! Shared helpers: temp workspaces, the binary, fixture plugins, and the
-//! loopback model server ([`mock_model`]).
+//! Shared helpers: temp workspaces, the binary, fixture plugins, the
+//! outside toolchains some tests need ([`toolchains`]), and the loopback
+//! model server ([`mock_model`]).
 
 pub mod components;
 pub mod measure;
 pub mod mock_model;
+pub mod toolchains;
 
 use std::fs;
 use std::path::{Path, PathBuf};
