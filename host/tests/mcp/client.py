@@ -101,6 +101,7 @@ async def drive(era, session):
     seen["tools"] = [
         {
             "name": tool.name,
+            "title": tool.title,
             "description": tool.description,
             "input_schema": tool.input_schema,
             "annotations": tool.annotations.model_dump(by_alias=True, exclude_none=True)

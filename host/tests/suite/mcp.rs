@@ -156,12 +156,15 @@ fn sdk_session(era: &str) {
                 "destructiveHint": !read_only,
                 "idempotentHint": false,
                 "openWorldHint": false,
+                "title": tool["title"],
             }),
             "{}",
             tool["name"]
         );
     }
     assert!(names(tools).contains(&"read_file".to_owned()));
+    let read_file = tools.iter().find(|t| t["name"] == "read_file");
+    assert_eq!(read_file.expect("read_file")["title"], "Read file");
 
     let ok = |text: &str| json!({"blocks": 1, "text": text, "is_error": false});
     let error = |text: &str| json!({"blocks": 1, "text": text, "is_error": true});
@@ -810,7 +813,7 @@ fn the_python_sdk_speaks_both_eras_over_streamable_http() {
         assert_eq!(
             seen["tools"]["write_file"],
             json!({"readOnlyHint": false, "destructiveHint": true,
-                "idempotentHint": false, "openWorldHint": false})
+                "idempotentHint": false, "openWorldHint": false, "title": "Write file"})
         );
         assert_eq!(
             seen["good"],
