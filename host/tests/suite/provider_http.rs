@@ -22,6 +22,7 @@ use toolhost::provider::{
 };
 
 use super::common::mock_model::{End, MockModel, Reply, expected, fixture, sse, status};
+use super::common::{assert_text, mask_between};
 
 fn options(base_url: String) -> HttpOptions {
     let mut options = HttpOptions::new(base_url);
@@ -386,11 +387,13 @@ async fn a_429_waits_for_retry_after_then_succeeds() {
     assert_eq!(notices.len(), 1);
     assert_eq!(notices[0].attempt, 1);
     assert_eq!(notices[0].wait, Duration::from_secs(1));
-    assert!(notices[0].reason.contains("429"), "{}", notices[0].reason);
-    assert!(
-        notices[0].reason.contains("slow down"),
-        "{}",
-        notices[0].reason
+    assert_text(
+        &notices[0].reason,
+        &format!(
+            "`openai` at {}/chat/completions answered HTTP 429: {{\"error\":{{\"message\":\"slow \
+             down\"}}}}",
+            mock.openai_url()
+        ),
     );
 }
 
@@ -432,8 +435,14 @@ async fn retries_stop_after_max_retries() {
         matches!(err, ProviderError::RetriesExhausted { attempts: 5, .. }),
         "{err}"
     );
-    let text = err.to_string();
-    assert!(text.contains("HTTP 500") && text.contains("down"), "{text}");
+    assert_text(
+        &err.to_string(),
+        &format!(
+            "`openai` failed 5 times; last error: `openai` at {}/chat/completions answered HTTP \
+             500: down",
+            mock.openai_url()
+        ),
+    );
 }
 
 #[tokio::test]
@@ -441,10 +450,12 @@ async fn other_4xx_is_not_retried() {
     let mock = MockModel::start(vec![status(400, "{\"error\":\"bad field\"}")]);
     let err = ask_openai(&mock, &user("hi")).await.expect_err("400");
     assert_eq!(mock.requests().len(), 1);
-    let text = err.to_string();
-    assert!(
-        text.contains("HTTP 400") && text.contains("bad field"),
-        "{text}"
+    assert_text(
+        &err.to_string(),
+        &format!(
+            "`openai` at {}/chat/completions answered HTTP 400: {{\"error\":\"bad field\"}}",
+            mock.openai_url()
+        ),
     );
 }
 
@@ -460,12 +471,14 @@ async fn a_refused_connection_is_retried_then_reported() {
     let (reply, notices) = ask_recording(&client).await;
     let err = reply.expect_err("nobody listens");
     assert_eq!(notices.len(), 2);
-    let text = err.to_string();
-    assert!(
-        text.contains("failed 3 times") && text.contains("cannot reach"),
-        "{text}"
+    assert_text(
+        &err.to_string(),
+        &format!(
+            "`openai` failed 3 times; last error: cannot reach `openai` at \
+             http://{addr}/v1/chat/completions: connection refused: nothing listens there; is the \
+             server running (for Ollama, `ollama serve`), and are the host and port right?"
+        ),
     );
-    assert!(text.contains(&addr.to_string()), "{text}");
 }
 
 #[tokio::test]
@@ -480,8 +493,14 @@ async fn a_server_that_never_answers_times_out_and_is_retried() {
         .await
         .expect_err("no answer");
     assert_eq!(mock.requests().len(), 2);
-    let text = err.to_string();
-    assert!(text.contains("did not answer within 300ms"), "{text}");
+    assert_text(
+        &err.to_string(),
+        &format!(
+            "`openai` failed 2 times; last error: `openai` at {}/chat/completions did not answer \
+             within 300ms",
+            mock.openai_url()
+        ),
+    );
 }
 
 /// A reader that fails with `Transport` (a reset of a byte source other
@@ -533,12 +552,9 @@ async fn a_transport_failure_while_reading_is_retried() {
     assert_eq!(mock.requests().len(), 2);
     let notices = notices.lock().expect("notices").clone();
     assert_eq!(notices.len(), 1);
-    assert!(
-        notices[0]
-            .reason
-            .contains("reading the `openai` stream failed"),
-        "{}",
-        notices[0].reason
+    assert_text(
+        &notices[0].reason,
+        "reading the `openai` stream failed: connection reset",
     );
 }
 
@@ -562,7 +578,14 @@ async fn a_stream_dropped_mid_way_is_an_error_and_not_retried() {
         matches!(err, ProviderError::StreamBroken { received: 300, .. }),
         "{err:?}"
     );
-    assert!(err.to_string().contains("broke after 300 bytes"), "{err}");
+    // What follows `bytes: ` is the HTTP library's account of the break.
+    assert_text(
+        &mask_between(&format!("{err}\n"), "300 bytes: ", "\n", "CAUSE"),
+        &format!(
+            "the `openai` stream from {}/chat/completions broke after 300 bytes: CAUSE\n",
+            mock.openai_url()
+        ),
+    );
 }
 
 /// A stream that breaks before its first body byte is retried.
@@ -701,19 +724,26 @@ async fn a_401_names_the_key_variable_and_is_not_retried() {
 async fn a_404_names_the_model_and_the_url() {
     let mock = MockModel::start(vec![status(404, "{\"error\":\"model not found\"}")]);
     let err = ask_openai(&mock, &user("hi")).await.expect_err("404");
-    let text = err.to_string();
-    let url = format!("{}/chat/completions", mock.openai_url());
-    assert!(
-        text.contains(&format!("model `gpt-test` or URL `{url}` not found")),
-        "{text}"
+    assert_text(
+        &err.to_string(),
+        &format!(
+            "`openai` answered HTTP 404: model `gpt-test` or URL `{}/chat/completions` not found: \
+             check --model and --base-url (server said: {{\"error\":\"model not found\"}})",
+            mock.openai_url()
+        ),
     );
-    assert!(text.contains("check --model and --base-url"), "{text}");
-    assert!(text.contains("model not found"), "{text}");
     assert_eq!(mock.requests().len(), 1);
 
     let mock = MockModel::start(vec![status(404, "")]);
     let err = ask_anthropic(&mock, &user("hi")).await.expect_err("404");
-    assert!(err.to_string().contains("model `claude-test`"), "{err}");
+    assert_text(
+        &err.to_string(),
+        &format!(
+            "`anthropic` answered HTTP 404: model `claude-test` or URL `{}/v1/messages` not \
+             found: check --model and --base-url (server said: (empty body))",
+            mock.anthropic_url()
+        ),
+    );
 
     // The usual slip with a local server: the base URL without `/v1`.
     let mock = MockModel::start(vec![status(404, "404 page not found")]);
