@@ -9,13 +9,49 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::common::mock_model::{MockModel, Reply, expected, sse};
-use super::common::{Workspace, copy_dir, stderr_of_failure, stdout_of, test_plugins};
+use super::common::{
+    Workspace, assert_text, copy_dir, mask_between, stderr_of_failure, stdout_of, test_plugins,
+};
 
 /// Writes `turns` as a script into the workspace and returns its path.
 fn script(ws: &Workspace, turns: Value) -> String {
     ws.write("script.json", json!({ "turns": turns }).to_string())
         .display()
         .to_string()
+}
+
+/// A run's stderr with the two parts that differ from run to run masked:
+/// the session id (twice in the `session ...` line) as `ID`, and each tool
+/// call line's duration (`ok 12 ms`) as `_`.
+fn masked(stderr: &str) -> String {
+    let stderr = if stderr.contains("\nsession ") {
+        let once = mask_between(stderr, "\nsession ", " (", "ID");
+        mask_between(&once, "--resume ", " ", "ID")
+    } else {
+        stderr.to_string()
+    };
+    stderr
+        .split_inclusive('\n')
+        .map(|line| match line.strip_prefix("-> ") {
+            Some(_) => mask_call_time(line),
+            None => line.to_string(),
+        })
+        .collect()
+}
+
+/// A call line with its duration (the number after ` ok ` or ` error `
+/// and before ` ms`) masked as `_`.
+fn mask_call_time(line: &str) -> String {
+    for status in [" ok ", " error "] {
+        for (at, _) in line.match_indices(status) {
+            let rest = &line[at + status.len()..];
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            if digits > 0 && rest[digits..].starts_with(" ms") {
+                return format!("{}_{}", &line[..at + status.len()], &rest[digits..]);
+            }
+        }
+    }
+    line.to_string()
 }
 
 fn read_call(id: &str, path: &str) -> Value {
@@ -48,8 +84,14 @@ fn a_reply_without_tool_calls_completes_with_exit_0() {
         String::from_utf8_lossy(&output.stdout),
         "Reading.\nIt says alpha.\n"
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("-> read_file a.txt ok"), "{stderr}");
+    assert_text(
+        &masked(&String::from_utf8_lossy(&output.stderr)),
+        &ws.expand(&format!(
+            "-> read_file a.txt ok _ ms 13 B\n\
+             session ID (continue it with `toolhost --workspace {{ws}} run --resume ID --script \
+             {script} \"...\"`)\n"
+        )),
+    );
 }
 
 #[test]
@@ -62,11 +104,16 @@ fn max_turns_exits_3_and_fills_pending_calls() {
             .args(["run", "--max-turns", "1", "--script", &script, "go"]),
         3,
     );
-    assert!(
-        err.contains("-> read_file  error: (not executed: reached max turns)"),
-        "{err}"
+    assert_text(
+        &masked(&err),
+        &ws.expand(&format!(
+            "-> read_file  error: (not executed: reached max turns)\n\
+             session ID (continue it with `toolhost --workspace {{ws}} run --resume ID --script \
+             {script} \"...\"`)\n\
+             stopped: max_turns after 1 turn(s): reached the limit of 1 turns with 1 tool call(s) \
+             pending\n"
+        )),
     );
-    assert!(err.contains("stopped: max_turns after 1 turn(s)"), "{err}");
 }
 
 #[test]
@@ -94,13 +141,15 @@ fn a_script_that_runs_out_is_an_error_with_exit_1() {
     ws.write("a.txt", "alpha\n");
     let script = script(&ws, json!([{"tool_calls": [read_call("c1", "a.txt")]}]));
     let err = stderr_of_failure(ws.toolhost().args(["run", "--script", &script, "go"]), 1);
-    assert!(
-        err.contains("stopped: error after 1 turn(s): script `"),
-        "{err}"
-    );
-    assert!(
-        err.contains("has 1 turn(s) and the run asked for turn 2"),
-        "{err}"
+    assert_text(
+        &masked(&err),
+        &ws.expand(&format!(
+            "-> read_file a.txt ok _ ms 13 B\n\
+             session ID (continue it with `toolhost --workspace {{ws}} run --resume ID --script \
+             {script} \"...\"`)\n\
+             stopped: error after 1 turn(s): script `{script}`: the script has 1 turn(s) and the \
+             run asked for turn 2; add turns or lower --max-turns\n"
+        )),
     );
 }
 
@@ -108,30 +157,37 @@ fn a_script_that_runs_out_is_an_error_with_exit_1() {
 fn a_missing_model_or_prompt_is_a_usage_error() {
     let ws = Workspace::new();
     let err = stderr_of_failure(ws.toolhost().args(["run", "hello"]), 2);
-    assert!(
-        err.starts_with("error: no model configured: pass `--provider openai --model NAME`"),
-        "{err}"
-    );
-    assert!(
-        err.contains("`--provider scripted --script FILE` to run offline"),
-        "{err}"
+    assert_text(
+        &err,
+        "error: no model configured: pass `--provider openai --model NAME` (OPENAI_API_KEY; \
+         OPENAI_BASE_URL or --base-url for Ollama, vLLM, llama.cpp), `--provider anthropic \
+         --model NAME` (ANTHROPIC_API_KEY), or `--provider scripted --script FILE` to run offline \
+         (try `toolhost --workspace examples/demo run --script examples/scripts/demo.json \
+         \"review this project\"`)\n",
     );
     let err = stderr_of_failure(
         ws.toolhost().args(["run", "--provider", "openai", "hello"]),
         2,
     );
-    assert!(
-        err.starts_with("error: no model name: pass --model NAME"),
-        "{err}"
+    assert_text(
+        &err,
+        "error: no model name: pass --model NAME (e.g. gpt-4o, claude-sonnet-4-5, qwen2.5-coder) \
+         or set `name` under [model] in toolhost.toml\n",
     );
     let script = script(&ws, json!([{"text": "hi"}]));
     let err = stderr_of_failure(ws.toolhost().args(["run", "--script", &script, ""]), 2);
-    assert!(err.contains("no prompt"), "{err}");
+    assert_text(
+        &err,
+        "error: no prompt: pass the task as an argument, or `-` to read it from stdin\n",
+    );
     let err = stderr_of_failure(
         ws.toolhost().args(["run", "--script", "nope.json", "go"]),
         1,
     );
-    assert!(err.contains("script `nope.json`: cannot read it"), "{err}");
+    assert_text(
+        &err,
+        &ws.expand("error: script `nope.json`: cannot read it: {not_found}\n"),
+    );
 }
 
 /// Against the vendor's own API a missing key stops the run before any
@@ -375,18 +431,16 @@ fn hostile_tools_in_a_run_become_error_results_and_the_run_completes() {
     let results = results["message"]["results"].as_array().expect("results");
     assert_eq!(results[0]["call_id"], "t1");
     assert_eq!(results[0]["is_error"], true);
-    assert!(
-        results[0]["text"]
-            .as_str()
-            .expect("text")
-            .contains("did not finish within its time limit of 300 ms")
+    assert_text(
+        results[0]["text"].as_str().expect("text"),
+        "error: `sleep` did not finish within its time limit of 300 ms and was stopped. Ask for \
+         less work in one call, or do not call it again with the same arguments.",
     );
     assert_eq!(results[1]["call_id"], "t2");
-    assert!(
-        results[1]["text"]
-            .as_str()
-            .expect("text")
-            .contains("ran out of fuel")
+    assert_text(
+        results[1]["text"].as_str().expect("text"),
+        "error: `spin` ran out of fuel (its budget is 20000000 instructions) and was stopped. Ask \
+         for less work in one call (a narrower path, a smaller limit).",
     );
     let end = events.last().expect("agent_end");
     assert_eq!(end["stop"]["reason"], "completed");
@@ -408,13 +462,34 @@ fn the_offline_demo_runs_recovers_from_a_denied_edit_and_completes() {
         .expect("run the demo");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains("-> edit_file")
-            && stderr.contains("error: access denied: `edit_file` may not write `src/greet.py`"),
-        "{stderr}"
+    assert_text(
+        &masked(&stderr),
+        &ws.expand(&format!(
+            "-> list_files {{}} ok _ ms 63 B\n\
+             -> read_file src/greet.py ok _ ms 247 B\n\
+             -> search_text src {{\"pattern\":\"TODO\"}} ok _ ms 48 B\n\
+             -> edit_file src/greet.py {{\"new_string\":\"    if not name:\\n        name = \
+             \\\"stranger\\\"... error _ ms: error: access denied: `edit_file` may not write \
+             `src/greet.py`: it is outside the directories this tool may write: `notes` \
+             (read-write). Use a path inside one of them.\n\
+             -> write_file notes/review.md {{\"content\":\"# Review of greeter\\n\\nstatus: \
+             draft\\n\\n- src/gr... ok _ ms 37 B\n\
+             -> edit_file notes/review.md {{\"new_string\":\"status: ready for the \
+             maintainer\",\"old_string... ok _ ms 42 B\n\
+             session ID (continue it with `toolhost --workspace {{ws}} run --resume ID --script \
+             {} \"...\"`)\n",
+            script.display()
+        )),
     );
-    assert!(
-        String::from_utf8_lossy(&output.stdout).ends_with("a suggested fix to notes/review.md.\n")
+    assert_text(
+        &String::from_utf8_lossy(&output.stdout),
+        "I'll start by looking at the project layout.\n\
+         Now the code, and any open TODOs.\n\
+         The TODO asks to handle an empty name. I'll fix it in place.\n\
+         I may not write under src/: edit_file may write only under notes/. I'll record the fix as \
+         a review note there instead.\n\
+         Done. The project has one open TODO (src/greet.py:5, empty names). I was not allowed to \
+         edit src/, so I wrote the finding and a suggested fix to notes/review.md.\n",
     );
     assert!(
         ws.read("notes/review.md")
@@ -478,11 +553,10 @@ fn an_openai_compatible_server_drives_a_run_and_sees_the_tool_results() {
         messages[n - 1]["tool_call_id"],
         "call_c91SqDXlYFuETYv8mUHzz6pp"
     );
-    assert!(
-        messages[n - 1]["content"]
-            .as_str()
-            .expect("content")
-            .contains("there is no tool named `GetWeatherArgs`")
+    assert_text(
+        messages[n - 1]["content"].as_str().expect("content"),
+        "error: there is no tool named `GetWeatherArgs`. Available tools: `edit_file`, \
+         `list_files`, `read_file`, `search_text`, `write_file`.",
     );
     assert_eq!(messages[0]["role"], "system");
     assert!(
@@ -761,17 +835,15 @@ fn loop_detection_thresholds_come_from_flags() {
         .map(|e| &e["message"]["results"][0])
         .collect();
     assert_eq!(results.len(), 3);
-    assert!(
-        !results[0]["text"]
-            .as_str()
-            .expect("text")
-            .contains("warning:")
+    assert_text(
+        results[0]["text"].as_str().expect("text"),
+        "     1\talpha\n",
     );
-    assert!(
-        results[1]["text"]
-            .as_str()
-            .expect("text")
-            .contains("with the same arguments 2 times in a row")
+    assert_text(
+        results[1]["text"].as_str().expect("text"),
+        "     1\talpha\n\n\n(warning: you have called `read_file` with the same arguments 2 \
+         times in a row; the result will not change. Try a different approach; at 3 identical \
+         calls in a row the run stops.)",
     );
     assert_eq!(events.last().expect("end")["stop"]["turns"], 3);
 
@@ -780,7 +852,10 @@ fn loop_detection_thresholds_come_from_flags() {
             .args(["run", "--loop-stop-after", "0", "--script", &script, "go"]),
         2,
     );
-    assert!(err.contains("must be at least 1"), "{err}");
+    assert_text(
+        &err,
+        "error: --loop-warn-after and --loop-stop-after must be at least 1\n",
+    );
 }
 
 /// The usual first mistake with a local server: it is not running. A
@@ -912,18 +987,11 @@ fn ctrl_c_aborts_a_running_tool_with_exit_130() {
     });
     assert_eq!(code, Some(130), "{stderr}");
     assert_eq!(stdout, "appending\n");
-    let lines: Vec<&str> = stderr.split_inclusive('\n').collect();
-    assert_eq!(lines.len(), 2, "{stderr}");
-    assert!(
-        lines[0].starts_with("-> append_then_sleep out/log.txt {\"ms\":60000} error ")
-            && lines[0].ends_with(
-                " ms: error: `append_then_sleep` was cancelled by the user before it finished.\n"
-            ),
-        "{stderr}"
-    );
-    assert_eq!(
-        lines[1],
-        "stopped: aborted after 1 turn(s): cancelled while tools were running\n"
+    assert_text(
+        &masked(&stderr),
+        "-> append_then_sleep out/log.txt {\"ms\":60000} error _ ms: error: `append_then_sleep` \
+         was cancelled by the user before it finished.\n\
+         stopped: aborted after 1 turn(s): cancelled while tools were running\n",
     );
 }
 
