@@ -9,10 +9,77 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::common::mock_model::{MockModel, Reply, sse};
-use super::common::{Workspace, copy_dir, stderr_of_failure, stdout_of, test_plugins};
+use super::common::{
+    Workspace, assert_text, copy_dir, mask_between, stderr_of_failure, stdout_of, test_plugins,
+};
 
 const NO_RESULT: &str = "(no result recorded: the run stopped before this call finished; it \
                          may or may not have taken effect)";
+
+/// The first line of `toolhost sessions`.
+const LIST_HEADER: &str =
+    "ID                     STARTED (UTC)       TURNS  STOP          PROMPT\n";
+
+/// The `toolhost sessions` row of the session in `file`.
+fn list_row(file: &Path, turns: u32, stop: &str, prompt: &str) -> String {
+    let id = file.file_stem().expect("name").to_string_lossy();
+    let at = records(file)[0]["at"].as_str().expect("at")[..19].replace('T', " ");
+    format!("{id:<22} {at} {turns:>5}  {stop:<12}  {prompt}\n")
+}
+
+/// The id of the session in `file`.
+fn id_of(file: &Path) -> String {
+    file.file_stem()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `sessions show` output with what differs from run to run masked as `_`:
+/// when each run started (`at ...`), each reply's `ttft=` and `time=`, and
+/// each call's `fuel=`, `mem=` and duration (which also move with the
+/// compiler that built the plugin).
+fn masked_show(shown: &str) -> String {
+    shown
+        .split_inclusive('\n')
+        .map(|line| {
+            if line.starts_with("session ") || line.starts_with("resumed ") {
+                return mask_between(line, " at ", " (", "_");
+            }
+            let is_call = line.trim_start().starts_with("call=");
+            if !line.starts_with("step=") && !is_call {
+                return line.to_string();
+            }
+            let (line, end) = match line.strip_suffix('\n') {
+                Some(line) => (line, "\n"),
+                None => (line, ""),
+            };
+            // A call's own text follows its first `: `; only the figures vary.
+            let (figures, text) = match line.split_once(": ") {
+                Some((figures, text)) if is_call => (figures, Some(text)),
+                _ => (line, None),
+            };
+            let figures: Vec<String> = figures
+                .split(' ')
+                .map(|word| match word.split_once('=') {
+                    Some((key @ ("ttft" | "time" | "fuel" | "mem"), _)) => format!("{key}=_"),
+                    _ if is_call
+                        && word.len() > 2
+                        && word.ends_with("ms")
+                        && word[..word.len() - 2].bytes().all(|b| b.is_ascii_digit()) =>
+                    {
+                        "_ms".into()
+                    }
+                    _ => word.to_string(),
+                })
+                .collect();
+            match text {
+                Some(text) => format!("{}: {text}{end}", figures.join(" ")),
+                None => format!("{}{end}", figures.join(" ")),
+            }
+        })
+        .collect()
+}
 
 /// Every line of a session file, parsed; fails on any line that is not
 /// one whole JSON object.
@@ -125,12 +192,17 @@ fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
             )
         );
         let shown = stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
-        assert!(
-            shown.ends_with(
-                "  call=w1 tool=append_then_sleep status=running\n\
-                 stop: none yet (it is still running)\n"
+        assert_text(
+            &masked_show(&shown),
+            &format!(
+                "session {id} at _ (toolhost {v}) provider=scripted model=- tools=21\n\
+                 user: append please\n\
+                 step=1 model.finish=tool_use calls=1 time=_\n\
+                 \x20 text: writing\n\
+                 \x20 call=w1 tool=append_then_sleep status=running\n\
+                 stop: none yet (it is still running)\n",
+                v = env!("CARGO_PKG_VERSION")
             ),
-            "{shown}"
         );
         // A second writer would interleave its records with the first's.
         ws.write("again.json", json!({"turns": [{"text": "hi"}]}).to_string());
@@ -139,13 +211,14 @@ fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
                 .args(["run", "--resume", "last", "--script", "again.json", "x"]),
             1,
         );
-        assert!(
-            stderr.ends_with(
-                ".jsonl`: another toolhost is still writing it (`toolhost sessions` shows it as \
-                 running); wait for that run to end, or start a new session without --resume \
-                 (pass --no-session to run without one)\n"
-            ),
-            "{stderr}"
+        assert_text(
+            &stderr,
+            &ws.expand(&format!(
+                "error: cannot write the session file: `{{ws}}/.toolhost/sessions/{id}.jsonl`: \
+                 another toolhost is still writing it (`toolhost sessions` shows it as running); \
+                 wait for that run to end, or start a new session without --resume (pass \
+                 --no-session to run without one)\n"
+            )),
         );
     });
     assert_eq!(ws.read("out/log.txt"), "ran\n");
@@ -170,21 +243,27 @@ fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
     assert_eq!(before[3]["call_id"], "w1");
 
     // `sessions` and `sessions show` read the crashed file.
+    let id = id_of(&path);
+    let v = env!("CARGO_PKG_VERSION");
     let list = stdout_of(ws.toolhost().arg("sessions"));
-    assert!(
-        list.contains("(none: died)") && list.contains("append please"),
-        "{list}"
+    assert_text(
+        &list,
+        &format!(
+            "{LIST_HEADER}{}",
+            list_row(&path, 1, "(none: died)", "append please")
+        ),
+    );
+    let crashed = format!(
+        "session {id} at _ (toolhost {v}) provider=scripted model=- tools=21\n\
+         user: append please\n\
+         step=1 model.finish=tool_use calls=1 time=_\n\
+         \x20 text: writing\n\
+         \x20 call=w1 tool=append_then_sleep status=no_result (it was running when the process \
+         died)\n\
+         stop: none recorded (the process was killed or crashed)\n"
     );
     let shown = stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
-    assert!(
-        shown.contains("step=1 model.finish=tool_use calls=1"),
-        "{shown}"
-    );
-    assert!(
-        shown.contains("call=w1 tool=append_then_sleep status=no_result"),
-        "{shown}"
-    );
-    assert!(shown.contains("stop: none recorded"), "{shown}");
+    assert_text(&masked_show(&shown), &crashed);
 
     // A crash in the middle of writing a line leaves half of it.
     let mut file = std::fs::OpenOptions::new()
@@ -215,13 +294,17 @@ fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
         .expect("resume");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains("warning: ignored the last line"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("resuming: call w1 (append_then_sleep)"),
-        "{stderr}"
+    assert_text(
+        &stderr,
+        &ws.expand(&format!(
+            "warning: ignored the last line of `{{ws}}/.toolhost/sessions/{id}.jsonl` (40 bytes, \
+             cut off mid-write when the run was killed: EOF while parsing a string at line 1 \
+             column 40)\n\
+             resuming: call w1 (append_then_sleep) has no recorded result; the model is told: \
+             {NO_RESULT}\n\
+             session {id} (continue it with `toolhost --workspace {{ws}} --allow-write out run \
+             --resume {id} --script {{ws}}/resume.json \"...\"`)\n"
+        )),
     );
     assert_eq!(
         ws.read("out/log.txt"),
@@ -253,15 +336,25 @@ fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
     assert_eq!(after.last().expect("stop")["stop"]["reason"], "completed");
 
     let list = stdout_of(ws.toolhost().arg("sessions"));
-    assert!(list.contains("completed"), "{list}");
-    let shown = stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
-    assert!(
-        shown.contains("call=w1 tool=append_then_sleep status=recovered"),
-        "{shown}"
+    assert_text(
+        &list,
+        &format!(
+            "{LIST_HEADER}{}",
+            list_row(&path, 2, "completed", "append please")
+        ),
     );
-    assert!(
-        shown.contains("step=2 model.finish=stop calls=0"),
-        "{shown}"
+    let shown = stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
+    assert_text(
+        &masked_show(&shown),
+        &format!(
+            "{crashed}\
+             resumed {id} at _ (toolhost {v}) provider=scripted model=- tools=21\n\
+             \x20 call=w1 tool=append_then_sleep status=recovered: {NO_RESULT}\n\
+             user: continue\n\
+             step=2 model.finish=stop calls=0 time=_\n\
+             \x20 text: picking up\n\
+             stop reason=completed turns=1: the model replied without tool calls (finish: stop)\n"
+        ),
     );
 }
 
@@ -402,15 +495,16 @@ fn a_long_result_reaches_the_model_as_head_and_tail_and_is_saved_whole() {
         .lines()
         .find(|l| l.starts_with("[... "))
         .expect("a note line");
-    assert!(
-        note.contains(&format!("of {} bytes", saved.len())),
-        "{note}"
-    );
-    assert!(note.contains("`.toolhost/outputs/call_1.txt`"), "{note}");
     let head_lines = seen.lines().take_while(|l| !l.starts_with("[... ")).count();
-    assert!(
-        note.contains(&format!("offset={}", head_lines + 1)),
-        "{note}"
+    assert_text(
+        note,
+        &format!(
+            "[... 1435 lines (44890 of {} bytes) left out; the whole output is saved in \
+             `.toolhost/outputs/call_1.txt`: read it with read_file (offset={} is the first line \
+             left out; use limit to page) ...]",
+            saved.len(),
+            head_lines + 1
+        ),
     );
 
     // The session records the whole size and where the text went.
@@ -473,36 +567,48 @@ fn a_session_records_the_whole_run_and_sessions_show_reads_it() {
     assert_eq!(lines.last().expect("stop")["stop"]["reason"], "completed");
 
     let list = stdout_of(ws.toolhost().arg("sessions"));
-    let row = list.lines().nth(1).expect("one session");
-    assert!(row.starts_with(id), "{list}");
-    assert!(
-        row.contains("completed") && row.contains("Review the demo project"),
-        "{row}"
+    assert_text(
+        &list,
+        &format!(
+            "{LIST_HEADER}{}",
+            list_row(&files[0], 6, "completed", "Review the demo project")
+        ),
     );
     let json_list: Value =
         serde_json::from_str(&stdout_of(ws.toolhost().args(["sessions", "--json"]))).expect("json");
     assert_eq!(json_list[0]["turns"], 6);
 
     let shown = stdout_of(ws.toolhost().args(["sessions", "show", &id[..12]]));
-    assert!(
-        shown.contains("step=1 model.finish=tool_use calls=1"),
-        "{shown}"
-    );
-    assert!(
-        shown.contains("step=2 model.finish=tool_use calls=2"),
-        "{shown}"
-    );
-    assert!(
-        shown.lines().any(
-            |l| l.starts_with("  call=c1 tool=list_files status=ok bytes=") && l.contains("fuel=")
+    assert_text(
+        &masked_show(&shown),
+        &format!(
+            "session {id} at _ (toolhost {}) provider=scripted model=- tools=5\n\
+             user: Review the demo project\n\
+             step=1 model.finish=tool_use calls=1 time=_\n\
+             \x20 text: I'll start by looking at the project layout.\n\
+             \x20 call=c1 tool=list_files status=ok bytes=63 fuel=_ mem=_ _ms\n\
+             step=2 model.finish=tool_use calls=2 time=_\n\
+             \x20 text: Now the code, and any open TODOs.\n\
+             \x20 call=c2 tool=read_file status=ok bytes=247 fuel=_ mem=_ _ms\n\
+             \x20 call=c3 tool=search_text status=ok bytes=48 fuel=_ mem=_ _ms\n\
+             step=3 model.finish=tool_use calls=1 time=_\n\
+             \x20 text: The TODO asks to handle an empty name. I'll fix it in place.\n\
+             \x20 call=c4 tool=edit_file status=denied bytes=167 fuel=_ mem=_ _ms: error: access \
+             denied: `edit_file` may not write `src/greet.py`: it is outside the directories this \
+             t...\n\
+             step=4 model.finish=tool_use calls=1 time=_\n\
+             \x20 text: I may not write under src/: edit_file may write only under notes/. I'll \
+             record the fix as a review n...\n\
+             \x20 call=c5 tool=write_file status=ok bytes=37 fuel=_ mem=_ _ms\n\
+             step=5 model.finish=tool_use calls=1 time=_\n\
+             \x20 call=c6 tool=edit_file status=ok bytes=42 fuel=_ mem=_ _ms\n\
+             step=6 model.finish=stop calls=0 time=_\n\
+             \x20 text: Done. The project has one open TODO (src/greet.py:5, empty names). I was \
+             not allowed to edit src/, s...\n\
+             stop reason=completed turns=6: the model replied without tool calls (finish: stop)\n",
+            env!("CARGO_PKG_VERSION")
         ),
-        "{shown}"
     );
-    assert!(
-        shown.contains("call=c4 tool=edit_file status=denied"),
-        "{shown}"
-    );
-    assert!(shown.contains("stop reason=completed turns=6"), "{shown}");
 }
 
 #[test]
@@ -525,14 +631,34 @@ fn no_session_writes_nothing_and_session_dir_moves_the_files() {
     );
     assert!(!ws.path().join(".toolhost/sessions").exists());
     assert_eq!(std::fs::read_dir(&dir).expect("moved").count(), 1);
+    let file = std::fs::read_dir(&dir)
+        .expect("moved")
+        .next()
+        .expect("one session")
+        .expect("entry")
+        .path();
     let list = stdout_of(ws.toolhost().args(["sessions", "--session-dir"]).arg(&dir));
-    assert!(list.contains("completed"), "{list}");
+    assert_text(
+        &list,
+        &format!("{LIST_HEADER}{}", list_row(&file, 1, "completed", "x")),
+    );
     let shown = stdout_of(
         ws.toolhost()
             .args(["sessions", "show", "last", "--session-dir"])
             .arg(&dir),
     );
-    assert!(shown.contains("step=1 model.finish=stop"), "{shown}");
+    assert_text(
+        &masked_show(&shown),
+        &format!(
+            "session {} at _ (toolhost {}) provider=scripted model=- tools=5\n\
+             user: x\n\
+             step=1 model.finish=stop calls=0 time=_\n\
+             \x20 text: hi\n\
+             stop reason=completed turns=1: the model replied without tool calls (finish: stop)\n",
+            id_of(&file),
+            env!("CARGO_PKG_VERSION")
+        ),
+    );
 }
 
 #[test]
@@ -544,7 +670,13 @@ fn unknown_and_newer_sessions_are_refused_with_the_reason() {
             .args(["run", "--resume", "last", "--script", "s.json", "x"]),
         1,
     );
-    assert!(stderr.contains("no sessions in"), "{stderr}");
+    assert_text(
+        &stderr,
+        &ws.expand(
+            "error: no sessions in `{ws}/.toolhost/sessions` yet: each `toolhost run` writes one \
+             there, and `toolhost mcp` at its first tool call\n",
+        ),
+    );
 
     ws.write(
         ".toolhost/sessions/future.jsonl",
@@ -558,16 +690,23 @@ fn unknown_and_newer_sessions_are_refused_with_the_reason() {
             .args(["run", "--resume", "future", "--script", "s.json", "x"]),
         1,
     );
-    assert!(
-        stderr.contains("was written by a newer toolhost (session format 99"),
-        "{stderr}"
+    let newer = "was written by a newer toolhost (session format 99; this one reads up to format \
+                 1): upgrade toolhost to resume or show it";
+    assert_text(
+        &stderr,
+        &ws.expand(&format!(
+            "error: `{{ws}}/.toolhost/sessions/future.jsonl` {newer}\n"
+        )),
     );
     let stderr = stderr_of_failure(ws.toolhost().args(["sessions", "show", "nope"]), 1);
-    assert!(stderr.contains("no session `nope`"), "{stderr}");
+    assert_text(
+        &stderr,
+        "error: no session `nope` in `./.toolhost/sessions`: `toolhost sessions` lists them\n",
+    );
     let list = stdout_of(ws.toolhost().arg("sessions"));
-    assert!(
-        list.contains("unreadable:") && list.contains("newer toolhost"),
-        "{list}"
+    assert_text(
+        &list,
+        &format!("{LIST_HEADER}unreadable: `./.toolhost/sessions/future.jsonl` {newer}\n"),
     );
 }
 
@@ -581,13 +720,18 @@ fn retries_and_model_timings_are_recorded() {
     };
     let mock = MockModel::start(vec![busy, sse("openai-chat-text-usage-done")]);
     let stderr = run_openai(&ws, &mock, &["--model", "m", "hello"]);
-    assert!(
-        stderr.starts_with(&format!(
-            "retrying the model request in 0.0 s (retry 1): `openai` at {}/v1/chat/completions \
-             answered HTTP 503: busy\n",
-            mock.url
+    let id = id_of(&session_files(&ws)[0]);
+    let reason = format!(
+        "`openai` at {}/v1/chat/completions answered HTTP 503: busy",
+        mock.url
+    );
+    assert_text(
+        &stderr,
+        &ws.expand(&format!(
+            "retrying the model request in 0.0 s (retry 1): {reason}\n\
+             session {id} (continue it with `toolhost --workspace {{ws}} run --resume {id} \
+             \"...\"`)\n"
         )),
-        "{stderr}"
     );
     let lines = records(&session_files(&ws)[0]);
     let retry = lines
@@ -609,12 +753,19 @@ fn retries_and_model_timings_are_recorded() {
     assert!(reply["message"]["usage"]["input_tokens"].as_u64().is_some());
 
     let shown = stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
-    assert!(shown.contains("  retry=1 wait=0ms: "), "{shown}");
-    assert!(
-        shown.contains("step=1 model.finish=stop calls=0 ttft="),
-        "{shown}"
+    assert_text(
+        &masked_show(&shown),
+        &format!(
+            "session {id} at _ (toolhost {}) provider=openai model=m tools=5\n\
+             user: hello\n\
+             \x20 retry=1 wait=0ms: {reason}\n\
+             step=1 model.finish=stop calls=0 ttft=_ time=_ tokens=14/30\n\
+             \x20 text: I'm unable to provide real-time weather updates. To get the current weather \
+             in San Francisco, I reco...\n\
+             stop reason=completed turns=1: the model replied without tool calls (finish: stop)\n",
+            env!("CARGO_PKG_VERSION")
+        ),
     );
-    assert!(shown.contains(" tokens="), "{shown}");
 }
 
 #[test]
@@ -830,12 +981,10 @@ fn tool_lines_lead_with_the_path_and_a_call_can_be_shown_whole() {
             .args(["sessions", "show", "last", "--call", "c2"]),
     );
     let mut lines = shown.lines();
-    assert!(
-        lines
-            .next()
-            .expect("the call's line")
-            .starts_with("call=c2 tool=read_file status="),
-        "{shown}"
+    assert_text(
+        &masked_show(lines.next().expect("the call's line")),
+        "call=c2 tool=read_file status=schema_violation bytes=158 fuel=_ mem=_ _ms: error: the \
+         arguments for `read_file` do not match its input schema:...",
     );
     assert_eq!(
         lines.collect::<Vec<_>>().join("\n"),
@@ -853,10 +1002,12 @@ fn tool_lines_lead_with_the_path_and_a_call_can_be_shown_whole() {
             .args(["sessions", "show", "last", "--call", "c9"]),
         1,
     );
-    assert!(
-        err.ends_with(
-            "has no call `c9`: `toolhost sessions show last` lists each call as `call=ID`\n"
+    assert_text(
+        &err,
+        &format!(
+            "error: session `{}` has no call `c9`: `toolhost sessions show last` lists each call \
+             as `call=ID`\n",
+            id_of(&session_files(&ws)[0])
         ),
-        "{err}"
     );
 }
