@@ -9,29 +9,18 @@ use super::render;
 use crate::agent::{EventSink, LoopConfig, Message};
 use crate::provider::Model;
 use crate::sandbox::Sandbox;
-use crate::transcript::record::ToolInfo;
-use crate::transcript::{FORMAT_VERSION, SessionFile, SessionStart, SessionStore, SessionWriter};
+use crate::transcript::{SessionFile, SessionStart, SessionStore, SessionWriter};
 
 /// What a run starts with: versions, model, system prompt, and each tool
 /// with its plugin's hash, grants and limits.
 pub(super) fn start_record(model: &Model, sandbox: &Sandbox, config: &LoopConfig) -> SessionStart {
     let (provider, name, base_url) = model.describe();
-    let tools = sandbox.tools().iter().map(ToolInfo::of).collect();
     SessionStart {
-        format: FORMAT_VERSION,
-        id: String::new(),
-        at: String::new(),
-        toolhost: env!("CARGO_PKG_VERSION").into(),
-        resumed: false,
-        workspace: sandbox.workspace().display().to_string(),
-        provider: provider.into(),
         model: name.map(str::to_owned),
         base_url: base_url.map(str::to_owned),
-        system_prompt: config.system_prompt.clone(),
         max_turns: config.max_turns,
         result_budget_bytes: config.result_budget.as_ref().map(|b| b.max_bytes as u64),
-        tools,
-        continues: None,
+        ..SessionStart::of(sandbox, provider, &config.system_prompt)
     }
 }
 

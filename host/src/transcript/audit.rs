@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::record::{ExecutionEnd, ExecutionStart, Record, StopEntry, ToolInfo, now};
+use super::record::{ExecutionEnd, ExecutionStart, Record, StopEntry, now};
 use super::writer::line_of;
-use super::{FORMAT_VERSION, SessionStart, SessionStore, SessionWriter};
+use super::{SessionStart, SessionStore, SessionWriter};
 use crate::agent::{Execution, StopReason, StopRecord};
 use crate::sandbox::{CallReport, Sandbox};
 
@@ -79,22 +79,7 @@ struct Open {
 /// tools, and `instructions` (what the MCP client was told of them) as the
 /// system prompt. Asked for only when a file is made.
 pub fn first_line(sandbox: &Sandbox, instructions: &str) -> SessionStart {
-    SessionStart {
-        format: FORMAT_VERSION,
-        id: String::new(),
-        at: String::new(),
-        toolhost: env!("CARGO_PKG_VERSION").into(),
-        resumed: false,
-        workspace: sandbox.workspace().display().to_string(),
-        provider: AUDIT_PROVIDER.into(),
-        model: None,
-        base_url: None,
-        system_prompt: instructions.into(),
-        max_turns: 0,
-        result_budget_bytes: None,
-        tools: sandbox.tools().iter().map(ToolInfo::of).collect(),
-        continues: None,
-    }
+    SessionStart::of(sandbox, AUDIT_PROVIDER, instructions)
 }
 
 /// Makes the first line of a new file (see [`first_line`]).

@@ -71,6 +71,30 @@ pub struct SessionStart {
     pub continues: Option<String>,
 }
 
+impl SessionStart {
+    /// The first line of a file that records calls of `sandbox`'s tools
+    /// for `provider`: no model, no turns. The writer fills in the id and
+    /// the time; a run adds its model and budget.
+    pub fn of(sandbox: &crate::sandbox::Sandbox, provider: &str, system_prompt: &str) -> Self {
+        SessionStart {
+            format: super::FORMAT_VERSION,
+            id: String::new(),
+            at: String::new(),
+            toolhost: env!("CARGO_PKG_VERSION").into(),
+            resumed: false,
+            workspace: sandbox.workspace().display().to_string(),
+            provider: provider.into(),
+            model: None,
+            base_url: None,
+            system_prompt: system_prompt.into(),
+            max_turns: 0,
+            result_budget_bytes: None,
+            tools: sandbox.tools().iter().map(ToolInfo::of).collect(),
+            continues: None,
+        }
+    }
+}
+
 /// A tool offered in a run, with what it was allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolInfo {

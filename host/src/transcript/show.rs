@@ -100,8 +100,17 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
     let mut running: Vec<(String, String)> = Vec::new();
     // Calls of the last reply that ended (their results need no line).
     let mut ended: HashSet<String> = HashSet::new();
+    // The last reply's call ids, and the lines of its calls that ended:
+    // concurrent calls end in any order, and are shown in the reply's.
+    let mut batch = Batch::default();
     let mut stopped = true;
     for record in &file.records {
+        if !matches!(
+            record,
+            Record::ToolExecutionStart(_) | Record::ToolExecutionEnd(_)
+        ) {
+            batch.flush(&mut out);
+        }
         match record {
             Record::SessionStart(start) => {
                 if !stopped {
@@ -132,7 +141,9 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
                     step += 1;
                     running.clear();
                     ended.clear();
-                    let calls = crate::agent::tool_calls(assistant).len();
+                    let calls = crate::agent::tool_calls(assistant);
+                    batch.order = calls.iter().map(|call| call.id.to_owned()).collect();
+                    let calls = calls.len();
                     let mut line = format!(
                         "step={step} model.finish={} calls={calls}",
                         assistant.finish.as_str()
@@ -181,7 +192,7 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
             Record::ToolExecutionEnd(end) => {
                 running.retain(|(id, _)| id != &end.call_id);
                 ended.insert(end.call_id.clone());
-                out.push(call_line(end));
+                batch.ended(&end.call_id, call_line(end), &mut out);
             }
             Record::Retry(retry) => out.push(format!(
                 "  retry={} wait={}: {}",
@@ -206,6 +217,7 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
             Record::Unknown => {}
         }
     }
+    batch.flush(&mut out);
     if !stopped && still_running {
         for (id, tool) in running.drain(..) {
             out.push(format!("  call={id} tool={tool} status=running"));
@@ -216,6 +228,30 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
     }
     out.extend(file.warnings.iter().map(|w| format!("warning: {w}")));
     out
+}
+
+/// The call lines of one reply, held until the reply's calls are all in so
+/// they are shown in the order the model made them.
+#[derive(Default)]
+struct Batch {
+    order: Vec<String>,
+    lines: Vec<(usize, String)>,
+}
+
+impl Batch {
+    /// A call of the reply waits for the others; any other call (an MCP
+    /// client's, which has no reply) is shown at once.
+    fn ended(&mut self, call_id: &str, line: String, out: &mut Vec<String>) {
+        match self.order.iter().position(|id| id == call_id) {
+            Some(at) => self.lines.push((at, line)),
+            None => out.push(line),
+        }
+    }
+
+    fn flush(&mut self, out: &mut Vec<String>) {
+        self.lines.sort_by_key(|(at, _)| *at);
+        out.extend(self.lines.drain(..).map(|(_, line)| line));
+    }
 }
 
 /// The end of a run that has no stop record.
