@@ -95,6 +95,7 @@ fn agent_turn(c: &mut Criterion) {
         result_budget_bytes: None,
         tools: Vec::new(),
         continues: None,
+        project_instructions: None,
     };
     let writer = Arc::new(
         SessionStore::new(sessions.path().to_path_buf())

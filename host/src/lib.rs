@@ -7,6 +7,7 @@
 //! - [`provider`] assembles a model's streamed reply into one message (no wasm);
 //! - [`mcp`] serves the sandbox's tools to MCP clients (`toolhost mcp`);
 //! - [`transcript`] writes, reads and resumes the JSONL session files;
+//! - [`instructions`] reads the project's AGENTS.md / CLAUDE.md safely;
 //! - [`workspace`] names the workspace's own files (`toolhost.toml`, `.toolhost/`);
 //! - [`cli`] is the command line; it is the only module that prints, every
 //!   outside text through `terminal`'s escaping.
@@ -16,6 +17,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod instructions;
 pub mod mcp;
 pub mod provider;
 pub mod sandbox;

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::Execution;
-use super::ledger::Message;
+use super::ledger::{Delivery, Message};
 use super::stop::StopRecord;
 
 /// Receives every event, from whichever task emits it (read-only tools run
@@ -70,6 +70,24 @@ pub enum AgentEvent {
         /// What the sandbox measured (absent for runners that measure nothing).
         #[serde(skip_serializing_if = "Option::is_none")]
         execution: Option<Execution>,
+    },
+    /// The user queued a message while the loop ran; it waits in the inbox
+    /// until the loop takes it.
+    InputQueued {
+        delivery: Delivery,
+        text: String,
+    },
+    /// The loop took a queued message; the `message` event that follows
+    /// appends it to the ledger.
+    InputDelivered {
+        delivery: Delivery,
+        text: String,
+    },
+    /// A queued message went back to the user undelivered (the turn was
+    /// interrupted).
+    InputReturned {
+        delivery: Delivery,
+        text: String,
     },
     /// The turn begun by the last `turn_start` is over.
     TurnEnd {

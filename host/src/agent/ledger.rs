@@ -6,7 +6,7 @@
 //! the providers translate it.
 
 use crate::provider::AssistantMessage;
-pub use crate::provider::{CallRef, Message, ToolResultEntry};
+pub use crate::provider::{CallRef, Delivery, Message, ToolResultEntry};
 
 /// The tool calls of `message`, in order.
 pub fn tool_calls(message: &AssistantMessage) -> Vec<CallRef<'_>> {
@@ -21,7 +21,7 @@ mod tests {
 
     #[test]
     fn messages_are_tagged_by_role() {
-        let user = Message::User { text: "hi".into() };
+        let user = Message::prompt("hi");
         assert_eq!(
             serde_json::to_value(&user).expect("serialise"),
             json!({"role": "user", "text": "hi"})

@@ -10,12 +10,14 @@
 //! [`AgentEvent`]s.
 
 mod events;
+mod inbox;
 mod ledger;
 mod long_output;
 mod loop_detect;
 mod prompt;
 mod run;
 mod stop;
+mod turns;
 
 use std::future::Future;
 
@@ -24,11 +26,13 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use events::{AgentEvent, EventSink};
-pub use ledger::{CallRef, Message, ToolResultEntry, tool_calls};
+pub use inbox::{DeliveryMode, Inbox, InboxFull, Queued};
+pub use ledger::{CallRef, Delivery, Message, ToolResultEntry, tool_calls};
 pub use long_output::{DEFAULT_RESULT_BUDGET, ResultBudget};
 pub use prompt::default_system_prompt;
 pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED};
 pub use stop::{StopReason, StopRecord};
+pub use turns::{PromptEnd, Refused, Submission, run_prompt};
 
 pub use crate::provider::ToolSpecForModel;
 use crate::provider::http::RetryObserver;

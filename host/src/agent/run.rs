@@ -15,7 +15,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, EventSink};
-use super::ledger::{Message, ToolResultEntry, tool_calls};
+use super::inbox::Inbox;
+use super::ledger::{Delivery, Message, ToolResultEntry, tool_calls};
 use super::long_output::ResultBudget;
 use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
 use super::stop::{StopReason, StopRecord};
@@ -78,6 +79,7 @@ pub struct AgentLoop<M, T> {
     tools: T,
     config: LoopConfig,
     events: Option<EventSink>,
+    inbox: Option<Inbox>,
 }
 
 impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
@@ -87,7 +89,21 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             tools,
             config,
             events: None,
+            inbox: None,
         }
+    }
+
+    /// Sends `text` as the system prompt from the next run on (a session's
+    /// project instructions changed between prompts).
+    pub fn set_system_prompt(&mut self, text: String) {
+        self.config.system_prompt = text;
+    }
+
+    /// Takes the user's queued messages from `inbox` while a run goes on
+    /// (module `inbox`). Without one, a run is its prompt alone.
+    pub fn with_inbox(mut self, inbox: Inbox) -> Self {
+        self.inbox = Some(inbox);
+        self
     }
 
     /// Sends every event of every run to `sink`.
@@ -129,7 +145,11 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             truncated,
             evidence,
         };
-        self.push(ledger, Message::User { text: prompt });
+        self.push(ledger, Message::prompt(prompt));
+        // Steering is taken before a request that follows the prompt or a
+        // batch's results, not right after input delivered at the end of a
+        // reply: one poll, one delivery.
+        let mut poll_steering = true;
 
         loop {
             if cancel.is_cancelled() {
@@ -140,6 +160,10 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                     "cancelled before the model request".into(),
                 );
             }
+            if poll_steering {
+                self.deliver(ledger, Delivery::Steer);
+            }
+            poll_steering = true;
             let turn = turns + 1;
             self.emit(AgentEvent::TurnStart { turn });
             let on_text = self.events.clone().map(|sink| {
@@ -231,6 +255,36 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                     );
                 }
                 let truncated = finish == Finish::Length;
+                if let Some(waiting) = self.inbox.as_ref().filter(|inbox| !inbox.is_empty()) {
+                    let queued = waiting.queued().len();
+                    if cancel.is_cancelled() {
+                        return stop(
+                            StopReason::Aborted,
+                            turns,
+                            truncated,
+                            format!("cancelled with {queued} queued message(s) undelivered"),
+                        );
+                    }
+                    if turns >= self.config.max_turns {
+                        return stop(
+                            StopReason::MaxTurns,
+                            turns,
+                            truncated,
+                            format!(
+                                "reached the limit of {} turns with {queued} queued message(s) \
+                                 undelivered",
+                                self.config.max_turns
+                            ),
+                        );
+                    }
+                    // Steering first: it was meant for the work now ending.
+                    if self.deliver(ledger, Delivery::Steer)
+                        || self.deliver(ledger, Delivery::FollowUp)
+                    {
+                        poll_steering = false;
+                        continue;
+                    }
+                }
                 let evidence = if truncated {
                     "the last reply hit the output limit".into()
                 } else {
@@ -417,6 +471,29 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         self.push(ledger, Message::ToolResults { results });
     }
 
+    /// Appends what one poll of the inbox takes of `delivery`, each as a
+    /// user message; whether there was any.
+    fn deliver(&self, ledger: &mut Vec<Message>, delivery: Delivery) -> bool {
+        let Some(inbox) = &self.inbox else {
+            return false;
+        };
+        let texts = inbox.take(delivery);
+        for text in &texts {
+            self.emit(AgentEvent::InputDelivered {
+                delivery,
+                text: text.clone(),
+            });
+            self.push(
+                ledger,
+                Message::User {
+                    text: text.clone(),
+                    delivery: Some(delivery),
+                },
+            );
+        }
+        !texts.is_empty()
+    }
+
     fn push(&self, ledger: &mut Vec<Message>, message: Message) {
         if let Some(sink) = &self.events {
             sink(&AgentEvent::Message {
@@ -448,7 +525,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::agent::{ModelError, ToolSpecForModel};
+    use crate::agent::{DeliveryMode, ModelError, ToolSpecForModel};
     use crate::provider::anthropic::Anthropic;
     use crate::provider::openai::OpenAi;
     use crate::provider::{AssistantMessage, Block, ProviderError};
@@ -494,6 +571,10 @@ mod tests {
         requests_after_cancel: AtomicUsize,
         /// Cancel the token right after returning the n-th reply (0-based).
         cancel_after_reply: Option<usize>,
+        /// Messages the user queues while the n-th request (0-based) is
+        /// being answered.
+        queue_at_request: Vec<(usize, Delivery, String)>,
+        inbox: Option<Inbox>,
     }
 
     impl ScriptedModel {
@@ -527,6 +608,7 @@ mod tests {
                 histories.push(history.to_vec());
                 histories.len() - 1
             };
+            queue(self.inbox.as_ref(), &self.queue_at_request, index);
             tokio::task::yield_now().await;
             let reply = self.replies.lock().expect("lock").pop_front();
             if self.cancel_after_reply == Some(index) {
@@ -568,6 +650,21 @@ mod tests {
         cancel_at_call: Option<usize>,
         /// Calls started although `cancel` had already fired.
         calls_after_cancel: AtomicUsize,
+        /// Messages the user queues while the n-th call (0-based) runs.
+        queue_at_call: Vec<(usize, Delivery, String)>,
+        inbox: Option<Inbox>,
+    }
+
+    /// Queues the messages meant for step `index` of a scripted user.
+    fn queue(inbox: Option<&Inbox>, script: &[(usize, Delivery, String)], index: usize) {
+        let Some(inbox) = inbox else { return };
+        for (at, delivery, text) in script {
+            if *at == index {
+                inbox
+                    .push(*delivery, text.clone())
+                    .expect("room in the inbox");
+            }
+        }
     }
 
     impl FakeTools {
@@ -617,6 +714,7 @@ mod tests {
             let index = self.calls.fetch_add(1, Ordering::SeqCst);
             let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
             self.max_running.fetch_max(now, Ordering::SeqCst);
+            queue(self.inbox.as_ref(), &self.queue_at_call, index);
             if self.cancel_at_call == Some(index) {
                 cancel.cancel();
             }
@@ -687,6 +785,35 @@ mod tests {
         (ledger, stop)
     }
 
+    /// A run whose model and tools queue their scripted input in `inbox`.
+    async fn run_with_inbox(
+        model: &ScriptedModel,
+        tools: &FakeTools,
+        config: LoopConfig,
+        cancel: &CancellationToken,
+        inbox: &Inbox,
+    ) -> (Vec<Message>, StopRecord) {
+        let agent = AgentLoop::new(model, tools, config).with_inbox(inbox.clone());
+        let mut ledger = Vec::new();
+        let stop = agent.run(&mut ledger, "go".into(), cancel).await;
+        check_invariants(&ledger, &stop, model, tools);
+        if stop.reason == StopReason::Completed {
+            assert!(
+                inbox.is_empty(),
+                "completed with {:?} queued",
+                inbox.queued()
+            );
+        }
+        (ledger, stop)
+    }
+
+    fn delivered(text: &str, delivery: Delivery) -> Message {
+        Message::User {
+            text: text.into(),
+            delivery: Some(delivery),
+        }
+    }
+
     /// The loop's invariants, checked after every run
     /// (docs/contributing/decisions.md#the-agent-loop-and-its-stop-record).
     fn check_invariants(
@@ -703,7 +830,17 @@ mod tests {
         let mut assistants = 0;
         for (i, message) in ledger.iter().enumerate().skip(1) {
             match message {
-                Message::User { .. } => panic!("user message inside a run at {i}"),
+                // Queued input: never between a reply's calls and their
+                // results, never a second prompt.
+                Message::User { delivery, .. } => {
+                    assert!(delivery.is_some(), "a prompt inside a run at {i}");
+                    if let Message::Assistant(assistant) = &ledger[i - 1] {
+                        assert!(
+                            tool_calls(assistant).is_empty(),
+                            "input at {i} between calls and their results"
+                        );
+                    }
+                }
                 Message::Assistant(assistant) => {
                     assistants += 1;
                     // An assistant follows the prompt or a tool-result message.
@@ -727,6 +864,10 @@ mod tests {
                                 i + 1
                             );
                         }
+                        // Input delivered at the end of a reply without calls.
+                        Some(Message::User {
+                            delivery: Some(_), ..
+                        }) if ids.is_empty() => {}
                         Some(other) => panic!("assistant at {i} followed by {other:?}"),
                         // Results are pushed in the same step as their calls,
                         // so even a stopped run leaves no call unanswered.
@@ -824,7 +965,7 @@ mod tests {
         assert_eq!(stop.reason, StopReason::Aborted);
         assert_eq!(stop.turns, 0);
         assert_eq!(model.requests(), 0);
-        assert_eq!(ledger, [Message::User { text: "go".into() }]);
+        assert_eq!(ledger, [Message::prompt("go")]);
     }
 
     #[tokio::test]
@@ -1188,6 +1329,180 @@ mod tests {
         assert_eq!(tools.max_running.load(Ordering::SeqCst), 1);
     }
 
+    fn inbox_for(
+        mode: DeliveryMode,
+        at_request: &[(usize, Delivery, &str)],
+        at_call: &[(usize, Delivery, &str)],
+        replies: impl IntoIterator<Item = Reply>,
+        tools: FakeTools,
+    ) -> (ScriptedModel, FakeTools, Inbox) {
+        let inbox = Inbox::new(mode);
+        let own = |script: &[(usize, Delivery, &str)]| {
+            script
+                .iter()
+                .map(|(at, delivery, text)| (*at, *delivery, (*text).to_string()))
+                .collect()
+        };
+        let model = ScriptedModel {
+            queue_at_request: own(at_request),
+            inbox: Some(inbox.clone()),
+            ..ScriptedModel::new(replies)
+        };
+        let tools = FakeTools {
+            queue_at_call: own(at_call),
+            inbox: Some(inbox.clone()),
+            ..tools
+        };
+        (model, tools, inbox)
+    }
+
+    #[tokio::test]
+    async fn steering_arrives_after_the_whole_batch_and_before_the_next_request() {
+        let (model, tools, inbox) = inbox_for(
+            DeliveryMode::OneAtATime,
+            &[],
+            &[(0, Delivery::Steer, "use tabs")],
+            [
+                calls(
+                    vec![
+                        call("c1", "read", Some(json!({}))),
+                        call("c2", "read", Some(json!({}))),
+                    ],
+                    Finish::ToolUse,
+                ),
+                Reply::Message(text("done with tabs", Finish::Stop)),
+            ],
+            FakeTools::default().with("read", true, false, 5),
+        );
+        let cancel = CancellationToken::new();
+        let (ledger, stop) =
+            run_with_inbox(&model, &tools, LoopConfig::default(), &cancel, &inbox).await;
+        assert_eq!(stop.reason, StopReason::Completed);
+        assert_eq!(stop.turns, 2);
+        assert_eq!(results_of(&ledger[2]).len(), 2, "{ledger:?}");
+        assert_eq!(ledger[3], delivered("use tabs", Delivery::Steer));
+        assert_eq!(ledger.len(), 5);
+        let histories = model.histories.lock().expect("lock").clone();
+        assert_eq!(histories[1], ledger[..4]);
+    }
+
+    #[tokio::test]
+    async fn a_follow_up_sent_during_the_last_reply_continues_the_run() {
+        let (model, tools, inbox) = inbox_for(
+            DeliveryMode::OneAtATime,
+            &[(0, Delivery::FollowUp, "now the tests")],
+            &[],
+            [Reply::Message(text("first", Finish::Stop))],
+            FakeTools::default(),
+        );
+        let cancel = CancellationToken::new();
+        let (ledger, stop) =
+            run_with_inbox(&model, &tools, LoopConfig::default(), &cancel, &inbox).await;
+        assert_eq!(stop.reason, StopReason::Completed);
+        assert_eq!(stop.turns, 2);
+        assert_eq!(
+            ledger,
+            [
+                Message::prompt("go"),
+                Message::Assistant(text("first", Finish::Stop)),
+                delivered("now the tests", Delivery::FollowUp),
+                Message::Assistant(text("done", Finish::Stop)),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn steering_sent_during_a_final_reply_comes_before_follow_ups() {
+        for mode in [DeliveryMode::OneAtATime, DeliveryMode::All] {
+            let (model, tools, inbox) = inbox_for(
+                mode,
+                &[
+                    (0, Delivery::FollowUp, "f1"),
+                    (0, Delivery::Steer, "s1"),
+                    (0, Delivery::FollowUp, "f2"),
+                ],
+                &[],
+                [],
+                FakeTools::default(),
+            );
+            let cancel = CancellationToken::new();
+            let (ledger, stop) =
+                run_with_inbox(&model, &tools, LoopConfig::default(), &cancel, &inbox).await;
+            assert_eq!(stop.reason, StopReason::Completed);
+            let done = || Message::Assistant(text("done", Finish::Stop));
+            let mut want = vec![
+                Message::prompt("go"),
+                done(),
+                delivered("s1", Delivery::Steer),
+                done(),
+                delivered("f1", Delivery::FollowUp),
+            ];
+            match mode {
+                DeliveryMode::OneAtATime => {
+                    want.extend([done(), delivered("f2", Delivery::FollowUp), done()]);
+                }
+                DeliveryMode::All => want.extend([delivered("f2", Delivery::FollowUp), done()]),
+            }
+            assert_eq!(ledger, want, "{mode:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_interrupt_mid_batch_answers_every_call_and_leaves_input_queued() {
+        let (model, mut tools, inbox) = inbox_for(
+            DeliveryMode::OneAtATime,
+            &[],
+            &[
+                (0, Delivery::Steer, "stop that"),
+                (0, Delivery::FollowUp, "then this"),
+            ],
+            [calls(
+                vec![
+                    call("c1", "write", Some(json!({}))),
+                    call("c2", "write", Some(json!({}))),
+                ],
+                Finish::ToolUse,
+            )],
+            FakeTools::default().with("write", false, false, 1000),
+        );
+        tools.cancel_at_call = Some(0);
+        let cancel = CancellationToken::new();
+        let (ledger, stop) =
+            run_with_inbox(&model, &tools, LoopConfig::default(), &cancel, &inbox).await;
+        assert_eq!(stop.reason, StopReason::Aborted);
+        let texts: Vec<&str> = results_of(&ledger[2])
+            .iter()
+            .map(|r| r.text.as_str())
+            .collect();
+        assert_eq!(texts, ["cancelled", INTERRUPTED]);
+        assert_eq!(ledger.len(), 3);
+        let queued: Vec<String> = inbox.queued().into_iter().map(|q| q.text).collect();
+        assert_eq!(queued, ["stop that", "then this"]);
+    }
+
+    #[tokio::test]
+    async fn input_left_at_the_last_turn_stops_with_max_turns() {
+        let (model, tools, inbox) = inbox_for(
+            DeliveryMode::OneAtATime,
+            &[(0, Delivery::FollowUp, "more")],
+            &[],
+            [],
+            FakeTools::default(),
+        );
+        let config = LoopConfig {
+            max_turns: 1,
+            ..LoopConfig::default()
+        };
+        let cancel = CancellationToken::new();
+        let (_, stop) = run_with_inbox(&model, &tools, config, &cancel, &inbox).await;
+        assert_eq!(stop.reason, StopReason::MaxTurns);
+        assert_eq!(
+            stop.evidence,
+            "reached the limit of 1 turns with 1 queued message(s) undelivered"
+        );
+        assert_eq!(inbox.queued().len(), 1);
+    }
+
     /// One random reply: maybe reasoning (signed or not), maybe text (empty
     /// or not), up to three calls to tools `t0`..`t3`, some with unparseable
     /// arguments, and a random finish.
@@ -1248,19 +1563,49 @@ mod tests {
             cancel_at_call in prop::option::of(0..6usize),
             cancel_after_reply in prop::option::of(0..6usize),
             max_turns in 1..8u32,
+            at_request in prop::collection::vec((0..8usize, any::<bool>()), 0..4),
+            at_call in prop::collection::vec((0..8usize, any::<bool>()), 0..4),
+            all in any::<bool>(),
         ) {
             number_ids(&mut replies);
+            let mode = if all { DeliveryMode::All } else { DeliveryMode::OneAtATime };
+            let inbox = Inbox::new(mode);
+            let script = |at: Vec<(usize, bool)>| -> Vec<(usize, Delivery, String)> {
+                at.into_iter()
+                    .enumerate()
+                    .map(|(n, (index, steer))| {
+                        let delivery = if steer { Delivery::Steer } else { Delivery::FollowUp };
+                        (index, delivery, format!("input {n}"))
+                    })
+                    .collect()
+            };
             let model = ScriptedModel {
                 cancel_after_reply,
+                queue_at_request: script(at_request),
+                inbox: Some(inbox.clone()),
                 ..ScriptedModel::new(replies)
             };
-            let mut tools = FakeTools { cancel_at_call, ..FakeTools::default() };
+            let mut tools = FakeTools {
+                cancel_at_call,
+                queue_at_call: script(at_call),
+                inbox: Some(inbox.clone()),
+                ..FakeTools::default()
+            };
             for (i, (read_only, is_error)) in flags.into_iter().enumerate() {
                 tools = tools.with(&format!("t{i}"), read_only, is_error, 0);
             }
             let config = LoopConfig { max_turns, warn_after: 2, stop_after: 3, ..LoopConfig::default() };
             let cancel = CancellationToken::new();
-            let (mut ledger, stop) = rt().block_on(run_with(&model, &tools, config, &cancel));
+            let (mut ledger, stop) =
+                rt().block_on(run_with_inbox(&model, &tools, config, &cancel, &inbox));
+            // Everything queued is delivered once, or still queued.
+            let delivered = ledger
+                .iter()
+                .filter(|m| matches!(m, Message::User { delivery: Some(_), .. }))
+                .count();
+            let queued = model.queue_at_request.iter().filter(|(at, ..)| *at < model.requests()).count()
+                + tools.queue_at_call.iter().filter(|(at, ..)| *at < tools.calls()).count();
+            prop_assert_eq!(delivered + inbox.queued().len(), queued);
             prop_assert!(stop.turns <= max_turns);
             // Every request but a failed or cancelled one added a message (a
             // reply that ended in an error is stored, then stops the run),
@@ -1281,7 +1626,7 @@ mod tests {
             }
             // Every request the loop made, and the next one a resumed
             // session would make, is valid input for either wire API.
-            ledger.push(Message::User { text: "next".into() });
+            ledger.push(Message::prompt("next"));
             let histories = model.histories.lock().expect("lock").clone();
             for history in histories.iter().chain([&ledger]) {
                 wire::check_openai(&wire::body::<OpenAi>(history));

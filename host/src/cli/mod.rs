@@ -4,6 +4,8 @@
 mod background;
 pub mod exit;
 mod flags;
+mod headless;
+mod instructions;
 mod plugin_add;
 mod render;
 mod scaffold;
@@ -234,6 +236,16 @@ struct RunArgs {
     /// How to print the run.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     output_format: OutputFormat,
+    /// How to read input: `text` (the prompt only), or `stream-json` (JSON
+    /// lines on stdin: prompts, messages for a run while it works,
+    /// interrupts; format in docs/reference/stream-json-input.md).
+    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    input_format: InputFormat,
+    /// How a run takes messages queued while it works: `one-at-a-time`
+    /// (the model answers each) or `all` [default: `[chat] delivery`, else
+    /// one-at-a-time].
+    #[arg(long, value_enum, value_name = "MODE")]
+    delivery: Option<crate::agent::DeliveryMode>,
     /// Continue a recorded session with a new prompt: `last`, or an id from
     /// `toolhost sessions`.
     #[arg(long, value_name = "ID|last")]
@@ -241,6 +253,10 @@ struct RunArgs {
     /// Do not record this run in a session file.
     #[arg(long)]
     no_session: bool,
+    /// Leave the workspace's AGENTS.md (else CLAUDE.md) out of the system
+    /// prompt.
+    #[arg(long)]
+    no_project_instructions: bool,
     /// Where session files go [default: <workspace>/.toolhost/sessions].
     #[arg(long, value_name = "DIR")]
     session_dir: Option<PathBuf>,
@@ -250,6 +266,15 @@ struct RunArgs {
     result_budget: usize,
     #[command(flatten)]
     sandbox: SandboxArgs,
+}
+
+/// How `toolhost run` reads its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum InputFormat {
+    /// The prompt, from the argument or stdin.
+    Text,
+    /// One JSON object per line on stdin, for as long as it is open.
+    StreamJson,
 }
 
 /// How `toolhost run` prints.
@@ -589,7 +614,10 @@ fn session_store(dir: Option<&PathBuf>, workspace: &Path) -> SessionStore {
 /// file (new, or the one resumed), run the loop, print, and map the stop
 /// reason to the exit code.
 async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result<Ended> {
-    use crate::agent::{AgentLoop, LoopConfig, ResultBudget, default_system_prompt};
+    use crate::agent::{
+        AgentLoop, Inbox, LoopConfig, ResultBudget, StopRecord, default_system_prompt,
+    };
+    use instructions::ProjectInstructions;
 
     if args.loop_warn_after == 0 || args.loop_stop_after == 0 {
         return Err(UsageError(
@@ -605,6 +633,10 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
     }
     let resolved = config::resolve(&sandbox_args.inputs())?;
     let workspace = resolved.sandbox.workspace.clone();
+    let resolved_delivery = resolved.chat.delivery.map(|setting| match setting {
+        config::DeliverySetting::OneAtATime => crate::agent::DeliveryMode::OneAtATime,
+        config::DeliverySetting::All => crate::agent::DeliveryMode::All,
+    });
     let store = session_store(args.session_dir.as_ref(), &workspace);
     let resumed = match &args.resume {
         Some(which) => Some(SessionFile::read(&store.find(which)?)?),
@@ -639,7 +671,13 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         args.max_reply_mib
             .map_or(resolved.max_reply_bytes, |mib| mib.saturating_mul(1 << 20)),
     );
-    let prompt = read_prompt(args.prompt.as_deref())?;
+    let headless = args.input_format == InputFormat::StreamJson;
+    let prompt = if headless {
+        // The argument, if any, is the first prompt; stdin has the rest.
+        args.prompt.clone().filter(|prompt| prompt != "-")
+    } else {
+        Some(read_prompt(args.prompt.as_deref())?)
+    };
 
     let sandbox = load_resolved(resolved, None).await?;
     let mut system = match &args.system {
@@ -651,6 +689,15 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         system.push_str("\n\n");
         system.push_str(extra);
     }
+    let mut instructions = ProjectInstructions::new(
+        &workspace,
+        !args.no_project_instructions,
+        system,
+        resumed
+            .as_ref()
+            .and_then(|file| file.last_start().project_instructions.clone()),
+    );
+    let system = instructions.system_prompt();
     let config = LoopConfig {
         max_turns: args.max_turns,
         warn_after: args.loop_warn_after,
@@ -663,7 +710,8 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         }),
     };
 
-    let start = session::start_record(&model, &sandbox, &config);
+    let mut start = session::start_record(&model, &sandbox, &config);
+    start.project_instructions = instructions.recorded();
     let writer = if args.no_session {
         None
     } else {
@@ -684,9 +732,42 @@ async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result
         Some(writer) => session::record_then(writer, renderer.sink()),
         None => renderer.sink(),
     };
-    let agent = AgentLoop::new(model, &sandbox, config).with_events(sink);
-    let stop = agent.run(&mut ledger, prompt, &cancel).await;
-    renderer.finish(&ledger, &stop, writer.as_deref())?;
+    let mode = args.delivery.or(resolved_delivery).unwrap_or_default();
+    let inbox = Inbox::new(mode).with_events(sink.clone());
+    let mut agent = AgentLoop::new(model, &sandbox, config)
+        .with_events(sink)
+        .with_inbox(inbox.clone());
+    let stop = match prompt {
+        Some(prompt) if !headless => agent.run(&mut ledger, prompt, &cancel).await,
+        first => {
+            let mut failed = Ok(());
+            let hooks = headless::Hooks {
+                // Read again before each prompt: a tool may have changed it.
+                system_prompt: &mut || instructions.refreshed(),
+                after_run: &mut |ledger: &[crate::agent::Message], stop: &StopRecord| {
+                    if failed.is_ok() {
+                        failed = renderer.finish(ledger, stop, writer.as_deref());
+                    }
+                },
+            };
+            let last =
+                headless::drive(&mut agent, &mut ledger, &inbox, first, &cancel, hooks).await;
+            failed?;
+            match last {
+                Some(stop) => stop,
+                None => {
+                    background::hand_off(&sandbox);
+                    return Err(UsageError(
+                        "no prompt: stdin closed before a {\"type\":\"user\",...} line came".into(),
+                    )
+                    .into());
+                }
+            }
+        }
+    };
+    if !headless {
+        renderer.finish(&ledger, &stop, writer.as_deref())?;
+    }
     background::hand_off(&sandbox);
     Ok(Ended::Run(stop.reason))
 }

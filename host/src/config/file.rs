@@ -28,6 +28,25 @@ pub(crate) struct ConfigFile {
     /// `[plugins.<file stem>]`, e.g. `[plugins.fs]` for `fs.wasm`.
     #[serde(default)]
     pub(crate) plugins: BTreeMap<String, PluginSection>,
+    #[serde(default)]
+    pub(crate) chat: ChatSection,
+}
+
+/// `[chat]`: how a session takes the input typed while it works.
+#[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ChatSection {
+    /// How many queued messages the loop takes at a time.
+    pub delivery: Option<DeliverySetting>,
+}
+
+/// `[chat] delivery`: `one-at-a-time` (each queued message answered before
+/// the next is sent) or `all`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeliverySetting {
+    OneAtATime,
+    All,
 }
 
 /// `[plugins.<stem>]`: what the user says about one plugin file.

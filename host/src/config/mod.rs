@@ -38,8 +38,8 @@ use crate::sandbox::{
     TypedToolConfig, simplify_grants,
 };
 use crate::workspace::Layout;
+pub use file::{ChatSection, DeliverySetting, ModelSection, ProviderKind};
 use file::{ConfigFile, PathUse};
-pub use file::{ModelSection, ProviderKind};
 pub use grants::GrantOrigin;
 use grants::{FileKind, GrantSpec, line_of};
 pub use model::{ModelChoiceError, ModelFlags, RecordedModel, resolve_model};
@@ -144,6 +144,9 @@ pub struct Resolved {
     /// The cap on one model reply, in bytes: `[model] max_reply_mib` of
     /// the files (an untrusted workspace's only lowers it), else 8 MiB.
     pub max_reply_bytes: u64,
+    /// The `[chat]` section: the workspace's keys over the user's (none of
+    /// them widens access).
+    pub chat: ChatSection,
     /// What the user should know about the configuration: each limit an
     /// untrusted workspace file asked to raise, and what applies instead.
     pub notices: Vec<String>,
@@ -421,8 +424,20 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         model,
         trusted,
         max_reply_bytes,
+        chat: merged_chat(&sources),
         notices,
     })
+}
+
+/// The `[chat]` keys: the workspace's over the user's.
+fn merged_chat(sources: &[Source]) -> ChatSection {
+    let mut chat = ChatSection::default();
+    for source in sources {
+        if source.file.chat.delivery.is_some() {
+            chat.delivery = source.file.chat.delivery;
+        }
+    }
+    chat
 }
 
 /// What the files say about tools derived from typed exports: the

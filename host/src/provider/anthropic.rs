@@ -323,7 +323,7 @@ impl WireApi for Anthropic {
         let mut messages: Vec<Value> = Vec::new();
         for message in request.history {
             match message {
-                Message::User { text } => {
+                Message::User { text, .. } => {
                     push_user(&mut messages, vec![json!({"type": "text", "text": text})]);
                 }
                 Message::Assistant(reply) => {

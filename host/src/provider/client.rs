@@ -264,7 +264,7 @@ pub(super) mod test_support {
     use crate::provider::{AssistantMessage, Block, Finish, Message};
 
     pub(in crate::provider) fn user(text: &str) -> Message {
-        Message::User { text: text.into() }
+        Message::prompt(text)
     }
 
     pub(in crate::provider) fn assistant(blocks: Vec<Block>, finish: Finish) -> Message {

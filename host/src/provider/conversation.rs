@@ -11,13 +11,47 @@ use super::AssistantMessage;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
-    /// The user's prompt.
-    User { text: String },
+    /// The user's prompt, or a message the user queued while the loop ran
+    /// (`delivery` says how it was delivered; none for a prompt).
+    User {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delivery: Option<Delivery>,
+    },
     /// One whole assistant reply.
     Assistant(AssistantMessage),
     /// The results of every tool call of the assistant message right
     /// before it, in the order of the calls, exactly one per call.
     ToolResults { results: Vec<ToolResultEntry> },
+}
+
+impl Message {
+    /// A prompt: a user message not queued while a run went on.
+    pub fn prompt(text: impl Into<String>) -> Self {
+        Message::User {
+            text: text.into(),
+            delivery: None,
+        }
+    }
+}
+
+/// How a message the user queued while the loop ran reached the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// Before the next model request, after the current batch's results.
+    Steer,
+    /// When the model would otherwise have ended the run.
+    FollowUp,
+}
+
+impl Delivery {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Delivery::Steer => "steer",
+            Delivery::FollowUp => "follow_up",
+        }
+    }
 }
 
 /// The answer to one tool call.

@@ -24,7 +24,7 @@ pub mod scripted;
 mod sse;
 
 pub use budget::{BLOCK_COST, Cap, DEFAULT_MAX_REPLY_BYTES, ReplyBudget, ReplyCut};
-pub use conversation::{Message, ToolResultEntry, ToolSpecForModel};
+pub use conversation::{Delivery, Message, ToolResultEntry, ToolSpecForModel};
 
 /// Receives the reply's text as it streams in, for live display; the
 /// assembled message remains the source of truth.
@@ -87,7 +87,18 @@ impl Model {
                     .await
             }
             Model::Scripted(_) if cancel.is_cancelled() => Ok(None),
-            Model::Scripted(script) => script.next_turn().map(Some),
+            Model::Scripted(script) => {
+                let turn = script.next_turn(history)?;
+                // A scripted pause, as a slow model's: input typed meanwhile
+                // is queued; an interrupt drops the reply.
+                if let Some(wait) = turn.pause() {
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        () = cancel.cancelled() => return Ok(None),
+                    }
+                }
+                Ok(Some(turn.message))
+            }
         }
     }
 }

@@ -329,7 +329,9 @@ impl WireApi for OpenAi {
         }
         for message in request.history {
             match message {
-                Message::User { text } => messages.push(json!({"role": "user", "content": text})),
+                Message::User { text, .. } => {
+                    messages.push(json!({"role": "user", "content": text}))
+                }
                 Message::Assistant(reply) => messages.push(assistant_message(reply)),
                 Message::ToolResults { results } => {
                     messages.extend(results.iter().map(|result| {

@@ -14,8 +14,12 @@
 //! Each turn may have `text`, `reasoning`, `tool_calls` (each `{id?, name,
 //! arguments?}` or `{id?, name, arguments_raw}` for arguments that are not
 //! valid JSON) and `finish` (`stop`, `tool_use`, `length`, `error`; default
-//! `tool_use` when there are calls, else `stop`). A run that asks for more
-//! turns than the script has ends with an error naming the script.
+//! `tool_use` when there are calls, else `stop`) and `delay_ms` (wait that
+//! long before replying, as a slow model would). `{last_user}` in a
+//! turn's `text` becomes the text of the last user message the model was
+//! sent (the prompt, or input delivered while the run went on), so a script
+//! can show what it received. A run that asks for more turns than the
+//! script has ends with an error naming the script.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,7 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{AssistantMessage, Block, Finish, ProviderError};
+use super::{AssistantMessage, Block, Finish, Message, ProviderError};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,6 +46,9 @@ struct ScriptTurn {
     tool_calls: Vec<ScriptCall>,
     #[serde(default)]
     finish: Option<Finish>,
+    /// Milliseconds to wait before replying, as a slow model would.
+    #[serde(default)]
+    delay_ms: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -60,8 +67,22 @@ struct ScriptCall {
 #[derive(Debug)]
 pub struct ScriptedModel {
     path: PathBuf,
-    turns: Vec<AssistantMessage>,
+    turns: Vec<ScriptedTurn>,
     next: AtomicUsize,
+}
+
+/// One reply of the script, and how long to wait before giving it.
+#[derive(Debug, Clone)]
+pub struct ScriptedTurn {
+    pub message: AssistantMessage,
+    pub delay: std::time::Duration,
+}
+
+impl ScriptedTurn {
+    /// How long to wait before giving this reply, if at all.
+    pub fn pause(&self) -> Option<std::time::Duration> {
+        (!self.delay.is_zero()).then_some(self.delay)
+    }
 }
 
 impl ScriptedModel {
@@ -88,7 +109,10 @@ impl ScriptedModel {
             .turns
             .into_iter()
             .enumerate()
-            .map(|(index, turn)| assistant_message(index + 1, turn))
+            .map(|(index, turn)| ScriptedTurn {
+                delay: std::time::Duration::from_millis(turn.delay_ms),
+                message: assistant_message(index + 1, turn),
+            })
             .collect();
         Ok(ScriptedModel {
             path: path.to_path_buf(),
@@ -97,10 +121,24 @@ impl ScriptedModel {
         })
     }
 
-    /// The next scripted turn, or an error once the script is used up.
-    pub fn next_turn(&self) -> Result<AssistantMessage, ProviderError> {
+    /// The next scripted turn for a request of `history`, or an error once
+    /// the script is used up.
+    pub fn next_turn(&self, history: &[Message]) -> Result<ScriptedTurn, ProviderError> {
         let index = self.next.fetch_add(1, Ordering::SeqCst);
-        self.turns.get(index).cloned().ok_or_else(|| ProviderError::Script {
+        let last_user = history.iter().rev().find_map(|message| match message {
+            Message::User { text, .. } => Some(text.as_str()),
+            _ => None,
+        });
+        let mut turn = self.turns.get(index).cloned();
+        for block in turn
+            .iter_mut()
+            .flat_map(|turn| turn.message.blocks.iter_mut())
+        {
+            if let Block::Text { text } = block {
+                *text = text.replace("{last_user}", last_user.unwrap_or_default());
+            }
+        }
+        turn.ok_or_else(|| ProviderError::Script {
             path: self.path.clone(),
             detail: format!(
                 "the script has {} turn(s) and the run asked for turn {}; add turns or lower --max-turns",
@@ -163,10 +201,10 @@ mod tests {
             r#"{"turns":[{"text":"look","tool_calls":[{"name":"read_file","arguments":{"path":"a"}}]},{"text":"done"}]}"#,
         )
         .expect("valid");
-        let first = model.next_turn().expect("turn 1");
-        assert_eq!(first.finish, Finish::ToolUse);
+        let first = model.next_turn(&[]).expect("turn 1");
+        assert_eq!(first.message.finish, Finish::ToolUse);
         assert_eq!(
-            first.blocks[1],
+            first.message.blocks[1],
             Block::ToolCall {
                 id: "call_1_1".into(),
                 name: "read_file".into(),
@@ -174,11 +212,35 @@ mod tests {
                 arguments_raw: r#"{"path":"a"}"#.into()
             }
         );
-        assert_eq!(model.next_turn().expect("turn 2").finish, Finish::Stop);
-        let err = model.next_turn().expect_err("used up").to_string();
+        let second = model.next_turn(&[]).expect("turn 2");
+        assert_eq!(second.message.finish, Finish::Stop);
+        let err = model.next_turn(&[]).expect_err("used up").to_string();
         assert!(
             err.contains("s.json") && err.contains("has 2 turn(s) and the run asked for turn 3"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_turn_can_echo_the_last_user_message() {
+        let model = ScriptedModel::from_json(
+            Path::new("s.json"),
+            r#"{"turns":[{"text":"you said: {last_user}"}]}"#,
+        )
+        .expect("valid");
+        let history = [
+            Message::prompt("first"),
+            Message::User {
+                text: "use tabs".into(),
+                delivery: Some(super::super::Delivery::Steer),
+            },
+        ];
+        let turn = model.next_turn(&history).expect("turn");
+        assert_eq!(
+            turn.message.blocks,
+            [Block::Text {
+                text: "you said: use tabs".into()
+            }]
         );
     }
 
@@ -189,10 +251,10 @@ mod tests {
             r#"{"turns":[{"tool_calls":[{"name":"write_file","arguments_raw":"{\"path\": \"a"}],"finish":"length"}]}"#,
         )
         .expect("valid");
-        let turn = model.next_turn().expect("turn");
-        assert_eq!(turn.finish, Finish::Length);
+        let turn = model.next_turn(&[]).expect("turn");
+        assert_eq!(turn.message.finish, Finish::Length);
         assert!(matches!(
-            &turn.blocks[0],
+            &turn.message.blocks[0],
             Block::ToolCall {
                 arguments: None,
                 ..

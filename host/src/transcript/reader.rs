@@ -466,7 +466,7 @@ mod tests {
         let mut events = vec![
             AgentEvent::AgentStart,
             AgentEvent::Message {
-                message: Message::User { text: "go".into() },
+                message: Message::prompt("go"),
             },
             AgentEvent::TurnStart { turn: 1 },
             AgentEvent::MessageDelta {

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::{Execution, Message, StopRecord};
+use crate::agent::{Delivery, Execution, Message, StopRecord};
 
 /// The format this toolhost writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -30,6 +30,13 @@ pub enum Record {
     ToolExecutionEnd(ExecutionEnd),
     /// A model request failed and is retried.
     Retry(RetryRecord),
+    /// The user queued a message while the run went on.
+    InputQueued(InputRecord),
+    /// The loop took a queued message; the `message` record that follows
+    /// holds it as a user message with its `delivery`.
+    InputDelivered(InputRecord),
+    /// A queued message went back to the user undelivered.
+    InputReturned(InputRecord),
     /// The run ended.
     Stop(StopEntry),
     /// A line of a type this toolhost does not know (written by a newer
@@ -69,6 +76,22 @@ pub struct SessionStart {
     /// to a new file when one reaches its cap ([`super::audit`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continues: Option<String>,
+    /// The project's instructions file the system prompt holds, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_instructions: Option<InstructionsInfo>,
+}
+
+/// Which instructions file went into the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstructionsInfo {
+    /// `AGENTS.md` or `CLAUDE.md`.
+    pub file: String,
+    /// The sha256 of the whole file.
+    pub sha256: String,
+    pub bytes: u64,
+    /// Whether only its first 32 KiB reached the model.
+    #[serde(default)]
+    pub cut: bool,
 }
 
 impl SessionStart {
@@ -91,6 +114,7 @@ impl SessionStart {
             result_budget_bytes: None,
             tools: sandbox.tools().iter().map(ToolInfo::of).collect(),
             continues: None,
+            project_instructions: None,
         }
     }
 }
@@ -222,6 +246,15 @@ pub struct RetryRecord {
     pub attempt: u32,
     pub wait_ms: u64,
     pub reason: String,
+}
+
+/// A message the user queued, as it was queued, delivered or given back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputRecord {
+    pub at: String,
+    /// `steer` or `follow_up`.
+    pub delivery: Delivery,
+    pub text: String,
 }
 
 /// The end of a run.

@@ -67,7 +67,7 @@ impl Summary {
                     summary.stop = None;
                 }
                 Record::Message(entry) => match &entry.message {
-                    Message::User { text } if summary.first_prompt.is_empty() => {
+                    Message::User { text, .. } if summary.first_prompt.is_empty() => {
                         summary.first_prompt = text.lines().next().unwrap_or_default().to_owned();
                     }
                     Message::Assistant(_) => summary.turns += 1,
@@ -134,8 +134,13 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
                 }
             }
             Record::Message(entry) => match &entry.message {
-                Message::User { text } => {
-                    out.push(format!("user: {}", one_line(text, 100)));
+                Message::User { text, delivery } => {
+                    let how = delivery.map(|d| format!(" ({})", d.as_str()));
+                    out.push(format!(
+                        "user{}: {}",
+                        how.unwrap_or_default(),
+                        one_line(text, 100)
+                    ));
                 }
                 Message::Assistant(assistant) => {
                     step += 1;
@@ -214,7 +219,18 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
                     one_line(&entry.stop.evidence, 120)
                 ));
             }
-            Record::Unknown => {}
+            Record::InputQueued(input) => out.push(format!(
+                "  queued ({}): {}",
+                input.delivery.as_str(),
+                one_line(&input.text, 100)
+            )),
+            Record::InputReturned(input) => out.push(format!(
+                "  returned undelivered ({}): {}",
+                input.delivery.as_str(),
+                one_line(&input.text, 100)
+            )),
+            // The user message that follows shows it.
+            Record::InputDelivered(_) | Record::Unknown => {}
         }
     }
     batch.flush(&mut out);

@@ -16,7 +16,8 @@ use std::time::Instant;
 
 use super::reader::SessionFile;
 use super::record::{
-    ExecutionEnd, ExecutionStart, MessageRecord, Record, RetryRecord, SessionStart, StopEntry, now,
+    ExecutionEnd, ExecutionStart, InputRecord, MessageRecord, Record, RetryRecord, SessionStart,
+    StopEntry, now,
 };
 use crate::agent::{AgentEvent, EventSink, Message};
 
@@ -244,6 +245,21 @@ impl SessionWriter {
                 text_cut: false,
                 saved_to: saved_to.clone(),
                 execution: execution.clone(),
+            }),
+            AgentEvent::InputQueued { delivery, text } => Record::InputQueued(InputRecord {
+                at: now(),
+                delivery: *delivery,
+                text: text.clone(),
+            }),
+            AgentEvent::InputDelivered { delivery, text } => Record::InputDelivered(InputRecord {
+                at: now(),
+                delivery: *delivery,
+                text: text.clone(),
+            }),
+            AgentEvent::InputReturned { delivery, text } => Record::InputReturned(InputRecord {
+                at: now(),
+                delivery: *delivery,
+                text: text.clone(),
             }),
             AgentEvent::AgentEnd { stop } => Record::Stop(StopEntry {
                 at: now(),

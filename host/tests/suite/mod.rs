@@ -9,6 +9,7 @@ mod grants;
 mod help;
 mod host_work;
 mod hostile;
+mod input;
 mod load;
 mod mcp;
 mod mcp_audit;

@@ -69,7 +69,7 @@ fn anthropic(mock: &MockModel) -> AnthropicClient {
 }
 
 fn user(text: &str) -> Vec<Message> {
-    vec![Message::User { text: text.into() }]
+    vec![Message::prompt(text)]
 }
 
 fn tools() -> Vec<ToolSpecForModel> {
@@ -204,9 +204,7 @@ async fn anthropic_request_has_path_headers_and_default_max_tokens() {
 /// (one result an error), then a lone call whose arguments were cut off.
 fn ledger() -> Vec<Message> {
     vec![
-        Message::User {
-            text: "weather and file?".into(),
-        },
+        Message::prompt("weather and file?"),
         Message::Assistant(AssistantMessage {
             blocks: vec![
                 Block::Reasoning {
@@ -343,9 +341,7 @@ async fn anthropic_thinking_block_goes_back_with_its_signature() {
         .expect("not cancelled");
     let want = expected("anthropic-messages-thinking-signature");
     history.push(Message::Assistant(first));
-    history.push(Message::User {
-        text: "thanks".into(),
-    });
+    history.push(Message::prompt("thanks"));
     ask_anthropic(&mock, &history).await.expect("second reply");
     let sent = &mock.requests()[1].body["messages"];
     assert_eq!(

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::common::mock_model::{MockModel, Reply, sse};
+use super::common::mock_model::{MockModel, Reply, openai_text, openai_tool_call, sse};
 use super::common::{
     Workspace, assert_text, copy_dir, mask_between, stderr_of_failure, stdout_of, test_plugins,
 };
@@ -428,22 +428,6 @@ fn a_resumed_ledger_is_accepted_by_both_wire_apis() {
     assert_eq!(answer[0]["content"], NO_RESULT);
     assert_eq!(answer[1], json!({"type": "text", "text": "continue"}));
     assert_eq!(messages[4]["content"], "and now?");
-}
-
-/// An OpenAI stream whose reply is one call of `tool` with `arguments`.
-fn openai_tool_call(id: &str, tool: &str, arguments: &Value) -> String {
-    let chunk = |delta: Value, finish: Value| {
-        let event = json!({"id": "x", "object": "chat.completion.chunk", "model": "m",
-                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-        format!("data: {event}\n\n")
-    };
-    let call = json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
-                      "function": {"name": tool, "arguments": arguments.to_string()}}]});
-    format!(
-        "{}{}data: [DONE]\n\n",
-        chunk(call, Value::Null),
-        chunk(json!({}), json!("tool_calls"))
-    )
 }
 
 #[test]
@@ -1010,4 +994,98 @@ fn tool_lines_lead_with_the_path_and_a_call_can_be_shown_whole() {
             id_of(&session_files(&ws)[0])
         ),
     );
+}
+
+/// The system prompt a request sent, from the mock's record.
+fn system_prompt(request: &super::common::mock_model::Recorded) -> String {
+    request.body["messages"][0]["content"]
+        .as_str()
+        .expect("a system message")
+        .to_string()
+}
+
+#[test]
+fn agents_md_reaches_the_system_prompt_and_a_change_is_told_before_the_next_prompt() {
+    let ws = Workspace::new();
+    ws.write("AGENTS.md", "Run `make check` before you finish.\n");
+    let mock = MockModel::start(vec![
+        Reply::sse_body(openai_text("noted")),
+        Reply::sse_body(openai_text("again")),
+        Reply::sse_body(openai_text("bare")),
+    ]);
+    let stderr = run_openai(&ws, &mock, &["--model", "m", "first"]);
+    let files = session_files(&ws);
+    let start = &records(&files[0])[0];
+    assert_eq!(
+        start["project_instructions"],
+        json!({
+            "file": "AGENTS.md",
+            "sha256": sha256_hex(b"Run `make check` before you finish.\n"),
+            "bytes": 36,
+            "cut": false,
+        })
+    );
+    let system = system_prompt(&mock.requests()[0]);
+    assert!(
+        system.ends_with(
+            "\n\n# Project instructions (from AGENTS.md in the workspace)\n\nRun `make check` \
+             before you finish."
+        ),
+        "{system}"
+    );
+    assert_eq!(start["system_prompt"], system);
+    assert!(!stderr.contains("warning"), "{stderr}");
+
+    // A tool (or anyone) changes it: the resumed prompt says so first.
+    ws.write("AGENTS.md", "Push to main when done.\n");
+    let stderr = run_openai(&ws, &mock, &["--model", "m", "--resume", "last", "second"]);
+    assert_text(
+        stderr.lines().next().unwrap_or_default(),
+        "warning: AGENTS.md changed since this session's previous prompt (a tool, or someone, \
+         may have written it); the model gets the new text",
+    );
+    assert!(system_prompt(&mock.requests()[1]).ends_with("Push to main when done."));
+
+    // Left out on request.
+    run_openai(
+        &ws,
+        &mock,
+        &[
+            "--model",
+            "m",
+            "--no-session",
+            "--no-project-instructions",
+            "third",
+        ],
+    );
+    assert!(!system_prompt(&mock.requests()[2]).contains("Project instructions"));
+}
+
+#[test]
+fn an_agents_md_link_out_of_the_workspace_is_not_read() {
+    let ws = Workspace::new();
+    let outside = tempfile::tempdir().expect("temp dir");
+    let key = outside.path().join("id_rsa");
+    std::fs::write(&key, "PRIVATE KEY").expect("write");
+    std::os::unix::fs::symlink(&key, ws.path().join("AGENTS.md")).expect("link");
+    let mock = MockModel::start(vec![Reply::sse_body(openai_text("ok"))]);
+    let stderr = run_openai(&ws, &mock, &["--model", "m", "--no-session", "hi"]);
+    assert_text(
+        &stderr,
+        &ws.expand(
+            "warning: {ws}/AGENTS.md was not read: it is a symbolic link that leads out of the \
+             workspace, and toolhost reads instructions only from inside it; replace it with the \
+             file itself; the run goes on without it\n",
+        ),
+    );
+    let sent = mock.requests()[0].body.to_string();
+    assert!(!sent.contains("PRIVATE KEY"), "{sent}");
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

@@ -197,6 +197,19 @@ pub(super) fn warnings(warnings: &[String]) {
     }
 }
 
+/// A line of `--input-format stream-json` input that was not used.
+pub(super) fn stdin_line_ignored(line: u64, error: &str) {
+    note(format_args!(
+        "warning: stdin line {line} ignored: {}",
+        one_line(error)
+    ));
+}
+
+/// A message from stdin the inbox had no room for.
+pub(super) fn stdin_input_refused(full: &crate::agent::InboxFull) {
+    note(format_args!("warning: stdin message {full}"));
+}
+
 /// Tells the user which calls of the resumed session had no result and
 /// what the model will be told instead.
 pub(super) fn recovered(results: &Message) {

@@ -178,6 +178,37 @@ pub fn expected(name: &str) -> Value {
     serde_json::from_str(&text).expect("expected message is JSON")
 }
 
+/// One chunk of an OpenAI Chat Completions stream.
+fn openai_chunk(delta: Value, finish: Value) -> String {
+    let event = serde_json::json!({"id": "x", "object": "chat.completion.chunk", "model": "m",
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+    format!("data: {event}\n\n")
+}
+
+/// An OpenAI Chat Completions stream whose reply is one call of `tool`.
+pub fn openai_tool_call(id: &str, tool: &str, arguments: &Value) -> String {
+    let call = serde_json::json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id,
+                      "type": "function",
+                      "function": {"name": tool, "arguments": arguments.to_string()}}]});
+    format!(
+        "{}{}data: [DONE]\n\n",
+        openai_chunk(call, Value::Null),
+        openai_chunk(serde_json::json!({}), "tool_calls".into())
+    )
+}
+
+/// An OpenAI Chat Completions stream whose reply is `text`.
+pub fn openai_text(text: &str) -> String {
+    format!(
+        "{}{}data: [DONE]\n\n",
+        openai_chunk(
+            serde_json::json!({"role": "assistant", "content": text}),
+            Value::Null
+        ),
+        openai_chunk(serde_json::json!({}), "stop".into())
+    )
+}
+
 /// One request as the server saw it.
 #[derive(Debug, Clone)]
 pub struct Recorded {

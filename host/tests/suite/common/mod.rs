@@ -113,6 +113,19 @@ impl Workspace {
         cmd
     }
 
+    /// [`Self::toolhost`] as a `std` command, for a test that talks to the
+    /// process while it runs (pipes, signals).
+    pub fn toolhost_process(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("toolhost"));
+        cmd.current_dir(self.path())
+            .env("TOOLHOST_CACHE_DIR", shared_cache())
+            .env("TOOLHOST_CONFIG_DIR", self.user_config.path())
+            .env("TOOLHOST_BACKGROUND_COMPILE", "off")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("TOOLHOST_BASELINE_MIN_BYTES");
+        cmd
+    }
+
     /// `toolhost call TOOL INPUT` in this workspace, plus extra flags.
     pub fn call(&self, tool: &str, input: &str, flags: &[&str]) -> Command {
         let mut cmd = self.toolhost();
