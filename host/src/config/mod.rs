@@ -784,6 +784,29 @@ mod tests {
     }
 
     #[test]
+    fn chat_delivery_is_read_from_any_file_and_checked() {
+        let dir = workspace();
+        assert_eq!(resolve(&inputs(&dir)).expect("ok").chat.delivery, None);
+        fs::write(
+            dir.path().join("toolhost.toml"),
+            "[chat]\ndelivery = \"all\"\n",
+        )
+        .expect("write");
+        let resolved = resolve(&inputs(&dir)).expect("an untrusted file may set it");
+        assert_eq!(resolved.chat.delivery, Some(DeliverySetting::All));
+        fs::write(
+            dir.path().join("toolhost.toml"),
+            "[chat]\ndelivery = \"some\"\n",
+        )
+        .expect("write");
+        let err = resolve(&inputs(&dir)).expect_err("not a mode").to_string();
+        assert!(
+            err.contains("unknown variant `some`, expected `one-at-a-time` or `all`"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn bad_config_files_name_the_file() {
         let dir = workspace();
         fs::write(dir.path().join("toolhost.toml"), "[limits]\nfuel = 0\n").expect("write");
