@@ -159,12 +159,8 @@ fn read(workspace: &Path, name: &'static str) -> Result<Instructions, Instructio
         file: name,
         text,
         bytes,
-        sha256: hex(&hasher.finalize()),
+        sha256: hex::encode(hasher.finalize()),
     })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -9,12 +9,14 @@
 //! - [`transcript`] writes, reads and resumes the JSONL session files;
 //! - [`instructions`] reads the project's AGENTS.md / CLAUDE.md safely;
 //! - [`workspace`] names the workspace's own files (`toolhost.toml`, `.toolhost/`);
+//! - [`chat`] is `toolhost chat`'s terminal front end;
 //! - [`cli`] is the command line; it is the only module that prints, every
 //!   outside text through `terminal`'s escaping.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![warn(unreachable_pub)]
 
 pub mod agent;
+pub(crate) mod chat;
 pub mod cli;
 pub mod config;
 pub mod instructions;

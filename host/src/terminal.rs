@@ -90,6 +90,41 @@ fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` cut to `max` characters with an ellipsis.
+pub(crate) fn short(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// A call's arguments for its line: the path-like ones first, as they are
+/// (`write_file notes/review.md`), then the rest as JSON cut to 60
+/// characters, so a long `content` never hides where it goes.
+pub(crate) fn call_summary(arguments: &serde_json::Value) -> String {
+    let Some(object) = arguments.as_object() else {
+        return short(&arguments.to_string(), 60);
+    };
+    let path_like = |key: &str| {
+        matches!(key, "path" | "file" | "dir" | "directory" | "from" | "to")
+            || key.ends_with("_path")
+    };
+    let mut words: Vec<String> = object
+        .iter()
+        .filter(|(key, value)| path_like(key) && value.is_string())
+        .filter_map(|(_, value)| value.as_str().map(str::to_string))
+        .collect();
+    let rest: serde_json::Map<String, serde_json::Value> = object
+        .iter()
+        .filter(|(key, value)| !(path_like(key) && value.is_string()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    if !rest.is_empty() || words.is_empty() {
+        words.push(short(&serde_json::Value::Object(rest).to_string(), 60));
+    }
+    words.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

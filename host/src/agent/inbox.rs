@@ -148,6 +148,11 @@ impl Inbox {
         returned
     }
 
+    /// Drops the `index`-th queued message (the user took it back).
+    pub fn remove(&self, index: usize) -> Option<Queued> {
+        self.lock().remove(index)
+    }
+
     /// Takes the oldest message of any kind, as the next prompt of an idle
     /// session (input that arrived just as a run ended).
     pub fn next_prompt(&self) -> Option<Queued> {

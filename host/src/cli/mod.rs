@@ -8,22 +8,22 @@ mod headless;
 mod instructions;
 mod plugin_add;
 mod render;
+mod run;
 mod scaffold;
 mod session;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use exit::Ended;
 
-use crate::config::{self, ProviderKind};
+use crate::config;
 use crate::sandbox::{CallOptions, Sandbox};
 use crate::transcript::show::Summary;
 use crate::transcript::{SessionFile, SessionStore};
-use crate::workspace::{self, Layout};
+use crate::workspace::Layout;
 use flags::{CheckArgs, SandboxArgs, WorkspaceArg};
 
 /// Run LLM agent tools as sandboxed WebAssembly components.
@@ -47,7 +47,11 @@ pub struct Cli {
 enum Command {
     /// Give a model a task and let it use the tools until it is done.
     #[command(after_help = flags::run_environment())]
-    Run(RunArgs),
+    Run(run::RunArgs),
+    /// Chat with the agent in the terminal: one session, many prompts; type
+    /// while it works to steer it or queue a follow-up (docs/using/chat.md).
+    #[command(after_help = flags::run_environment())]
+    Chat(run::ChatArgs),
     /// List the loaded tools with their plugin, grants and limits.
     #[command(after_help = flags::sandbox_environment())]
     Tools {
@@ -195,99 +199,6 @@ enum SessionsCommand {
     },
 }
 
-#[derive(Debug, Args)]
-struct RunArgs {
-    /// The task. `-` or no argument with piped stdin reads it from stdin.
-    prompt: Option<String>,
-    /// The model's wire API: `openai` (also Ollama, vLLM, llama.cpp with
-    /// --base-url), `anthropic`, or `scripted` (replays --script offline).
-    #[arg(long, value_enum)]
-    provider: Option<ProviderKind>,
-    /// The scripted model's turns (JSON; format in docs/using/run.md).
-    #[arg(long, value_name = "FILE")]
-    script: Option<PathBuf>,
-    /// The model name, for `openai` and `anthropic`.
-    #[arg(long)]
-    model: Option<String>,
-    /// The API's base URL, for `openai` and `anthropic`.
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
-    /// Stop after this many model replies.
-    #[arg(long, default_value_t = 100, value_name = "N")]
-    max_turns: u32,
-    /// Stop reading a model reply past this many MiB of text, reasoning and
-    /// tool-call arguments (its calls do not run) [default: `[model]
-    /// max_reply_mib`, else 8].
-    #[arg(long, value_name = "MIB")]
-    max_reply_mib: Option<u64>,
-    /// Warn the model after this many identical calls in a row (same tool,
-    /// same arguments).
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    loop_warn_after: u32,
-    /// Stop the run (exit 4) after this many identical calls in a row.
-    #[arg(long, default_value_t = 5, value_name = "N")]
-    loop_stop_after: u32,
-    /// Replace the default system prompt with this file's text.
-    #[arg(long, value_name = "FILE")]
-    system: Option<PathBuf>,
-    /// Text added after the system prompt.
-    #[arg(long, value_name = "TEXT")]
-    append_system: Option<String>,
-    /// How to print the run.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    output_format: OutputFormat,
-    /// How to read input: `text` (the prompt only), or `stream-json` (JSON
-    /// lines on stdin: prompts, messages for a run while it works,
-    /// interrupts; format in docs/reference/stream-json-input.md).
-    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
-    input_format: InputFormat,
-    /// How a run takes messages queued while it works: `one-at-a-time`
-    /// (the model answers each) or `all` [default: `[chat] delivery`, else
-    /// one-at-a-time].
-    #[arg(long, value_enum, value_name = "MODE")]
-    delivery: Option<crate::agent::DeliveryMode>,
-    /// Continue a recorded session with a new prompt: `last`, or an id from
-    /// `toolhost sessions`.
-    #[arg(long, value_name = "ID|last")]
-    resume: Option<String>,
-    /// Do not record this run in a session file.
-    #[arg(long)]
-    no_session: bool,
-    /// Leave the workspace's AGENTS.md (else CLAUDE.md) out of the system
-    /// prompt.
-    #[arg(long)]
-    no_project_instructions: bool,
-    /// Where session files go [default: <workspace>/.toolhost/sessions].
-    #[arg(long, value_name = "DIR")]
-    session_dir: Option<PathBuf>,
-    /// A tool result longer than this many KiB reaches the model as its
-    /// head and tail; the whole text is saved in .toolhost/outputs.
-    #[arg(long, default_value_t = crate::agent::DEFAULT_RESULT_BUDGET / 1024, value_name = "KIB")]
-    result_budget: usize,
-    #[command(flatten)]
-    sandbox: SandboxArgs,
-}
-
-/// How `toolhost run` reads its input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum InputFormat {
-    /// The prompt, from the argument or stdin.
-    Text,
-    /// One JSON object per line on stdin, for as long as it is open.
-    StreamJson,
-}
-
-/// How `toolhost run` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum OutputFormat {
-    /// The assistant's text on stdout, one line per tool call on stderr.
-    Text,
-    /// One JSON object at the end.
-    Json,
-    /// One JSON event per line as the run goes.
-    StreamJson,
-}
-
 #[derive(Debug, Subcommand)]
 enum PluginCommand {
     /// Install FILE into the plugins directory [default: <workspace>/.toolhost/plugins,
@@ -329,7 +240,15 @@ enum PluginCommand {
 pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
     let before = &cli.before;
     match &cli.command {
-        Command::Run(args) => run_agent(&before.then(&args.sandbox), args).await,
+        Command::Run(args) => run::run_agent(&before.then(&args.sandbox), args).await,
+        Command::Chat(args) => {
+            run::run_chat(
+                &before.then(&args.sandbox),
+                &args.agent,
+                args.prompt.clone(),
+            )
+            .await
+        }
         Command::Tools { json, sandbox } => {
             let sandbox = load_sandbox(&before.then(sandbox), None).await?;
             render::tools(&sandbox, *json)?;
@@ -559,217 +478,12 @@ async fn received(signal: Option<tokio::signal::unix::Signal>) {
 /// workspace and every path made absolute, the plugin directories and
 /// grants as given (a grant's path is the workspace's), and `--script` for
 /// a scripted run (the session file records the rest of the model).
-fn resume_command(
-    sandbox_args: &SandboxArgs,
-    args: &RunArgs,
-    workspace: &Path,
-) -> render::ResumeCommand {
-    let absolute = |path: &Path| {
-        std::path::absolute(path)
-            .unwrap_or_else(|_| path.to_path_buf())
-            .display()
-            .to_string()
-    };
-    let mut before = vec!["toolhost".to_string()];
-    let flag = |words: &mut Vec<String>, name: &str, value: String| {
-        words.push(name.to_string());
-        words.push(render::shell_word(&value));
-    };
-    flag(&mut before, "--workspace", workspace.display().to_string());
-    if let Some(config) = &sandbox_args.config {
-        flag(&mut before, "--config", absolute(config));
-    }
-    for dir in &sandbox_args.plugins {
-        flag(&mut before, "--plugins", absolute(dir));
-    }
-    for grant in &sandbox_args.allow_read {
-        flag(&mut before, "--allow-read", grant.clone());
-    }
-    for grant in &sandbox_args.allow_write {
-        flag(&mut before, "--allow-write", grant.clone());
-    }
-    before.extend(["run".to_string(), "--resume".to_string()]);
-    let mut after = Vec::new();
-    if let Some(script) = &args.script {
-        flag(&mut after, "--script", absolute(script));
-    }
-    if let Some(dir) = &args.session_dir {
-        flag(&mut after, "--session-dir", absolute(dir));
-    }
-    render::ResumeCommand {
-        before_id: before.join(" "),
-        after_id: after.iter().map(|word| format!(" {word}")).collect(),
-    }
-}
-
 /// The session directory: `--session-dir`, else the workspace's.
 fn session_store(dir: Option<&PathBuf>, workspace: &Path) -> SessionStore {
     match dir {
         Some(dir) => SessionStore::new(dir.clone()),
         None => SessionStore::in_workspace(workspace),
     }
-}
-
-/// `toolhost run`: resolve the model, load the tools, open the session
-/// file (new, or the one resumed), run the loop, print, and map the stop
-/// reason to the exit code.
-async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result<Ended> {
-    use crate::agent::{
-        AgentLoop, Inbox, LoopConfig, ResultBudget, StopRecord, default_system_prompt,
-    };
-    use instructions::ProjectInstructions;
-
-    if args.loop_warn_after == 0 || args.loop_stop_after == 0 {
-        return Err(UsageError(
-            "--loop-warn-after and --loop-stop-after must be at least 1".into(),
-        )
-        .into());
-    }
-    if args.result_budget == 0 {
-        return Err(UsageError("--result-budget must be at least 1 (KiB)".into()).into());
-    }
-    if args.max_reply_mib == Some(0) {
-        return Err(UsageError("--max-reply-mib must be at least 1 (MiB)".into()).into());
-    }
-    let resolved = config::resolve(&sandbox_args.inputs())?;
-    let workspace = resolved.sandbox.workspace.clone();
-    let resolved_delivery = resolved.chat.delivery.map(|setting| match setting {
-        config::DeliverySetting::OneAtATime => crate::agent::DeliveryMode::OneAtATime,
-        config::DeliverySetting::All => crate::agent::DeliveryMode::All,
-    });
-    let store = session_store(args.session_dir.as_ref(), &workspace);
-    let resumed = match &args.resume {
-        Some(which) => Some(SessionFile::read(&store.find(which)?)?),
-        None => None,
-    };
-    if let Some(file) = &resumed {
-        render::warnings(&session::resume_warnings(file, &workspace));
-    }
-    let flags = config::ModelFlags {
-        provider: args.provider,
-        script: args.script.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-    };
-    // Before any request: a session file's server is checked here.
-    let model = config::resolve_model(
-        &flags,
-        &resolved.model,
-        resumed.as_ref().map(|file| {
-            let start = file.last_start();
-            config::RecordedModel {
-                provider: &start.provider,
-                model: start.model.as_deref(),
-                base_url: start.base_url.as_deref(),
-                file: &file.path,
-                workspace: &workspace,
-                trusted: resolved.trusted,
-            }
-        }),
-    )?
-    .with_max_reply_bytes(
-        args.max_reply_mib
-            .map_or(resolved.max_reply_bytes, |mib| mib.saturating_mul(1 << 20)),
-    );
-    let headless = args.input_format == InputFormat::StreamJson;
-    let prompt = if headless {
-        // The argument, if any, is the first prompt; stdin has the rest.
-        args.prompt.clone().filter(|prompt| prompt != "-")
-    } else {
-        Some(read_prompt(args.prompt.as_deref())?)
-    };
-
-    let sandbox = load_resolved(resolved, None).await?;
-    let mut system = match &args.system {
-        Some(path) => std::fs::read_to_string(path)
-            .with_context(|| format!("reading the system prompt file `{}`", path.display()))?,
-        None => default_system_prompt(&sandbox),
-    };
-    if let Some(extra) = &args.append_system {
-        system.push_str("\n\n");
-        system.push_str(extra);
-    }
-    let mut instructions = ProjectInstructions::new(
-        &workspace,
-        !args.no_project_instructions,
-        system,
-        resumed
-            .as_ref()
-            .and_then(|file| file.last_start().project_instructions.clone()),
-    );
-    let system = instructions.system_prompt();
-    let config = LoopConfig {
-        max_turns: args.max_turns,
-        warn_after: args.loop_warn_after,
-        stop_after: args.loop_stop_after,
-        system_prompt: system,
-        result_budget: Some(ResultBudget {
-            max_bytes: args.result_budget.saturating_mul(1024),
-            save_dir: Layout::of(&workspace).outputs_dir(),
-            save_dir_for_model: workspace::OUTPUTS_DIR.into(),
-        }),
-    };
-
-    let mut start = session::start_record(&model, &sandbox, &config);
-    start.project_instructions = instructions.recorded();
-    let writer = if args.no_session {
-        None
-    } else {
-        Some(Arc::new(session::open(&store, resumed.as_ref(), start)?))
-    };
-    let mut ledger = match &resumed {
-        Some(file) => session::resumed_ledger(file, writer.as_deref()),
-        None => Vec::new(),
-    };
-
-    let cancel = tokio_util::sync::CancellationToken::new();
-    spawn_ctrl_c_handler(cancel.clone());
-    let renderer = render::RunRenderer::new(
-        args.output_format,
-        resume_command(sandbox_args, args, &workspace),
-    );
-    let sink = match &writer {
-        Some(writer) => session::record_then(writer, renderer.sink()),
-        None => renderer.sink(),
-    };
-    let mode = args.delivery.or(resolved_delivery).unwrap_or_default();
-    let inbox = Inbox::new(mode).with_events(sink.clone());
-    let mut agent = AgentLoop::new(model, &sandbox, config)
-        .with_events(sink)
-        .with_inbox(inbox.clone());
-    let stop = match prompt {
-        Some(prompt) if !headless => agent.run(&mut ledger, prompt, &cancel).await,
-        first => {
-            let mut failed = Ok(());
-            let hooks = headless::Hooks {
-                // Read again before each prompt: a tool may have changed it.
-                system_prompt: &mut || instructions.refreshed(),
-                after_run: &mut |ledger: &[crate::agent::Message], stop: &StopRecord| {
-                    if failed.is_ok() {
-                        failed = renderer.finish(ledger, stop, writer.as_deref());
-                    }
-                },
-            };
-            let last =
-                headless::drive(&mut agent, &mut ledger, &inbox, first, &cancel, hooks).await;
-            failed?;
-            match last {
-                Some(stop) => stop,
-                None => {
-                    background::hand_off(&sandbox);
-                    return Err(UsageError(
-                        "no prompt: stdin closed before a {\"type\":\"user\",...} line came".into(),
-                    )
-                    .into());
-                }
-            }
-        }
-    };
-    if !headless {
-        renderer.finish(&ledger, &stop, writer.as_deref())?;
-    }
-    background::hand_off(&sandbox);
-    Ok(Ended::Run(stop.reason))
 }
 
 /// Prints the error a command failed with (escaped: its text may quote a
@@ -787,32 +501,6 @@ pub fn fail(error: &anyhow::Error) -> u8 {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
-
-/// The prompt from the argument, or from stdin for `-` or when stdin is piped.
-fn read_prompt(arg: Option<&str>) -> anyhow::Result<String> {
-    use std::io::IsTerminal as _;
-    let from_stdin = match arg {
-        Some("-") => true,
-        Some(_) => false,
-        None => !std::io::stdin().is_terminal(),
-    };
-    let prompt = if from_stdin {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("reading the prompt from stdin")?;
-        text
-    } else {
-        arg.unwrap_or_default().to_string()
-    };
-    if prompt.trim().is_empty() {
-        return Err(UsageError(
-            "no prompt: pass the task as an argument, or `-` to read it from stdin".into(),
-        )
-        .into());
-    }
-    Ok(prompt)
-}
 
 /// First Ctrl+C cancels the run (the model request and running tools stop
 /// within one epoch tick); a second one exits at once.

@@ -1,3 +1,4 @@
+mod chat;
 mod common;
 mod config_errors;
 mod corpus;

@@ -22,11 +22,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::json;
 
-use super::OutputFormat;
 use super::exit::Ended;
+use super::run::OutputFormat;
 use crate::agent::{AgentEvent, EventSink, Message, StopRecord};
 use crate::sandbox::{CallReport, Grant, Limits, LoadEvent, Sandbox, Tier, Tool, ToolOutcome};
-use crate::terminal::{self, one_line};
+use crate::terminal::{self, one_line, short};
 use crate::transcript::show::{self, Summary};
 use crate::transcript::{SessionFile, SessionWriter, TranscriptError};
 
@@ -154,14 +154,6 @@ fn error_chain<'a>(
         }
     }
     text
-}
-
-/// `text` cut to `max` characters with an ellipsis.
-fn short(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}...", &text[..at]),
-        None => text.to_string(),
-    }
 }
 
 /// A model retry, told on stderr by the formats whose stdout is the reply

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 use std::io::{self, Write as _};
 
-use super::{RunOutput, note, retry_notice, short};
+use super::{RunOutput, note, retry_notice};
 use crate::agent::{AgentEvent, Message, StopReason, StopRecord};
+use crate::terminal::call_summary;
 use crate::terminal::{self, one_line};
 use crate::transcript::SessionWriter;
 
@@ -49,33 +50,6 @@ impl ResumeCommand {
         };
         format!("{before} {}{} \"...\"", shell_word(id), self.after_id)
     }
-}
-
-/// A call's arguments for its line: the path-like ones first, as they are
-/// (`write_file notes/review.md`), then the rest as JSON cut to 60
-/// characters, so a long `content` never hides where it goes.
-fn call_summary(arguments: &serde_json::Value) -> String {
-    let Some(object) = arguments.as_object() else {
-        return short(&arguments.to_string(), 60);
-    };
-    let path_like = |key: &str| {
-        matches!(key, "path" | "file" | "dir" | "directory" | "from" | "to")
-            || key.ends_with("_path")
-    };
-    let mut words: Vec<String> = object
-        .iter()
-        .filter(|(key, value)| path_like(key) && value.is_string())
-        .filter_map(|(_, value)| value.as_str().map(str::to_string))
-        .collect();
-    let rest: serde_json::Map<String, serde_json::Value> = object
-        .iter()
-        .filter(|(key, value)| !(path_like(key) && value.is_string()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    if !rest.is_empty() || words.is_empty() {
-        words.push(short(&serde_json::Value::Object(rest).to_string(), 60));
-    }
-    words.join(" ")
 }
 
 /// `word` as one shell word: as it is when it holds nothing a shell reads

@@ -1,0 +1,376 @@
+//! What `toolhost chat` shows: the lines that scroll above (the reply, tool
+//! lines, notes), made from the loop's events, and the viewport under
+//! them: the reply's unfinished line, the input, the queued messages and
+//! the status line. Every outside text passes through `crate::terminal`.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+
+use super::editor::Editor;
+use crate::agent::{AgentEvent, Delivery, Message, Queued, StopReason};
+use crate::terminal::{call_summary, one_line, short};
+
+/// Rows of the viewport under the scrolling lines.
+pub(crate) const VIEWPORT_HEIGHT: u16 = 8;
+/// Input rows shown at most (the cursor's and those before it).
+const INPUT_ROWS: usize = 3;
+/// Queued messages shown at most.
+const QUEUED_ROWS: usize = 2;
+
+/// The status line's facts.
+#[derive(Debug, Default)]
+pub(crate) struct Status {
+    pub(crate) model: String,
+    pub(crate) workspace: String,
+    /// The current prompt's turn, from 1; 0 before the first.
+    pub(crate) turn: u32,
+    pub(crate) tokens_in: u64,
+    pub(crate) tokens_out: u64,
+    /// What is running: `waiting for the model`, or the tools by name.
+    pub(crate) activity: Option<String>,
+    /// Since when the current prompt runs.
+    pub(crate) since: Option<Instant>,
+}
+
+impl Status {
+    fn line(&self) -> String {
+        let activity = match (&self.activity, self.since) {
+            (Some(activity), Some(since)) => {
+                format!("{activity} ({}s, Esc stops it)", since.elapsed().as_secs())
+            }
+            (Some(activity), None) => activity.clone(),
+            (None, _) => "ready".into(),
+        };
+        format!(
+            "{} · {} · turn {} · {} in / {} out tokens · {activity}",
+            one_line(&self.model),
+            one_line(&self.workspace),
+            self.turn,
+            self.tokens_in,
+            self.tokens_out
+        )
+    }
+}
+
+/// Turns the loop's events into finished lines for above the viewport,
+/// keeping the reply's unfinished line and each call's summary.
+#[derive(Debug, Default)]
+pub(crate) struct Transcript {
+    /// The reply's text after its last line break.
+    pub(crate) live: String,
+    /// Whether the current reply streamed (its `message` is not printed
+    /// again).
+    streamed: bool,
+    calls: HashMap<String, String>,
+    running: Vec<String>,
+    turns: u32,
+}
+
+impl Transcript {
+    /// The lines `event` finishes, and updates `status`.
+    pub(crate) fn lines(&mut self, event: &AgentEvent, status: &mut Status) -> Vec<String> {
+        let mut lines = Vec::new();
+        match event {
+            AgentEvent::AgentStart => {
+                self.turns = 0;
+                status.since = Some(Instant::now());
+            }
+            AgentEvent::TurnStart { turn } => {
+                status.turn = *turn;
+                status.activity = Some("waiting for the model".into());
+            }
+            AgentEvent::ModelRetry {
+                attempt, reason, ..
+            } => lines.push(format!(
+                "retrying the model request ({attempt}): {}",
+                one_line(&short(reason, 160))
+            )),
+            AgentEvent::MessageDelta { text } => {
+                self.streamed = true;
+                status.activity = Some("replying".into());
+                self.live.push_str(text);
+                while let Some(at) = self.live.find('\n') {
+                    lines.push(one_line(&self.live[..at]).into_owned());
+                    self.live.drain(..=at);
+                }
+            }
+            AgentEvent::Message { message } => match message {
+                Message::User { text, delivery } => {
+                    let mark = match delivery {
+                        None => "",
+                        Some(Delivery::Steer) => "(steer) ",
+                        Some(Delivery::FollowUp) => "(follow-up) ",
+                    };
+                    for (n, line) in text.lines().enumerate() {
+                        let lead = if n == 0 {
+                            format!("> {mark}")
+                        } else {
+                            "  ".into()
+                        };
+                        lines.push(format!("{lead}{}", one_line(line)));
+                    }
+                }
+                Message::Assistant(reply) => {
+                    self.turns += 1;
+                    if let Some(usage) = &reply.usage {
+                        status.tokens_in += usage.input_tokens;
+                        status.tokens_out += usage.output_tokens;
+                    }
+                    if self.streamed {
+                        if !self.live.is_empty() {
+                            lines.push(one_line(&std::mem::take(&mut self.live)).into_owned());
+                        }
+                    } else {
+                        lines.extend(reply.text().lines().map(|l| one_line(l).into_owned()));
+                    }
+                    self.streamed = false;
+                }
+                Message::ToolResults { results } => {
+                    for result in results {
+                        let args = self.calls.remove(&result.call_id).unwrap_or_default();
+                        let head = format!("-> {} {}", one_line(&result.tool), one_line(&args));
+                        let head = head.trim_end();
+                        if result.is_error {
+                            let first = result.text.lines().next().unwrap_or_default();
+                            lines.push(format!("{head} error: {}", one_line(&short(first, 200))));
+                        } else {
+                            lines.push(format!("{head} ok {} B", result.text.len()));
+                        }
+                    }
+                }
+            },
+            AgentEvent::ToolExecutionStart {
+                call_id,
+                tool,
+                arguments,
+            } => {
+                self.calls.insert(call_id.clone(), call_summary(arguments));
+                self.running.push(tool.clone());
+                status.activity = Some(format!("running {}", self.running.join(", ")));
+            }
+            AgentEvent::ToolExecutionEnd { tool, .. } => {
+                if let Some(at) = self.running.iter().position(|t| t == tool) {
+                    self.running.remove(at);
+                }
+                status.activity = Some(if self.running.is_empty() {
+                    "working".into()
+                } else {
+                    format!("running {}", self.running.join(", "))
+                });
+            }
+            AgentEvent::AgentEnd { stop } => {
+                if !self.live.is_empty() {
+                    lines.push(one_line(&std::mem::take(&mut self.live)).into_owned());
+                }
+                if stop.reason != StopReason::Completed {
+                    lines.push(format!(
+                        "stopped: {} after {} turn(s): {}",
+                        stop.reason.as_str(),
+                        stop.turns,
+                        one_line(&stop.evidence)
+                    ));
+                }
+                let seconds = status
+                    .since
+                    .map_or(0.0, |since| since.elapsed().as_secs_f64());
+                lines.push(format!(
+                    "({} turn(s), {} in / {} out tokens this session, {seconds:.1} s)",
+                    stop.turns, status.tokens_in, status.tokens_out
+                ));
+                status.activity = None;
+                status.since = None;
+                self.running.clear();
+            }
+            AgentEvent::InputQueued { .. }
+            | AgentEvent::InputDelivered { .. }
+            | AgentEvent::InputReturned { .. }
+            | AgentEvent::ToolExecutionUpdate { .. }
+            | AgentEvent::TurnEnd { .. } => {}
+        }
+        lines
+    }
+}
+
+/// Draws the viewport: the reply's unfinished line, the input, the queued
+/// messages, the status line at the bottom.
+pub(crate) fn draw(
+    frame: &mut Frame<'_>,
+    live: &str,
+    editor: &Editor,
+    queued: &[Queued],
+    status: &Status,
+) {
+    let area = frame.area();
+    let mut rows: Vec<Line<'_>> = Vec::new();
+    rows.push(Line::raw(one_line(live).into_owned()));
+
+    let (cursor_line, cursor_column) = editor.cursor_position();
+    let lines: Vec<&str> = editor.text().split('\n').collect();
+    let first = (cursor_line + 1).saturating_sub(INPUT_ROWS);
+    let input_top = rows.len();
+    for (n, line) in lines.iter().enumerate().skip(first).take(INPUT_ROWS) {
+        let lead = if n == 0 { "› " } else { "  " };
+        rows.push(Line::raw(format!("{lead}{}", one_line(line))));
+    }
+
+    for message in queued.iter().take(QUEUED_ROWS) {
+        let kind = match message.delivery {
+            Delivery::Steer => "steer",
+            Delivery::FollowUp => "follow-up",
+        };
+        rows.push(
+            Line::raw(format!(
+                "  queued {kind}: {}",
+                one_line(&short(&message.text.replace('\n', " "), 200))
+            ))
+            .style(Style::default().add_modifier(Modifier::DIM)),
+        );
+    }
+    if queued.len() > QUEUED_ROWS {
+        rows.push(
+            Line::raw(format!(
+                "  +{} more queued (/queue shows them)",
+                queued.len() - QUEUED_ROWS
+            ))
+            .style(Style::default().add_modifier(Modifier::DIM)),
+        );
+    }
+
+    let height = usize::from(area.height);
+    let status_row = height.saturating_sub(1);
+    rows.truncate(status_row);
+    while rows.len() < status_row {
+        rows.push(Line::raw(""));
+    }
+    rows.push(Line::raw(status.line()).style(Style::default().add_modifier(Modifier::REVERSED)));
+    frame.render_widget(Paragraph::new(rows), area);
+
+    let row = input_top + cursor_line - first;
+    let column = 2 + cursor_column;
+    if row < status_row {
+        frame.set_cursor_position(Position::new(
+            area.x
+                + u16::try_from(column)
+                    .unwrap_or(u16::MAX)
+                    .min(area.width.saturating_sub(1)),
+            area.y + u16::try_from(row).unwrap_or(0),
+        ));
+    }
+}
+
+/// How many rows `line` takes at `width` columns.
+pub(crate) fn rows_of(line: &str, width: u16) -> u16 {
+    let columns = Line::raw(line).width().max(1);
+    let width = usize::from(width.max(1));
+    u16::try_from(columns.div_ceil(width)).unwrap_or(u16::MAX)
+}
+
+/// The area of `rows` rows at the top of `area`.
+pub(crate) fn top(area: Rect, rows: u16) -> Rect {
+    Rect {
+        height: rows.min(area.height),
+        ..area
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+
+    /// The viewport as text, one string per row, trailing blanks cut.
+    fn screen(live: &str, editor: &Editor, queued: &[Queued], status: &Status) -> Vec<String> {
+        let mut terminal =
+            Terminal::new(TestBackend::new(90, VIEWPORT_HEIGHT)).expect("test terminal");
+        terminal
+            .draw(|frame| draw(frame, live, editor, queued, status))
+            .expect("draw");
+        let buffer = terminal.backend().buffer();
+        (0..buffer.area.height)
+            .map(|y| {
+                (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    fn status() -> Status {
+        Status {
+            model: "gpt-4o (openai)".into(),
+            workspace: "/home/me/proj".into(),
+            turn: 2,
+            tokens_in: 1200,
+            tokens_out: 80,
+            activity: Some("running read_file".into()),
+            since: None,
+        }
+    }
+
+    #[test]
+    fn queued_messages_show_under_the_input_by_kind() {
+        let mut editor = Editor::default();
+        editor.insert("and the docs");
+        let queued = [
+            Queued {
+                delivery: Delivery::Steer,
+                text: "use tabs\nnot spaces".into(),
+            },
+            Queued {
+                delivery: Delivery::FollowUp,
+                text: "then run the tests".into(),
+            },
+            Queued {
+                delivery: Delivery::FollowUp,
+                text: "and commit".into(),
+            },
+        ];
+        assert_eq!(
+            screen("Reading the fi", &editor, &queued, &status()),
+            [
+                "Reading the fi",
+                "› and the docs",
+                "  queued steer: use tabs not spaces",
+                "  queued follow-up: then run the tests",
+                "  +1 more queued (/queue shows them)",
+                "",
+                "",
+                "gpt-4o (openai) · /home/me/proj · turn 2 · 1200 in / 80 out tokens · running read_file",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_status_line_says_ready_when_idle_and_control_characters_are_inert() {
+        let mut editor = Editor::default();
+        editor.insert("one\ntwo\nthree\nfour");
+        let idle = Status {
+            activity: None,
+            workspace: "/w\x1b[2J".into(),
+            ..status()
+        };
+        assert_eq!(
+            screen("", &editor, &[], &idle),
+            [
+                "",
+                "  two",
+                "  three",
+                "  four",
+                "",
+                "",
+                "",
+                "gpt-4o (openai) · /w\\x1b[2J · turn 2 · 1200 in / 80 out tokens · ready",
+            ]
+        );
+    }
+}

@@ -1,0 +1,512 @@
+//! `toolhost run` and what it shares with `toolhost chat`: the flags of the
+//! model, the loop and the session, and the setup they make (the model, the
+//! tools, the system prompt, the session file and its ledger).
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use super::exit::Ended;
+use super::flags::SandboxArgs;
+use super::instructions::ProjectInstructions;
+use super::{
+    UsageError, background, headless, load_resolved, render, session, session_store,
+    spawn_ctrl_c_handler,
+};
+use crate::agent::{
+    AgentEvent, AgentLoop, DeliveryMode, Inbox, LoopConfig, Message, ResultBudget, StopRecord,
+    default_system_prompt,
+};
+use crate::config::{self, ProviderKind};
+use crate::provider::Model;
+use crate::sandbox::Sandbox;
+use crate::transcript::{SessionFile, SessionWriter};
+use crate::workspace::{self, Layout};
+
+/// The model, loop and session flags `run` and `chat` share.
+#[derive(Debug, Args)]
+pub(super) struct AgentArgs {
+    /// The model's wire API: `openai` (also Ollama, vLLM, llama.cpp with
+    /// --base-url), `anthropic`, or `scripted` (replays --script offline).
+    #[arg(long, value_enum)]
+    pub(super) provider: Option<ProviderKind>,
+    /// The scripted model's turns (JSON; format in docs/using/run.md).
+    #[arg(long, value_name = "FILE")]
+    pub(super) script: Option<PathBuf>,
+    /// The model name, for `openai` and `anthropic`.
+    #[arg(long)]
+    pub(super) model: Option<String>,
+    /// The API's base URL, for `openai` and `anthropic`.
+    #[arg(long, value_name = "URL")]
+    pub(super) base_url: Option<String>,
+    /// Stop after this many model replies.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub(super) max_turns: u32,
+    /// Stop reading a model reply past this many MiB of text, reasoning and
+    /// tool-call arguments (its calls do not run) [default: `[model]
+    /// max_reply_mib`, else 8].
+    #[arg(long, value_name = "MIB")]
+    pub(super) max_reply_mib: Option<u64>,
+    /// Warn the model after this many identical calls in a row (same tool,
+    /// same arguments).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub(super) loop_warn_after: u32,
+    /// Stop the run (exit 4) after this many identical calls in a row.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub(super) loop_stop_after: u32,
+    /// Replace the default system prompt with this file's text.
+    #[arg(long, value_name = "FILE")]
+    pub(super) system: Option<PathBuf>,
+    /// Text added after the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub(super) append_system: Option<String>,
+    /// How a run takes messages queued while it works: `one-at-a-time`
+    /// (the model answers each) or `all` [default: `[chat] delivery`, else
+    /// one-at-a-time].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(super) delivery: Option<crate::agent::DeliveryMode>,
+    /// Continue a recorded session with a new prompt: `last`, or an id from
+    /// `toolhost sessions`.
+    #[arg(long, value_name = "ID|last")]
+    pub(super) resume: Option<String>,
+    /// Do not record this run in a session file.
+    #[arg(long)]
+    pub(super) no_session: bool,
+    /// Leave the workspace's AGENTS.md (else CLAUDE.md) out of the system
+    /// prompt.
+    #[arg(long)]
+    pub(super) no_project_instructions: bool,
+    /// Where session files go [default: <workspace>/.toolhost/sessions].
+    #[arg(long, value_name = "DIR")]
+    pub(super) session_dir: Option<PathBuf>,
+    /// A tool result longer than this many KiB reaches the model as its
+    /// head and tail; the whole text is saved in .toolhost/outputs.
+    #[arg(long, default_value_t = crate::agent::DEFAULT_RESULT_BUDGET / 1024, value_name = "KIB")]
+    pub(super) result_budget: usize,
+}
+
+/// `toolhost run`'s flags.
+#[derive(Debug, Args)]
+pub(super) struct RunArgs {
+    /// The task. `-` or no argument with piped stdin reads it from stdin.
+    pub(super) prompt: Option<String>,
+    #[command(flatten)]
+    pub(super) agent: AgentArgs,
+    /// How to print the run.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub(super) output_format: OutputFormat,
+    /// How to read input: `text` (the prompt only), or `stream-json` (JSON
+    /// lines on stdin: prompts, messages for a run while it works,
+    /// interrupts; format in docs/reference/stream-json-input.md).
+    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    pub(super) input_format: InputFormat,
+    #[command(flatten)]
+    pub(super) sandbox: SandboxArgs,
+}
+
+/// `toolhost chat`'s flags.
+#[derive(Debug, Args)]
+pub(super) struct ChatArgs {
+    /// A first prompt, sent at once.
+    pub(super) prompt: Option<String>,
+    #[command(flatten)]
+    pub(super) agent: AgentArgs,
+    #[command(flatten)]
+    pub(super) sandbox: SandboxArgs,
+}
+
+/// How `toolhost run` reads its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum InputFormat {
+    /// The prompt, from the argument or stdin.
+    Text,
+    /// One JSON object per line on stdin, for as long as it is open.
+    StreamJson,
+}
+
+/// How `toolhost run` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// The assistant's text on stdout, one line per tool call on stderr.
+    Text,
+    /// One JSON object at the end.
+    Json,
+    /// One JSON event per line as the run goes.
+    StreamJson,
+}
+
+/// What `run` and `chat` start from: everything but the front end.
+pub(super) struct Prepared<T> {
+    pub(super) workspace: PathBuf,
+    pub(super) sandbox: Sandbox,
+    pub(super) model: Model,
+    pub(super) config: LoopConfig,
+    pub(super) writer: Option<Arc<SessionWriter>>,
+    /// The resumed session's ledger, or empty.
+    pub(super) ledger: Vec<Message>,
+    pub(super) instructions: ProjectInstructions,
+    pub(super) delivery: DeliveryMode,
+    /// What `before_load` returned.
+    pub(super) early: T,
+}
+
+/// Checks the flags, resolves the configuration and the model (a resumed
+/// session's server is checked here, before any request), runs
+/// `before_load` (so its errors come before the tools load), loads the
+/// tools and opens the session file.
+pub(super) async fn prepare<T>(
+    sandbox_args: &SandboxArgs,
+    args: &AgentArgs,
+    before_load: impl FnOnce() -> anyhow::Result<T>,
+) -> anyhow::Result<Prepared<T>> {
+    if args.loop_warn_after == 0 || args.loop_stop_after == 0 {
+        return Err(UsageError(
+            "--loop-warn-after and --loop-stop-after must be at least 1".into(),
+        )
+        .into());
+    }
+    if args.result_budget == 0 {
+        return Err(UsageError("--result-budget must be at least 1 (KiB)".into()).into());
+    }
+    if args.max_reply_mib == Some(0) {
+        return Err(UsageError("--max-reply-mib must be at least 1 (MiB)".into()).into());
+    }
+    let resolved = config::resolve(&sandbox_args.inputs())?;
+    let workspace = resolved.sandbox.workspace.clone();
+    let configured = resolved.chat.delivery.map(|setting| match setting {
+        config::DeliverySetting::OneAtATime => DeliveryMode::OneAtATime,
+        config::DeliverySetting::All => DeliveryMode::All,
+    });
+    let store = session_store(args.session_dir.as_ref(), &workspace);
+    let resumed = match &args.resume {
+        Some(which) => Some(SessionFile::read(&store.find(which)?)?),
+        None => None,
+    };
+    if let Some(file) = &resumed {
+        render::warnings(&session::resume_warnings(file, &workspace));
+    }
+    let flags = config::ModelFlags {
+        provider: args.provider,
+        script: args.script.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+    };
+    let model = config::resolve_model(
+        &flags,
+        &resolved.model,
+        resumed.as_ref().map(|file| {
+            let start = file.last_start();
+            config::RecordedModel {
+                provider: &start.provider,
+                model: start.model.as_deref(),
+                base_url: start.base_url.as_deref(),
+                file: &file.path,
+                workspace: &workspace,
+                trusted: resolved.trusted,
+            }
+        }),
+    )?
+    .with_max_reply_bytes(
+        args.max_reply_mib
+            .map_or(resolved.max_reply_bytes, |mib| mib.saturating_mul(1 << 20)),
+    );
+    let early = before_load()?;
+
+    let sandbox = load_resolved(resolved, None).await?;
+    let mut system = match &args.system {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("reading the system prompt file `{}`", path.display()))?,
+        None => default_system_prompt(&sandbox),
+    };
+    if let Some(extra) = &args.append_system {
+        system.push_str("\n\n");
+        system.push_str(extra);
+    }
+    let instructions = ProjectInstructions::new(
+        &workspace,
+        !args.no_project_instructions,
+        system,
+        resumed
+            .as_ref()
+            .and_then(|file| file.last_start().project_instructions.clone()),
+    );
+    let config = LoopConfig {
+        max_turns: args.max_turns,
+        warn_after: args.loop_warn_after,
+        stop_after: args.loop_stop_after,
+        system_prompt: instructions.system_prompt(),
+        result_budget: Some(ResultBudget {
+            max_bytes: args.result_budget.saturating_mul(1024),
+            save_dir: Layout::of(&workspace).outputs_dir(),
+            save_dir_for_model: workspace::OUTPUTS_DIR.into(),
+        }),
+    };
+
+    let mut start = session::start_record(&model, &sandbox, &config);
+    start.project_instructions = instructions.recorded();
+    let writer = if args.no_session {
+        None
+    } else {
+        Some(Arc::new(session::open(&store, resumed.as_ref(), start)?))
+    };
+    let ledger = match &resumed {
+        Some(file) => session::resumed_ledger(file, writer.as_deref()),
+        None => Vec::new(),
+    };
+    Ok(Prepared {
+        workspace,
+        sandbox,
+        model,
+        config,
+        writer,
+        ledger,
+        instructions,
+        delivery: args.delivery.or(configured).unwrap_or_default(),
+        early,
+    })
+}
+
+/// `toolhost run`: prepare, run the loop (one prompt, or prompts from
+/// stdin), print, and map the stop reason to the exit code.
+pub(super) async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> anyhow::Result<Ended> {
+    use std::io::IsTerminal as _;
+    let headless = args.input_format == InputFormat::StreamJson;
+    // No task and a person at the terminal: they meant a chat.
+    if !headless && args.prompt.is_none() && std::io::stdin().is_terminal() {
+        return run_chat(sandbox_args, &args.agent, None).await;
+    }
+    let prepared = prepare(sandbox_args, &args.agent, || {
+        Ok(if headless {
+            // The argument, if any, is the first prompt; stdin has the rest.
+            args.prompt.clone().filter(|prompt| prompt != "-")
+        } else {
+            Some(read_prompt(args.prompt.as_deref())?)
+        })
+    })
+    .await?;
+    let Prepared {
+        workspace,
+        sandbox,
+        model,
+        config,
+        writer,
+        mut ledger,
+        mut instructions,
+        delivery,
+        early: prompt,
+    } = prepared;
+
+    let cancel = tokio_util::sync::CancellationToken::new();
+    spawn_ctrl_c_handler(cancel.clone());
+    let renderer = render::RunRenderer::new(
+        args.output_format,
+        resume_command(sandbox_args, &args.agent, &workspace),
+    );
+    let sink = match &writer {
+        Some(writer) => session::record_then(writer, renderer.sink()),
+        None => renderer.sink(),
+    };
+    let inbox = Inbox::new(delivery).with_events(sink.clone());
+    let mut agent = AgentLoop::new(model, &sandbox, config)
+        .with_events(sink)
+        .with_inbox(inbox.clone());
+    let stop = match prompt {
+        Some(prompt) if !headless => agent.run(&mut ledger, prompt, &cancel).await,
+        first => {
+            let mut failed = Ok(());
+            let hooks = headless::Hooks {
+                // Read again before each prompt: a tool may have changed it.
+                system_prompt: &mut || instructions.refreshed(),
+                after_run: &mut |ledger: &[Message], stop: &StopRecord| {
+                    if failed.is_ok() {
+                        failed = renderer.finish(ledger, stop, writer.as_deref());
+                    }
+                },
+            };
+            let last =
+                headless::drive(&mut agent, &mut ledger, &inbox, first, &cancel, hooks).await;
+            failed?;
+            match last {
+                Some(stop) => stop,
+                None => {
+                    background::hand_off(&sandbox);
+                    return Err(UsageError(
+                        "no prompt: stdin closed before a {\"type\":\"user\",...} line came".into(),
+                    )
+                    .into());
+                }
+            }
+        }
+    };
+    if !headless {
+        renderer.finish(&ledger, &stop, writer.as_deref())?;
+    }
+    background::hand_off(&sandbox);
+    Ok(Ended::Run(stop.reason))
+}
+
+pub(super) fn resume_command(
+    sandbox_args: &SandboxArgs,
+    args: &AgentArgs,
+    workspace: &Path,
+) -> render::ResumeCommand {
+    let absolute = |path: &Path| {
+        std::path::absolute(path)
+            .unwrap_or_else(|_| path.to_path_buf())
+            .display()
+            .to_string()
+    };
+    let mut before = vec!["toolhost".to_string()];
+    let flag = |words: &mut Vec<String>, name: &str, value: String| {
+        words.push(name.to_string());
+        words.push(render::shell_word(&value));
+    };
+    flag(&mut before, "--workspace", workspace.display().to_string());
+    if let Some(config) = &sandbox_args.config {
+        flag(&mut before, "--config", absolute(config));
+    }
+    for dir in &sandbox_args.plugins {
+        flag(&mut before, "--plugins", absolute(dir));
+    }
+    for grant in &sandbox_args.allow_read {
+        flag(&mut before, "--allow-read", grant.clone());
+    }
+    for grant in &sandbox_args.allow_write {
+        flag(&mut before, "--allow-write", grant.clone());
+    }
+    before.extend(["run".to_string(), "--resume".to_string()]);
+    let mut after = Vec::new();
+    if let Some(script) = &args.script {
+        flag(&mut after, "--script", absolute(script));
+    }
+    if let Some(dir) = &args.session_dir {
+        flag(&mut after, "--session-dir", absolute(dir));
+    }
+    render::ResumeCommand {
+        before_id: before.join(" "),
+        after_id: after.iter().map(|word| format!(" {word}")).collect(),
+    }
+}
+
+/// The prompt from the argument, or from stdin for `-` or when stdin is piped.
+pub(super) fn read_prompt(arg: Option<&str>) -> anyhow::Result<String> {
+    use std::io::IsTerminal as _;
+    let from_stdin = match arg {
+        Some("-") => true,
+        Some(_) => false,
+        None => !std::io::stdin().is_terminal(),
+    };
+    let prompt = if from_stdin {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading the prompt from stdin")?;
+        text
+    } else {
+        arg.unwrap_or_default().to_string()
+    };
+    if prompt.trim().is_empty() {
+        return Err(UsageError(
+            "no prompt: pass the task as an argument, or `-` to read it from stdin".into(),
+        )
+        .into());
+    }
+    Ok(prompt)
+}
+
+/// `toolhost chat` (and `toolhost run` with no prompt at a terminal): one
+/// session, many prompts, in the terminal.
+pub(super) async fn run_chat(
+    sandbox_args: &SandboxArgs,
+    args: &AgentArgs,
+    first: Option<String>,
+) -> anyhow::Result<Ended> {
+    use std::io::IsTerminal as _;
+
+    use crate::agent::{EventSink, StopReason};
+    use crate::chat::{self, Chat, ChatEnd, Status};
+    use crate::transcript::ToolInfo;
+
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(UsageError(
+            "`toolhost chat` needs a terminal on stdin and stdout; from a script or an editor, \
+             use `toolhost run --input-format stream-json`"
+                .into(),
+        )
+        .into());
+    }
+    let Prepared {
+        workspace,
+        sandbox,
+        model,
+        config,
+        writer,
+        ledger,
+        mut instructions,
+        delivery,
+        early: (),
+    } = prepare(sandbox_args, args, || Ok(())).await?;
+    let (provider, name, _) = model.describe();
+    let model_name = match name {
+        Some(name) => format!("{name} ({provider})"),
+        None => provider.to_string(),
+    };
+    let (send, events) = tokio::sync::mpsc::unbounded_channel();
+    let forward: EventSink = Arc::new(move |event: &AgentEvent| {
+        let _ = send.send(event.clone());
+    });
+    let sink = match &writer {
+        Some(writer) => session::record_then(writer, forward),
+        None => forward,
+    };
+    let inbox = Inbox::new(delivery).with_events(sink.clone());
+    let tools: Vec<ToolInfo> = sandbox.tools().iter().map(ToolInfo::of).collect();
+    let session = writer
+        .as_ref()
+        .map(|writer| (writer.id().to_string(), writer.path().to_path_buf()));
+    let header = vec![
+        format!(
+            "toolhost chat · {} · {} · {} tools · {}",
+            crate::terminal::one_line(&model_name),
+            crate::terminal::one_line(&workspace.display().to_string()),
+            tools.len(),
+            match &session {
+                Some((id, _)) => format!("session {}", crate::terminal::one_line(id)),
+                None => "no session file".into(),
+            }
+        ),
+        "Enter sends · Alt+Enter or Tab queues a follow-up · Esc stops · /help · Ctrl+D quits"
+            .into(),
+    ];
+    let status = Status {
+        model: model_name,
+        workspace: workspace.display().to_string(),
+        ..Status::default()
+    };
+    let agent = AgentLoop::new(model, &sandbox, config)
+        .with_events(sink)
+        .with_inbox(inbox.clone());
+    let end = chat::run(
+        Chat {
+            agent,
+            ledger,
+            inbox,
+            events,
+            session,
+            tools,
+            status,
+            first,
+            refresh_system: Box::new(move || instructions.refreshed()),
+        },
+        header,
+    )
+    .await?;
+    background::hand_off(&sandbox);
+    Ok(match end {
+        ChatEnd::Quit => Ended::Done,
+        ChatEnd::Interrupted => Ended::Run(StopReason::Aborted),
+    })
+}

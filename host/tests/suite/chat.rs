@@ -1,0 +1,238 @@
+//! `toolhost chat` in a real pseudo-terminal, with the scripted model: what
+//! the screen shows (as a terminal would, through vt100) after each key.
+
+use std::fs::File;
+use std::io::{Read as _, Write as _};
+use std::os::fd::FromRawFd as _;
+use std::os::unix::process::CommandExt as _;
+use std::process::Child;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::common::{Workspace, mask_between, test_plugins};
+
+const ROWS: u16 = 30;
+const COLUMNS: u16 = 100;
+
+/// A toolhost in a pseudo-terminal, and the screen it drew.
+struct Pty {
+    child: Child,
+    input: File,
+    screen: Arc<Mutex<vt100::Parser>>,
+}
+
+impl Pty {
+    fn spawn(ws: &Workspace, args: &[&str]) -> Pty {
+        let (mut master, mut slave) = (0, 0);
+        let size = libc::winsize {
+            ws_row: ROWS,
+            ws_col: COLUMNS,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: out-pointers to two ints and a valid winsize.
+        let opened = unsafe {
+            libc::openpty(
+                &raw mut master,
+                &raw mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                &raw const size,
+            )
+        };
+        assert_eq!(opened, 0, "openpty");
+        // SAFETY: openpty returned these descriptors, owned from here on.
+        let (master, slave) = unsafe { (File::from_raw_fd(master), File::from_raw_fd(slave)) };
+        let mut command = ws.toolhost_process();
+        command
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .stdin(slave.try_clone().expect("dup"))
+            .stdout(slave.try_clone().expect("dup"))
+            .stderr(slave);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn().expect("start toolhost chat");
+        drop(command);
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(
+            ROWS.try_into().expect("rows"),
+            COLUMNS.try_into().expect("columns"),
+            0,
+        )));
+        let mut output = master.try_clone().expect("dup");
+        let mut answers = master.try_clone().expect("dup");
+        let parsed = Arc::clone(&screen);
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            loop {
+                let n = match output.read(&mut buffer) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                let mut parser = parsed.lock().expect("screen");
+                parser.process(&buffer[..n]);
+                // The inline viewport asks where the cursor is; answer as a
+                // terminal does.
+                if buffer[..n].windows(4).any(|w| w == b"\x1b[6n") {
+                    let (row, column) = parser.screen().cursor_position();
+                    let _ = write!(answers, "\x1b[{};{}R", row + 1, column + 1);
+                }
+            }
+        });
+        Pty {
+            child,
+            input: master,
+            screen,
+        }
+    }
+
+    fn text(&self) -> String {
+        self.screen.lock().expect("screen").screen().contents()
+    }
+
+    /// Waits until the screen shows `text`.
+    #[track_caller]
+    fn wait_for(&self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if self.text().contains(text) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("the screen never showed {text:?}:\n{}", self.text());
+    }
+
+    fn keys(&mut self, keys: &str) {
+        self.input.write_all(keys.as_bytes()).expect("type");
+        self.input.flush().expect("flush");
+        // A lone Esc is told from the start of a sequence by a pause.
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
+    /// Waits for the exit; its code.
+    fn exit_code(mut self) -> Option<i32> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status.code();
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("toolhost chat did not exit:\n{}", self.text());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn script(ws: &Workspace, turns: Value) -> String {
+    ws.write("script.json", json!({ "turns": turns }).to_string())
+        .display()
+        .to_string()
+}
+
+#[test]
+fn a_prompt_a_steer_while_a_tool_runs_a_command_and_ctrl_d() {
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
+    let script = script(
+        &ws,
+        json!([
+            {"text": "Sleeping first.", "tool_calls": [{"name": "sleep", "arguments": {"ms": 1500}}]},
+            {"text": "Noted: {last_user}"},
+        ]),
+    );
+    let mut chat = Pty::spawn(&ws, &["chat", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("start\r");
+    chat.wait_for("running sleep");
+    chat.keys("use tabs\r");
+    chat.wait_for("Noted: use tabs");
+    chat.wait_for("ready");
+    let screen = chat.text();
+    let shown: Vec<String> = screen
+        .lines()
+        .skip_while(|line| !line.starts_with("> start"))
+        .take(6)
+        .map(|line| match line.contains("session, ") {
+            true => mask_between(line.trim_end(), "session, ", " s)", "_"),
+            false => line.trim_end().to_string(),
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "> start",
+            "Sleeping first.",
+            "-> sleep {\"ms\":1500} ok 7 B",
+            "> (steer) use tabs",
+            "Noted: use tabs",
+            "(2 turn(s), 0 in / 0 out tokens this session, _ s)",
+        ],
+        "{screen}"
+    );
+    chat.keys("/session\r");
+    chat.wait_for("session ");
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+}
+
+#[test]
+fn esc_stops_the_turn_and_puts_the_queued_follow_up_back_in_the_input() {
+    let ws = Workspace::new();
+    let script = script(
+        &ws,
+        json!([
+            {"delay_ms": 30000, "text": "never shown"},
+            {"text": "After: {last_user}"},
+        ]),
+    );
+    let mut chat = Pty::spawn(&ws, &["chat", "--no-session", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("go\r");
+    chat.wait_for("waiting for the model");
+    chat.keys("later\t");
+    chat.wait_for("queued follow-up: later");
+    chat.keys("\x1b");
+    chat.wait_for("stopped: aborted");
+    chat.wait_for("› later");
+    chat.keys("\r");
+    chat.wait_for("After: later");
+    assert!(!chat.text().contains("never shown"));
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+}
+
+#[test]
+fn ctrl_c_twice_quits_with_130_and_chat_needs_a_terminal() {
+    let ws = Workspace::new();
+    let script = script(&ws, json!([]));
+    let mut chat = Pty::spawn(&ws, &["chat", "--no-session", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("typed");
+    chat.keys("\x03");
+    chat.keys("\x03");
+    assert_eq!(chat.exit_code(), Some(130));
+
+    let output = ws
+        .toolhost()
+        .args(["chat", "--no-session", "--script", &script])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    super::common::assert_text(
+        &String::from_utf8_lossy(&output.stderr),
+        "error: `toolhost chat` needs a terminal on stdin and stdout; from a script or an \
+         editor, use `toolhost run --input-format stream-json`\n",
+    );
+}
