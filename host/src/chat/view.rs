@@ -70,6 +70,8 @@ pub(crate) struct Transcript {
     calls: HashMap<String, String>,
     running: Vec<String>,
     turns: u32,
+    /// Tokens in and out of the current prompt's replies.
+    tokens: (u64, u64),
 }
 
 impl Transcript {
@@ -79,6 +81,7 @@ impl Transcript {
         match event {
             AgentEvent::AgentStart => {
                 self.turns = 0;
+                self.tokens = (0, 0);
                 status.since = Some(Instant::now());
             }
             AgentEvent::TurnStart { turn } => {
@@ -121,6 +124,8 @@ impl Transcript {
                     if let Some(usage) = &reply.usage {
                         status.tokens_in += usage.input_tokens;
                         status.tokens_out += usage.output_tokens;
+                        self.tokens.0 += usage.input_tokens;
+                        self.tokens.1 += usage.output_tokens;
                     }
                     if self.streamed {
                         if !self.live.is_empty() {
@@ -179,9 +184,10 @@ impl Transcript {
                 let seconds = status
                     .since
                     .map_or(0.0, |since| since.elapsed().as_secs_f64());
+                // As `run`'s text output ends each prompt.
                 lines.push(format!(
-                    "({} turn(s), {} in / {} out tokens this session, {seconds:.1} s)",
-                    stop.turns, status.tokens_in, status.tokens_out
+                    "{} turn(s) · {} in / {} out tokens · {seconds:.1} s",
+                    stop.turns, self.tokens.0, self.tokens.1
                 ));
                 status.activity = None;
                 status.since = None;

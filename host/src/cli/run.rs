@@ -275,7 +275,11 @@ pub(super) async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> any
     use std::io::IsTerminal as _;
     let headless = args.input_format == InputFormat::StreamJson;
     // No task and a person at the terminal: they meant a chat.
-    if !headless && args.prompt.is_none() && std::io::stdin().is_terminal() {
+    if !headless
+        && args.prompt.is_none()
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal()
+    {
         return run_chat(sandbox_args, &args.agent, None).await;
     }
     let prepared = prepare(sandbox_args, &args.agent, || {
@@ -304,6 +308,13 @@ pub(super) async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> any
     let renderer = render::RunRenderer::new(
         args.output_format,
         resume_command(sandbox_args, &args.agent, &workspace),
+        header(
+            "run",
+            &model,
+            &workspace,
+            sandbox.tools().len(),
+            writer.as_deref(),
+        ),
     );
     let sink = match &writer {
         Some(writer) => session::record_then(writer, renderer.sink()),
@@ -417,6 +428,35 @@ pub(super) fn read_prompt(arg: Option<&str>) -> anyhow::Result<String> {
     Ok(prompt)
 }
 
+/// The model as the header and the status line name it.
+fn model_name(model: &Model) -> String {
+    match model.describe() {
+        (provider, Some(name), _) => format!("{name} ({provider})"),
+        (provider, None, _) => provider.to_string(),
+    }
+}
+
+/// The line that opens `run`'s text output and the chat: the command, the
+/// model, the workspace, how many tools, the session.
+fn header(
+    command: &str,
+    model: &Model,
+    workspace: &Path,
+    tools: usize,
+    session: Option<&SessionWriter>,
+) -> String {
+    use crate::terminal::one_line;
+    format!(
+        "toolhost {command} · {} · {} · {tools} tools · {}",
+        one_line(&model_name(model)),
+        one_line(&workspace.display().to_string()),
+        match session {
+            Some(session) => format!("session {}", one_line(session.id())),
+            None => "no session file".into(),
+        }
+    )
+}
+
 /// `toolhost chat` (and `toolhost run` with no prompt at a terminal): one
 /// session, many prompts, in the terminal.
 pub(super) async fn run_chat(
@@ -449,11 +489,7 @@ pub(super) async fn run_chat(
         delivery,
         early: (),
     } = prepare(sandbox_args, args, || Ok(())).await?;
-    let (provider, name, _) = model.describe();
-    let model_name = match name {
-        Some(name) => format!("{name} ({provider})"),
-        None => provider.to_string(),
-    };
+    let model_name = model_name(&model);
     let (send, events) = tokio::sync::mpsc::unbounded_channel();
     let forward: EventSink = Arc::new(move |event: &AgentEvent| {
         let _ = send.send(event.clone());
@@ -468,16 +504,7 @@ pub(super) async fn run_chat(
         .as_ref()
         .map(|writer| (writer.id().to_string(), writer.path().to_path_buf()));
     let header = vec![
-        format!(
-            "toolhost chat · {} · {} · {} tools · {}",
-            crate::terminal::one_line(&model_name),
-            crate::terminal::one_line(&workspace.display().to_string()),
-            tools.len(),
-            match &session {
-                Some((id, _)) => format!("session {}", crate::terminal::one_line(id)),
-                None => "no session file".into(),
-            }
-        ),
+        header("chat", &model, &workspace, tools.len(), writer.as_deref()),
         "Enter sends · Alt+Enter or Tab queues a follow-up · Esc stops · /help · Ctrl+D quits"
             .into(),
     ];

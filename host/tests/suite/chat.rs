@@ -164,8 +164,8 @@ fn a_prompt_a_steer_while_a_tool_runs_a_command_and_ctrl_d() {
         .lines()
         .skip_while(|line| !line.starts_with("> start"))
         .take(6)
-        .map(|line| match line.contains("session, ") {
-            true => mask_between(line.trim_end(), "session, ", " s)", "_"),
+        .map(|line| match line.contains("tokens · ") {
+            true => mask_between(line.trim_end(), "tokens · ", " s", "_"),
             false => line.trim_end().to_string(),
         })
         .collect();
@@ -177,7 +177,7 @@ fn a_prompt_a_steer_while_a_tool_runs_a_command_and_ctrl_d() {
             "-> sleep {\"ms\":1500} ok 7 B",
             "> (steer) use tabs",
             "Noted: use tabs",
-            "(2 turn(s), 0 in / 0 out tokens this session, _ s)",
+            "2 turn(s) · 0 in / 0 out tokens · _ s",
         ],
         "{screen}"
     );

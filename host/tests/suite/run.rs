@@ -20,9 +20,10 @@ fn script(ws: &Workspace, turns: Value) -> String {
         .to_string()
 }
 
-/// A run's stderr with the two parts that differ from run to run masked:
-/// the session id (twice in the `session ...` line) as `ID`, and each tool
-/// call line's duration (`ok 12 ms`) as `_`.
+/// A run's stderr with the parts that differ from run to run masked: the
+/// session id (in the header and twice in the `session ...` line) as `ID`,
+/// each tool call line's duration (`ok 12 ms`) and the prompt's time in its
+/// summary line as `_`.
 fn masked(stderr: &str) -> String {
     let stderr = if stderr.contains("\nsession ") {
         let once = mask_between(stderr, "\nsession ", " (", "ID");
@@ -32,9 +33,16 @@ fn masked(stderr: &str) -> String {
     };
     stderr
         .split_inclusive('\n')
-        .map(|line| match line.strip_prefix("-> ") {
-            Some(_) => mask_call_time(line),
-            None => line.to_string(),
+        .map(|line| {
+            if line.starts_with("-> ") {
+                mask_call_time(line)
+            } else if line.starts_with("toolhost run · ") && line.contains(" · session ") {
+                mask_between(line, " · session ", "\n", "ID")
+            } else if line.contains(" out tokens · ") {
+                mask_between(line, " out tokens · ", " s\n", "_")
+            } else {
+                line.to_string()
+            }
         })
         .collect()
 }
@@ -87,7 +95,9 @@ fn a_reply_without_tool_calls_completes_with_exit_0() {
     assert_text(
         &masked(&String::from_utf8_lossy(&output.stderr)),
         &ws.expand(&format!(
-            "-> read_file a.txt ok _ ms 13 B\n\
+            "toolhost run · scripted · {{ws}} · 5 tools · session ID\n\
+             -> read_file a.txt ok _ ms 13 B\n\
+             2 turn(s) · 0 in / 0 out tokens · _ s\n\
              session ID (continue it with `toolhost --workspace {{ws}} run --resume ID --script \
              {script} \"...\"`)\n"
         )),
@@ -107,7 +117,9 @@ fn max_turns_exits_3_and_fills_pending_calls() {
     assert_text(
         &masked(&err),
         &ws.expand(&format!(
-            "-> read_file  error: (not executed: reached max turns)\n\
+            "toolhost run · scripted · {{ws}} · 5 tools · session ID\n\
+             -> read_file error: (not executed: reached max turns)\n\
+             1 turn(s) · 0 in / 0 out tokens · _ s\n\
              session ID (continue it with `toolhost --workspace {{ws}} run --resume ID --script \
              {script} \"...\"`)\n\
              stopped: max_turns after 1 turn(s): reached the limit of 1 turns with 1 tool call(s) \
@@ -144,7 +156,9 @@ fn a_script_that_runs_out_is_an_error_with_exit_1() {
     assert_text(
         &masked(&err),
         &ws.expand(&format!(
-            "-> read_file a.txt ok _ ms 13 B\n\
+            "toolhost run · scripted · {{ws}} · 5 tools · session ID\n\
+             -> read_file a.txt ok _ ms 13 B\n\
+             1 turn(s) · 0 in / 0 out tokens · _ s\n\
              session ID (continue it with `toolhost --workspace {{ws}} run --resume ID --script \
              {script} \"...\"`)\n\
              stopped: error after 1 turn(s): script `{script}`: the script has 1 turn(s) and the \
@@ -465,7 +479,8 @@ fn the_offline_demo_runs_recovers_from_a_denied_edit_and_completes() {
     assert_text(
         &masked(&stderr),
         &ws.expand(&format!(
-            "-> list_files {{}} ok _ ms 63 B\n\
+            "toolhost run · scripted · {{ws}} · 5 tools · session ID\n\
+             -> list_files {{}} ok _ ms 63 B\n\
              -> read_file src/greet.py ok _ ms 247 B\n\
              -> search_text src {{\"pattern\":\"TODO\"}} ok _ ms 48 B\n\
              -> edit_file src/greet.py {{\"new_string\":\"    if not name:\\n        name = \
@@ -476,6 +491,7 @@ fn the_offline_demo_runs_recovers_from_a_denied_edit_and_completes() {
              draft\\n\\n- src/gr... ok _ ms 37 B\n\
              -> edit_file notes/review.md {{\"new_string\":\"status: ready for the \
              maintainer\",\"old_string... ok _ ms 42 B\n\
+             6 turn(s) · 0 in / 0 out tokens · _ s\n\
              session ID (continue it with `toolhost --workspace {{ws}} run --resume ID --script \
              {} \"...\"`)\n",
             script.display()
@@ -885,6 +901,9 @@ fn a_refused_local_server_says_what_to_check_once() {
             Some((head, rest)) if head == "retrying the model request" => {
                 format!("{head} in _{}", &rest[rest.find(" s ").expect("seconds")..])
             }
+            _ if line.contains(" out tokens · ") => {
+                mask_between(line, " out tokens · ", " s", "_")
+            }
             _ => line.to_string(),
         })
         .collect();
@@ -896,10 +915,12 @@ fn a_refused_local_server_says_what_to_check_once() {
     assert_eq!(
         lines,
         [
+            ws.expand("toolhost run · llama3 (openai) · {ws} · 5 tools · no session file"),
             format!("retrying the model request in _ s (retry 1): {refused}"),
             "retrying the model request in _ s (retry 2): the same again".into(),
             "retrying the model request in _ s (retry 3): the same again".into(),
             "retrying the model request in _ s (retry 4): the same again".into(),
+            "0 turn(s) · 0 in / 0 out tokens · _ s".into(),
             format!(
                 "stopped: error after 0 turn(s): `openai` failed 5 times; last error: {refused}"
             ),
@@ -989,9 +1010,13 @@ fn ctrl_c_aborts_a_running_tool_with_exit_130() {
     assert_eq!(stdout, "appending\n");
     assert_text(
         &masked(&stderr),
-        "-> append_then_sleep out/log.txt {\"ms\":60000} error _ ms: error: `append_then_sleep` \
+        &ws.expand(
+            "toolhost run · scripted · {ws} · 21 tools · no session file\n\
+         -> append_then_sleep out/log.txt {\"ms\":60000} error _ ms: error: `append_then_sleep` \
          was cancelled by the user before it finished.\n\
+         1 turn(s) · 0 in / 0 out tokens · _ s\n\
          stopped: aborted after 1 turn(s): cancelled while tools were running\n",
+        ),
     );
 }
 
@@ -1020,8 +1045,12 @@ fn ctrl_c_mid_reply_ends_the_reply_s_line() {
     let (code, stdout, stderr) = interrupted(&ws, &run, || ws.read("stdout.txt") == "Let me look");
     assert_eq!(code, Some(130), "{stderr}");
     assert_eq!(stdout, "Let me look\n");
-    assert_eq!(
-        stderr,
-        "stopped: aborted after 0 turn(s): cancelled while the model was replying\n"
+    assert_text(
+        &masked(&stderr),
+        &ws.expand(
+            "toolhost run · m (openai) · {ws} · 5 tools · no session file\n\
+             0 turn(s) · 0 in / 0 out tokens · _ s\n\
+             stopped: aborted after 0 turn(s): cancelled while the model was replying\n",
+        ),
     );
 }

@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 
 use super::common::mock_model::{MockModel, Reply, openai_text, openai_tool_call, sse};
 use super::common::{
-    Workspace, assert_text, copy_dir, mask_between, stderr_of_failure, stdout_of, test_plugins,
+    Workspace, assert_text, copy_dir, mask_between, mask_prompt_times, stderr_of_failure,
+    stdout_of, test_plugins,
 };
 
 const NO_RESULT: &str = "(no result recorded: the run stopped before this call finished; it \
@@ -295,13 +296,15 @@ fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert_text(
-        &stderr,
+        &mask_prompt_times(&stderr),
         &ws.expand(&format!(
             "warning: ignored the last line of `{{ws}}/.toolhost/sessions/{id}.jsonl` (40 bytes, \
              cut off mid-write when the run was killed: EOF while parsing a string at line 1 \
              column 40)\n\
              resuming: call w1 (append_then_sleep) has no recorded result; the model is told: \
              {NO_RESULT}\n\
+             toolhost run · scripted · {{ws}} · 21 tools · session {id}\n\
+             1 turn(s) · 0 in / 0 out tokens · _ s\n\
              session {id} (continue it with `toolhost --workspace {{ws}} --allow-write out run \
              --resume {id} --script {{ws}}/resume.json \"...\"`)\n"
         )),
@@ -710,9 +713,11 @@ fn retries_and_model_timings_are_recorded() {
         mock.url
     );
     assert_text(
-        &stderr,
+        &mask_prompt_times(&stderr),
         &ws.expand(&format!(
-            "retrying the model request in 0.0 s (retry 1): {reason}\n\
+            "toolhost run · m (openai) · {{ws}} · 5 tools · session {id}\n\
+             retrying the model request in 0.0 s (retry 1): {reason}\n\
+             1 turn(s) · 14 in / 30 out tokens · _ s\n\
              session {id} (continue it with `toolhost --workspace {{ws}} run --resume {id} \
              \"...\"`)\n"
         )),
@@ -1071,11 +1076,13 @@ fn an_agents_md_link_out_of_the_workspace_is_not_read() {
     let mock = MockModel::start(vec![Reply::sse_body(openai_text("ok"))]);
     let stderr = run_openai(&ws, &mock, &["--model", "m", "--no-session", "hi"]);
     assert_text(
-        &stderr,
+        &mask_prompt_times(&stderr),
         &ws.expand(
             "warning: {ws}/AGENTS.md was not read: it is a symbolic link that leads out of the \
              workspace, and toolhost reads instructions only from inside it; replace it with the \
-             file itself; the run goes on without it\n",
+             file itself; the run goes on without it\n\
+             toolhost run · m (openai) · {ws} · 5 tools · no session file\n\
+             1 turn(s) · 0 in / 0 out tokens · _ s\n",
         ),
     );
     let sent = mock.requests()[0].body.to_string();

@@ -216,7 +216,12 @@ fn a_run_shows_the_models_and_the_tools_texts_escaped() {
     );
     let stderr = utf8(output.stderr);
     let stderr = without_timings(stderr.strip_prefix(&skipped(&ws)).expect("the warning"));
-    let lines: Vec<&str> = stderr.lines().collect();
+    let mut lines: Vec<&str> = stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("toolhost run · scripted · "),
+        "{stderr}"
+    );
+    lines.remove(0);
     let args = r#"{"text":"\r\u001b[2K-> write_file ... ok\u{9b}2J\u{202e}gnp.exe"}"#;
     assert_eq!(
         lines[0],
@@ -237,8 +242,12 @@ fn a_run_shows_the_models_and_the_tools_texts_escaped() {
         "{}",
         lines[2]
     );
-    assert!(lines[3].starts_with("session "), "{stderr}");
-    assert_eq!(lines.len(), 4, "{stderr}");
+    assert!(
+        lines[3].starts_with("2 turn(s) · 0 in / 0 out tokens · "),
+        "{stderr}"
+    );
+    assert!(lines[4].starts_with("session "), "{stderr}");
+    assert_eq!(lines.len(), 5, "{stderr}");
 
     // The JSON formats carry the same strings, DEL and C1 as \u escapes.
     for format in ["json", "stream-json"] {
@@ -345,14 +354,17 @@ fn a_shipped_session_is_listed_shown_and_resumed_escaped() {
     ]));
     assert!(resumed.status.success());
     assert_eq!(utf8(resumed.stdout), "resumed\n");
-    let stderr = utf8(resumed.stderr);
+    let stderr = super::common::mask_prompt_times(&utf8(resumed.stderr));
     assert_eq!(
         stderr,
         format!(
             "warning: session {id_shown} was recorded in workspace `/elsewhere{TITLE_SHOWN}`; it \
              continues in `{}`, where the paths it mentions may not exist\n\
+             toolhost run · scripted · {} · 5 tools · session {id_shown}\n\
+             1 turn(s) · 0 in / 0 out tokens · _ s\n\
              session {id_shown} (continue it with `toolhost --workspace {} run --resume \
              '{id_shown}' --script {} \"...\"`)\n",
+            ws.path().canonicalize().expect("workspace").display(),
             ws.path().canonicalize().expect("workspace").display(),
             ws.path().canonicalize().expect("workspace").display(),
             ws.path()
@@ -399,11 +411,14 @@ fn a_model_servers_error_body_is_escaped() {
     assert_eq!(output.status.code(), Some(1));
     let url = format!("{}/v1/chat/completions", mock.url);
     assert_eq!(
-        utf8(output.stderr),
+        super::common::mask_prompt_times(&utf8(output.stderr)),
         format!(
-            "retrying the model request in 0.0 s (retry 1): `openai` at {url} answered HTTP 503: \
+            "toolhost run · m (openai) · {} · 5 tools · no session file\n\
+             retrying the model request in 0.0 s (retry 1): `openai` at {url} answered HTTP 503: \
              {shown}\n\
-             stopped: error after 0 turn(s): `openai` at {url} answered HTTP 400: {shown}\n"
+             0 turn(s) · 0 in / 0 out tokens · _ s\n\
+             stopped: error after 0 turn(s): `openai` at {url} answered HTTP 400: {shown}\n",
+            ws.path().canonicalize().expect("workspace").display(),
         )
     );
 }

@@ -694,13 +694,16 @@ fn a_resumed_session_never_sends_the_key_to_another_machine() {
     assert_eq!(read("trusted.code"), "1\n", "{}", read("trusted.err"));
     let id = file.file_stem().expect("a session file").to_string_lossy();
     assert_text(
-        &read("trusted.err"),
+        &super::common::mask_prompt_times(&read("trusted.err")),
         &format!(
-            "session {id} (continue it with `toolhost --workspace {} run --resume {id} \"...\"`)\n\
+            "toolhost run · gpt-4o (openai) · {} · 5 tools · session {id}\n\
+             0 turn(s) · 0 in / 0 out tokens · _ s\n\
+             session {id} (continue it with `toolhost --workspace {} run --resume {id} \"...\"`)\n\
              stopped: error after 0 turn(s): `openai` at {remote}/chat/completions answered HTTP \
              401: the server rejected the API key taken from OPENAI_API_KEY: set OPENAI_API_KEY \
              to a key this server accepts (server said: {{\"error\": {{\"message\": \
              \"recorded\"}}}})\n",
+            root.display(),
             root.display()
         ),
     );

@@ -51,9 +51,10 @@ trait RunOutput: Send {
 }
 
 impl RunRenderer {
-    pub(super) fn new(format: OutputFormat, resume: ResumeCommand) -> Self {
+    /// `header` opens the text output (model, workspace, tools, session).
+    pub(super) fn new(format: OutputFormat, resume: ResumeCommand, header: String) -> Self {
         let output: Box<dyn RunOutput> = match format {
-            OutputFormat::Text => Box::new(text::TextOutput::new(resume)),
+            OutputFormat::Text => Box::new(text::TextOutput::new(resume, header)),
             OutputFormat::Json => Box::new(json::JsonOutput),
             OutputFormat::StreamJson => Box::new(stream_json::StreamJsonOutput),
         };

@@ -25,6 +25,13 @@ pub(super) struct TextOutput {
     interactive: bool,
     /// The command that continues this run, around the session's id.
     resume: ResumeCommand,
+    /// The line that opens the output (model, workspace, tools, session),
+    /// until it is printed.
+    header: Option<String>,
+    /// When the current prompt's run started.
+    started: Option<std::time::Instant>,
+    /// Tokens in and out of the current prompt's replies.
+    tokens: (u64, u64),
 }
 
 /// `toolhost ... run --resume ID ... "..."` with everything that makes it
@@ -70,12 +77,36 @@ struct RunningCall {
 }
 
 impl TextOutput {
-    pub(super) fn new(resume: ResumeCommand) -> Self {
+    pub(super) fn new(resume: ResumeCommand, header: String) -> Self {
         use std::io::IsTerminal as _;
         TextOutput {
             interactive: io::stderr().is_terminal(),
             resume,
+            header: Some(header),
             ..TextOutput::default()
+        }
+    }
+
+    /// A whole reply on stdout, unless it streamed there already (then its
+    /// line is ended).
+    fn print_reply(&mut self, assistant: &crate::provider::AssistantMessage) {
+        match self.streamed.take() {
+            Some(ended_line) => {
+                if !ended_line {
+                    let _ = writeln!(io::stdout().lock());
+                }
+            }
+            None => {
+                let text = assistant.text();
+                if !text.is_empty() {
+                    let newline = if text.ends_with('\n') { "" } else { "\n" };
+                    let _ = write!(
+                        io::stdout().lock(),
+                        "{}{newline}",
+                        terminal::multiline(&text)
+                    );
+                }
+            }
         }
     }
 
@@ -110,6 +141,13 @@ impl RunOutput for TextOutput {
         }
         retry_notice(event);
         match event {
+            AgentEvent::AgentStart => {
+                if let Some(header) = self.header.take() {
+                    note(header);
+                }
+                self.started = Some(std::time::Instant::now());
+                self.tokens = (0, 0);
+            }
             AgentEvent::MessageDelta { text } => {
                 let mut out = io::stdout().lock();
                 let _ = write!(out, "{}", terminal::multiline(text)).and_then(|()| out.flush());
@@ -117,25 +155,13 @@ impl RunOutput for TextOutput {
             }
             AgentEvent::Message {
                 message: Message::Assistant(assistant),
-            } => match self.streamed.take() {
-                // Already on screen; just end its line.
-                Some(ended_line) => {
-                    if !ended_line {
-                        let _ = writeln!(io::stdout().lock());
-                    }
+            } => {
+                if let Some(usage) = &assistant.usage {
+                    self.tokens.0 += usage.input_tokens;
+                    self.tokens.1 += usage.output_tokens;
                 }
-                None => {
-                    let text = assistant.text();
-                    if !text.is_empty() {
-                        let newline = if text.ends_with('\n') { "" } else { "\n" };
-                        let _ = write!(
-                            io::stdout().lock(),
-                            "{}{newline}",
-                            terminal::multiline(&text)
-                        );
-                    }
-                }
-            },
+                self.print_reply(assistant);
+            }
             AgentEvent::ToolExecutionStart {
                 call_id, arguments, ..
             } => {
@@ -167,11 +193,14 @@ impl RunOutput for TextOutput {
                     } = self.calls.remove(&result.call_id).unwrap_or_default();
                     let status = if result.is_error { "error" } else { "ok" };
                     let timing = duration.map(|ms| format!(" {ms} ms")).unwrap_or_default();
+                    // A call that never ran has no arguments to show.
+                    let call = match args.is_empty() {
+                        true => one_line(&result.tool).into_owned(),
+                        false => format!("{} {}", one_line(&result.tool), one_line(&args)),
+                    };
                     if !result.is_error {
                         note(format_args!(
-                            "-> {} {} {status}{timing} {} B",
-                            one_line(&result.tool),
-                            one_line(&args),
+                            "-> {call} {status}{timing} {} B",
                             result.text.len()
                         ));
                         continue;
@@ -180,9 +209,7 @@ impl RunOutput for TextOutput {
                     // line on the tool's line, the rest indented below.
                     let mut lines = result.text.lines();
                     note(format_args!(
-                        "-> {} {} {status}{timing}: {}",
-                        one_line(&result.tool),
-                        one_line(&args),
+                        "-> {call} {status}{timing}: {}",
                         one_line(lines.next().unwrap_or_default())
                     ));
                     for line in lines {
@@ -208,6 +235,14 @@ impl RunOutput for TextOutput {
         if self.streamed.take() == Some(false) {
             let _ = writeln!(io::stdout().lock());
         }
+        let seconds = self
+            .started
+            .take()
+            .map_or(0.0, |started| started.elapsed().as_secs_f64());
+        note(format_args!(
+            "{} turn(s) · {} in / {} out tokens · {seconds:.1} s",
+            stop.turns, self.tokens.0, self.tokens.1
+        ));
         if let Some(session) = session {
             note(format_args!(
                 "session {} (continue it with `{}`)",

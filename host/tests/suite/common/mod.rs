@@ -170,6 +170,17 @@ pub fn mask_between(text: &str, start: &str, end: &str, with: &str) -> String {
     format!("{}{with}{}", &text[..from], &text[to..])
 }
 
+/// `text` with the time of each prompt's summary line (`2 turn(s) · 10 in
+/// / 5 out tokens · 0.3 s`) masked as `_`.
+pub fn mask_prompt_times(text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(|line| match line.contains(" out tokens · ") {
+            true => mask_between(line, " out tokens · ", " s", "_"),
+            false => line.to_string(),
+        })
+        .collect()
+}
+
 /// The panic message of [`assert_text`]: where the texts first differ, both
 /// texts, and a line diff (`-` expected, `+` actual, `>` the first change).
 fn text_mismatch(actual: &str, expected: &str) -> String {
