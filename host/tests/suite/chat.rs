@@ -236,3 +236,46 @@ fn ctrl_c_twice_quits_with_130_and_chat_needs_a_terminal() {
          editor, use `toolhost run --input-format stream-json`\n",
     );
 }
+
+#[test]
+fn a_bracketed_paste_is_one_message_and_up_brings_it_back() {
+    let ws = Workspace::new();
+    let script = script(
+        &ws,
+        json!([
+            {"text": "Got: {last_user}"},
+            {"text": "Again: {last_user}"},
+        ]),
+    );
+    let mut chat = Pty::spawn(&ws, &["chat", "--no-session", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    // A paste's line break does not send it; Enter does.
+    chat.keys("\x1b[200~first line\nsecond line\x1b[201~");
+    chat.wait_for("  second line");
+    chat.keys("\r");
+    chat.wait_for("Got: first line");
+    chat.wait_for("ready");
+    let screen = chat.text();
+    let shown: Vec<&str> = screen
+        .lines()
+        .skip_while(|line| !line.starts_with("> first line"))
+        .take(4)
+        .map(str::trim_end)
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "> first line",
+            "  second line",
+            "Got: first line",
+            "second line"
+        ],
+        "{screen}"
+    );
+    chat.keys("\x1b[A");
+    chat.wait_for("› first line");
+    chat.keys("\r");
+    chat.wait_for("Again: first line");
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+}
