@@ -32,11 +32,17 @@ pub(super) fn parse(line: &str) -> Parsed {
 pub(super) struct Reply {
     pub(super) lines: Vec<String>,
     pub(super) quit: Option<ChatEnd>,
+    /// `/clear`: start a new conversation and session.
+    pub(super) clear: bool,
 }
 
 impl Reply {
     fn lines(lines: Vec<String>) -> Self {
-        Reply { lines, quit: None }
+        Reply {
+            lines,
+            quit: None,
+            clear: false,
+        }
     }
 }
 
@@ -50,13 +56,14 @@ pub(super) const HELP: &[&str] = &[
     "/session     the session's id and file",
     "/usage       tokens in and out this session",
     "/queue       the queued messages; /queue clear drops them, /queue drop N one",
+    "/clear       a new conversation, in a new session file",
     "/quit        quit (as Ctrl+D)",
     "//text       sends `/text` to the model",
 ];
 
 impl<M: ModelClient, T: ToolRunner> Session<M, T> {
     /// Runs `line`, a command.
-    pub(super) fn command(&mut self, line: &str, status: &Status, _busy: bool) -> Reply {
+    pub(super) fn command(&mut self, line: &str, status: &Status, busy: bool) -> Reply {
         let mut words = line.split_whitespace();
         let name = words.next().unwrap_or_default();
         let rest: Vec<&str> = words.collect();
@@ -119,6 +126,16 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
             ("/quit", []) => Reply {
                 lines: Vec::new(),
                 quit: Some(ChatEnd::Quit),
+                clear: false,
+            },
+            // The ledger belongs to the running turn until it ends.
+            ("/clear", []) if busy => Reply::lines(vec![
+                "/clear waits for the turn to end: Esc stops it".into(),
+            ]),
+            ("/clear", []) => Reply {
+                lines: Vec::new(),
+                quit: None,
+                clear: true,
             },
             _ => Reply::lines(vec![format!(
                 "unknown command `{}`: /help lists the commands; `/{}` sends it to the model",

@@ -56,7 +56,16 @@ pub(crate) struct Chat<M, T> {
     /// Before each prompt but the first: a new system prompt, if the
     /// project's instructions changed (after saying so).
     pub(crate) refresh_system: Box<dyn FnMut() -> Option<String> + Send>,
+    /// `/clear`: opens a new session file (none with `--no-session`) and
+    /// records the events there from then on; its id and path.
+    pub(crate) new_session: NewSession,
 }
+
+/// The session a chat records in: its id and file.
+pub(crate) type SessionId = (String, PathBuf);
+
+/// Opens a new session file for `/clear` (`None` with `--no-session`).
+pub(crate) type NewSession = Box<dyn FnMut() -> anyhow::Result<Option<SessionId>> + Send>;
 
 /// How a chat ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +125,7 @@ pub(crate) async fn run<M: ModelClient, T: ToolRunner>(
         session: chat.session,
         tools: chat.tools,
         refresh_system: chat.refresh_system,
+        new_session: chat.new_session,
         prompts: 0,
     }
     .serve(
@@ -154,6 +164,7 @@ struct Session<M, T> {
     session: Option<(String, PathBuf)>,
     tools: Vec<ToolInfo>,
     refresh_system: Box<dyn FnMut() -> Option<String> + Send>,
+    new_session: NewSession,
     prompts: u32,
 }
 
@@ -268,7 +279,37 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                                     }
                                 }
                                 commands::Parsed::Command(command) => {
-                                    let reply = self.command(&command, &screen.status, busy);
+                                    let mut reply = self.command(&command, &screen.status, busy);
+                                    if reply.clear {
+                                        // Idle (the command refuses otherwise): the
+                                        // ledger is here, not in a run. A session file
+                                        // that cannot be made leaves everything as it
+                                        // was, rather than a new conversation recorded
+                                        // in the old file.
+                                        let line = match (self.new_session)() {
+                                            Ok(opened) => {
+                                                ledger = Some(Vec::new());
+                                                screen.status.tokens_in = 0;
+                                                screen.status.tokens_out = 0;
+                                                screen.status.turn = 0;
+                                                let line = match &opened {
+                                                    Some((id, _)) => format!(
+                                                        "a new conversation, in session {}",
+                                                        crate::terminal::one_line(id)
+                                                    ),
+                                                    None => "a new conversation".into(),
+                                                };
+                                                self.session = opened;
+                                                line
+                                            }
+                                            Err(error) => format!(
+                                                "not cleared: a new session file could not be \
+                                                 made: {}",
+                                                crate::terminal::one_line(&format!("{error:#}"))
+                                            ),
+                                        };
+                                        reply.lines.push(line);
+                                    }
                                     print_above(terminal, &reply.lines)?;
                                     if let Some(end) = reply.quit {
                                         match &cancel {

@@ -149,6 +149,9 @@ pub(super) struct Prepared<T> {
     pub(super) ledger: Vec<Message>,
     pub(super) instructions: ProjectInstructions,
     pub(super) delivery: DeliveryMode,
+    /// The session's first record, for a new session in the same chat.
+    pub(super) start: crate::transcript::SessionStart,
+    pub(super) store: crate::transcript::SessionStore,
     /// What `before_load` returned.
     pub(super) early: T,
 }
@@ -250,7 +253,11 @@ pub(super) async fn prepare<T>(
     let writer = if args.no_session {
         None
     } else {
-        Some(Arc::new(session::open(&store, resumed.as_ref(), start)?))
+        Some(Arc::new(session::open(
+            &store,
+            resumed.as_ref(),
+            start.clone(),
+        )?))
     };
     let ledger = match &resumed {
         Some(file) => session::resumed_ledger(file, writer.as_deref()),
@@ -265,6 +272,8 @@ pub(super) async fn prepare<T>(
         ledger,
         instructions,
         delivery: args.delivery.or(configured).unwrap_or_default(),
+        start,
+        store,
         early,
     })
 }
@@ -301,6 +310,7 @@ pub(super) async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> any
         mut instructions,
         delivery,
         early: prompt,
+        ..
     } = prepared;
 
     let cancel = tokio_util::sync::CancellationToken::new();
@@ -487,6 +497,8 @@ pub(super) async fn run_chat(
         ledger,
         mut instructions,
         delivery,
+        start,
+        store,
         early: (),
     } = prepare(sandbox_args, args, || Ok(())).await?;
     let model_name = model_name(&model);
@@ -494,10 +506,33 @@ pub(super) async fn run_chat(
     let forward: EventSink = Arc::new(move |event: &AgentEvent| {
         let _ = send.send(event.clone());
     });
-    let sink = match &writer {
-        Some(writer) => session::record_then(writer, forward),
-        None => forward,
+    // The file the events go to, swapped by `/clear` for a new one.
+    let recording = Arc::new(std::sync::Mutex::new(writer.clone()));
+    let sink: EventSink = {
+        let recording = Arc::clone(&recording);
+        Arc::new(move |event: &AgentEvent| {
+            let writer = recording
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
+            if let Some(writer) = writer {
+                writer.observe(event);
+            }
+            forward(event);
+        })
     };
+    let no_session = writer.is_none();
+    let new_session: crate::chat::NewSession = Box::new(move || {
+        if no_session {
+            return Ok(None);
+        }
+        let writer = Arc::new(session::open(&store, None, start.clone())?);
+        let opened = (writer.id().to_string(), writer.path().to_path_buf());
+        *recording
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(writer);
+        Ok(Some(opened))
+    });
     let inbox = Inbox::new(delivery).with_events(sink.clone());
     let tools: Vec<ToolInfo> = sandbox.tools().iter().map(ToolInfo::of).collect();
     let session = writer
@@ -527,6 +562,7 @@ pub(super) async fn run_chat(
             status,
             first,
             refresh_system: Box::new(move || instructions.refreshed()),
+            new_session,
         },
         header,
     )

@@ -169,7 +169,8 @@ impl SessionWriter {
         Arc::new(move |event: &AgentEvent| writer.observe(event))
     }
 
-    fn observe(&self, event: &AgentEvent) {
+    /// Records one event of the loop (what [`Self::sink`] calls).
+    pub fn observe(&self, event: &AgentEvent) {
         let mut state = self.lock();
         let record = match event {
             AgentEvent::TurnStart { turn } => {

@@ -279,3 +279,51 @@ fn a_bracketed_paste_is_one_message_and_up_brings_it_back() {
     chat.keys("\x04");
     assert_eq!(chat.exit_code(), Some(0));
 }
+
+#[test]
+fn clear_starts_a_new_conversation_in_a_new_session_file() {
+    let ws = Workspace::new();
+    let script = script(
+        &ws,
+        json!([
+            {"text": "First: {last_user}"},
+            {"text": "Second: {last_user}"},
+        ]),
+    );
+    let mut chat = Pty::spawn(&ws, &["chat", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("one\r");
+    chat.wait_for("First: one");
+    chat.wait_for("ready");
+    chat.keys("/clear\r");
+    chat.wait_for("a new conversation, in session ");
+    chat.keys("two\r");
+    chat.wait_for("Second: two");
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+
+    let dir = ws.path().join(".toolhost/sessions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("sessions")
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    files.sort();
+    let prompts: Vec<Vec<String>> = files
+        .iter()
+        .map(|file| {
+            std::fs::read_to_string(file)
+                .expect("session file")
+                .lines()
+                .map(|line| serde_json::from_str::<Value>(line).expect("a record"))
+                .filter(|record| record["message"]["role"] == "user")
+                .map(|record| {
+                    record["message"]["text"]
+                        .as_str()
+                        .unwrap_or("?")
+                        .to_string()
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(prompts, [["one"], ["two"]]);
+}
