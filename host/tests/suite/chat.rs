@@ -308,7 +308,7 @@ fn clear_starts_a_new_conversation_in_a_new_session_file() {
         .map(|entry| entry.expect("entry").path())
         .collect();
     files.sort();
-    let prompts: Vec<Vec<String>> = files
+    let mut prompts: Vec<Vec<String>> = files
         .iter()
         .map(|file| {
             std::fs::read_to_string(file)
@@ -325,5 +325,7 @@ fn clear_starts_a_new_conversation_in_a_new_session_file() {
                 .collect()
         })
         .collect();
+    // Two files made in the same second sort by their ids' random part.
+    prompts.sort();
     assert_eq!(prompts, [["one"], ["two"]]);
 }
