@@ -103,14 +103,7 @@ impl Workspace {
     /// no background compile after it exits (which would change a cache a
     /// test counts while it counts; `plugins.rs` tests it on its own).
     pub fn toolhost(&self) -> Command {
-        let mut cmd = Command::cargo_bin("toolhost").expect("the toolhost binary is built");
-        cmd.current_dir(self.path())
-            .env("TOOLHOST_CACHE_DIR", shared_cache())
-            .env("TOOLHOST_CONFIG_DIR", self.user_config.path())
-            .env("TOOLHOST_BACKGROUND_COMPILE", "off")
-            .env_remove("XDG_CACHE_HOME")
-            .env_remove("TOOLHOST_BASELINE_MIN_BYTES");
-        cmd
+        Command::from_std(self.toolhost_process())
     }
 
     /// [`Self::toolhost`] as a `std` command, for a test that talks to the
