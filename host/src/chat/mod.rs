@@ -257,12 +257,8 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                             }
                         }
                         Action::Quit(end) => {
-                            match &cancel {
-                                Some(cancel) if busy => {
-                                    cancel.cancel();
-                                    quit_after = Some(end);
-                                }
-                                _ => return Ok(end),
+                            if !stop_then_quit(cancel.as_ref(), end, &mut quit_after) {
+                                return Ok(end);
                             }
                         }
                         Action::Submit(delivery) => {
@@ -311,14 +307,10 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                                         reply.lines.push(line);
                                     }
                                     print_above(terminal, &reply.lines)?;
-                                    if let Some(end) = reply.quit {
-                                        match &cancel {
-                                            Some(cancel) if busy => {
-                                                cancel.cancel();
-                                                quit_after = Some(end);
-                                            }
-                                            _ => return Ok(end),
-                                        }
+                                    if let Some(end) = reply.quit
+                                        && !stop_then_quit(cancel.as_ref(), end, &mut quit_after)
+                                    {
+                                        return Ok(end);
                                     }
                                 }
                             }
@@ -360,6 +352,21 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
             (owned, stop)
         }));
     }
+}
+
+/// Quitting while a turn runs stops it first and quits when it has ended
+/// (its records complete); whether a turn was running.
+fn stop_then_quit(
+    running: Option<&CancellationToken>,
+    end: ChatEnd,
+    quit_after: &mut Option<ChatEnd>,
+) -> bool {
+    let Some(cancel) = running else {
+        return false;
+    };
+    cancel.cancel();
+    *quit_after = Some(end);
+    true
 }
 
 /// Waits for the running prompt, or forever when none runs.

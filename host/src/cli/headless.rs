@@ -28,16 +28,6 @@ const MAX_LINE: usize = 4 * 1024 * 1024;
 /// taken.
 const READ_AHEAD: usize = 16;
 
-/// One line of input, understood.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Input {
-    User {
-        text: String,
-        delivery: Option<Delivery>,
-    },
-    Interrupt,
-}
-
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Line {
@@ -61,7 +51,7 @@ fn user_role() -> String {
 }
 
 /// What one line of stdin asks for; `Ok(None)` for a blank line.
-pub(super) fn parse_line(line: &str) -> Result<Option<Input>, String> {
+pub(super) fn parse_line(line: &str) -> Result<Option<Submission>, String> {
     if line.trim().is_empty() {
         return Ok(None);
     }
@@ -72,7 +62,7 @@ pub(super) fn parse_line(line: &str) -> Result<Option<Input>, String> {
         )
     })?;
     match line {
-        Line::Interrupt {} => Ok(Some(Input::Interrupt)),
+        Line::Interrupt {} => Ok(Some(Submission::Interrupt)),
         Line::User { message, delivery } => {
             if message.role != "user" {
                 return Err(format!(
@@ -84,7 +74,7 @@ pub(super) fn parse_line(line: &str) -> Result<Option<Input>, String> {
             if text.trim().is_empty() {
                 return Err("the message has no text".into());
             }
-            Ok(Some(Input::User { text, delivery }))
+            Ok(Some(Submission::Input { text, delivery }))
         }
     }
 }
@@ -143,8 +133,7 @@ fn spawn_reader() -> mpsc::Receiver<Submission> {
             };
             let submission = match parsed {
                 Ok(None) => continue,
-                Ok(Some(Input::Interrupt)) => Submission::Interrupt,
-                Ok(Some(Input::User { text, delivery })) => Submission::Input { text, delivery },
+                Ok(Some(submission)) => submission,
                 Err(error) => {
                     render::stdin_line_ignored(number, &error);
                     continue;
@@ -251,7 +240,7 @@ mod tests {
     fn user_lines_in_both_content_shapes_and_interrupts_are_read() {
         assert_eq!(
             parse_line(r#"{"type":"user","message":{"role":"user","content":"hi"}}"#),
-            Ok(Some(Input::User {
+            Ok(Some(Submission::Input {
                 text: "hi".into(),
                 delivery: None
             }))
@@ -260,14 +249,14 @@ mod tests {
             parse_line(
                 r#"{"type":"user","delivery":"follow_up","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}"#
             ),
-            Ok(Some(Input::User {
+            Ok(Some(Submission::Input {
                 text: "a\n\nb".into(),
                 delivery: Some(Delivery::FollowUp)
             }))
         );
         assert_eq!(
             parse_line(r#"{"type":"interrupt"}"#),
-            Ok(Some(Input::Interrupt))
+            Ok(Some(Submission::Interrupt))
         );
         assert_eq!(parse_line("  \n"), Ok(None));
     }
