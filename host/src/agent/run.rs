@@ -99,6 +99,11 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         self.config.system_prompt = text;
     }
 
+    /// Asks `model` from the next run on (a chat's `/model`).
+    pub fn set_model(&mut self, model: M) {
+        self.model = model;
+    }
+
     /// Takes the user's queued messages from `inbox` while a run goes on
     /// (module `inbox`). Without one, a run is its prompt alone.
     pub fn with_inbox(mut self, inbox: Inbox) -> Self {

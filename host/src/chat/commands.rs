@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
-use super::view::Status;
-use super::{ChatEnd, Session};
-use crate::agent::{Delivery, ModelClient, ToolRunner};
+use std::sync::Arc;
+
+use super::{ChatEnd, Screen, Session};
+use crate::agent::{Delivery, Message, ModelClient, ToolRunner};
 use crate::terminal::{one_line, short};
 
 /// What a submitted line is.
@@ -32,19 +33,21 @@ pub(super) fn parse(line: &str) -> Parsed {
 pub(super) struct Reply {
     pub(super) lines: Vec<String>,
     pub(super) quit: Option<ChatEnd>,
-    /// `/clear`: start a new conversation and session.
-    pub(super) clear: bool,
 }
 
 impl Reply {
     fn lines(lines: Vec<String>) -> Self {
-        Reply {
-            lines,
-            quit: None,
-            clear: false,
-        }
+        Reply { lines, quit: None }
+    }
+
+    fn line(line: String) -> Self {
+        Reply::lines(vec![line])
     }
 }
+
+/// The commands that replace the conversation or its model: the ledger
+/// belongs to the running turn until it ends.
+const NOT_WHILE_BUSY: &[&str] = &["/clear", "/resume", "/model"];
 
 pub(super) const HELP: &[&str] = &[
     "Enter sends; while the agent works it steers (delivered after the running tools).",
@@ -56,58 +59,47 @@ pub(super) const HELP: &[&str] = &[
     "/session     the session's id and file",
     "/usage       tokens in and out this session",
     "/queue       the queued messages; /queue clear drops them, /queue drop N one",
+    "/model NAME  ask the same server for another model from the next prompt on",
+    "/resume      the recent sessions; /resume ID (or last) continues one here",
     "/clear       a new conversation, in a new session file",
     "/quit        quit (as Ctrl+D)",
     "//text       sends `/text` to the model",
 ];
 
 impl<M: ModelClient, T: ToolRunner> Session<M, T> {
-    /// Runs `line`, a command.
-    pub(super) fn command(&mut self, line: &str, status: &Status, busy: bool) -> Reply {
+    /// Runs `line`, a command. `ledger` is `None` while a turn runs.
+    pub(super) fn command(
+        &mut self,
+        line: &str,
+        busy: bool,
+        screen: &mut Screen,
+        ledger: &mut Option<Vec<Message>>,
+    ) -> Reply {
         let mut words = line.split_whitespace();
         let name = words.next().unwrap_or_default();
         let rest: Vec<&str> = words.collect();
+        if busy && NOT_WHILE_BUSY.contains(&name) {
+            return Reply::line(format!("{name} waits for the turn to end: Esc stops it"));
+        }
         match (name, rest.as_slice()) {
             ("/help", []) => Reply::lines(HELP.iter().map(|l| (*l).to_string()).collect()),
             ("/tools", []) => Reply::lines(self.tool_lines()),
-            ("/session", []) => Reply::lines(vec![match &self.session {
+            ("/session", []) => Reply::line(match &self.session {
                 Some((id, path)) => format!(
                     "session {} ({})",
                     one_line(id),
                     one_line(&path.display().to_string())
                 ),
                 None => "no session file (--no-session)".into(),
-            }]),
-            ("/usage", []) => Reply::lines(vec![format!(
+            }),
+            ("/usage", []) => Reply::line(format!(
                 "{} tokens in, {} out this session",
-                status.tokens_in, status.tokens_out
-            )]),
-            ("/queue", []) => {
-                let queued = self.inbox.queued();
-                if queued.is_empty() {
-                    return Reply::lines(vec!["nothing is queued".into()]);
-                }
-                Reply::lines(
-                    queued
-                        .iter()
-                        .enumerate()
-                        .map(|(n, q)| {
-                            let kind = match q.delivery {
-                                Delivery::Steer => "steer",
-                                Delivery::FollowUp => "follow-up",
-                            };
-                            format!(
-                                "{}. {kind}: {}",
-                                n + 1,
-                                one_line(&short(&q.text.replace('\n', " "), 200))
-                            )
-                        })
-                        .collect(),
-                )
-            }
+                screen.status.tokens_in, screen.status.tokens_out
+            )),
+            ("/queue", []) => Reply::lines(self.queue_lines()),
             ("/queue", ["clear"]) => {
                 let dropped = self.inbox.give_back().len();
-                Reply::lines(vec![format!("dropped {dropped} queued message(s)")])
+                Reply::line(format!("dropped {dropped} queued message(s)"))
             }
             ("/queue", ["drop", n]) => {
                 let removed = n
@@ -115,34 +107,138 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                     .ok()
                     .and_then(|n| n.checked_sub(1))
                     .and_then(|at| self.inbox.remove(at));
-                Reply::lines(vec![match removed {
+                Reply::line(match removed {
                     Some(q) => format!("dropped: {}", one_line(&short(&q.text, 200))),
                     None => format!(
                         "there is no queued message {}; /queue lists them",
                         one_line(n)
                     ),
-                }])
+                })
             }
             ("/quit", []) => Reply {
                 lines: Vec::new(),
                 quit: Some(ChatEnd::Quit),
-                clear: false,
             },
-            // The ledger belongs to the running turn until it ends.
-            ("/clear", []) if busy => Reply::lines(vec![
-                "/clear waits for the turn to end: Esc stops it".into(),
-            ]),
-            ("/clear", []) => Reply {
-                lines: Vec::new(),
-                quit: None,
-                clear: true,
-            },
-            _ => Reply::lines(vec![format!(
+            ("/clear", []) => Reply::line(self.clear(screen, ledger)),
+            ("/resume", []) => Reply::lines(match self.control.recent_sessions() {
+                Ok(lines) if lines.is_empty() => vec!["no sessions to resume yet".into()],
+                Ok(mut lines) => {
+                    lines.push(
+                        "/resume ID continues one (a unique prefix of the id will do)".into(),
+                    );
+                    lines
+                }
+                Err(error) => vec![format!(
+                    "the sessions could not be listed: {}",
+                    reason(&error)
+                )],
+            }),
+            ("/resume", [which]) => Reply::lines(self.resume(which, screen, ledger)),
+            ("/model", [name]) => Reply::line(self.switch_model(name, screen)),
+            ("/model", []) => Reply::line(format!(
+                "the model is {}; /model NAME asks the same server for another",
+                one_line(&screen.status.model)
+            )),
+            _ => Reply::line(format!(
                 "unknown command `{}`: /help lists the commands; `/{}` sends it to the model",
                 one_line(&short(line, 60)),
                 one_line(&short(line, 60))
-            )]),
+            )),
         }
+    }
+
+    /// `/clear`: a new, empty conversation in a new session file. A file
+    /// that cannot be made leaves everything as it was, rather than a new
+    /// conversation recorded in the old file.
+    fn clear(&mut self, screen: &mut Screen, ledger: &mut Option<Vec<Message>>) -> String {
+        match self.control.new_session() {
+            Ok(opened) => {
+                *ledger = Some(Vec::new());
+                screen.status.reset_usage();
+                let line = match &opened {
+                    Some((id, _)) => format!("a new conversation, in session {}", one_line(id)),
+                    None => "a new conversation".into(),
+                };
+                self.session = opened;
+                line
+            }
+            Err(error) => format!(
+                "not cleared: a new session file could not be made: {}",
+                reason(&error)
+            ),
+        }
+    }
+
+    /// `/resume ID`: that session's conversation replaces this one; the
+    /// model stays the chat's.
+    fn resume(
+        &mut self,
+        which: &str,
+        screen: &mut Screen,
+        ledger: &mut Option<Vec<Message>>,
+    ) -> Vec<String> {
+        if self.session.as_ref().is_some_and(|(id, _)| id == which) {
+            return vec![format!("this chat is session {} already", one_line(which))];
+        }
+        match self.control.resume(which) {
+            Ok(resumed) => {
+                let mut lines = resumed.notes;
+                lines.push(format!(
+                    "resumed session {}: {} message(s); the next prompt continues it",
+                    one_line(&resumed.id),
+                    resumed.ledger.len()
+                ));
+                *ledger = Some(resumed.ledger);
+                screen.status.reset_usage();
+                self.session = resumed.session;
+                lines
+            }
+            Err(error) => vec![format!("not resumed: {}", reason(&error))],
+        }
+    }
+
+    /// `/model NAME`: the next request asks for `name`.
+    fn switch_model(&mut self, name: &str, screen: &mut Screen) -> String {
+        let Some(agent) = Arc::get_mut(&mut self.agent) else {
+            return "/model waits for the turn to end: Esc stops it".into();
+        };
+        match self.control.model(name) {
+            Ok((model, shown)) => {
+                agent.set_model(model);
+                screen.status.model = shown;
+                format!(
+                    "the model is {} from the next prompt on",
+                    one_line(&screen.status.model)
+                )
+            }
+            Err(error) => format!(
+                "the model stays {}: {}",
+                one_line(&screen.status.model),
+                reason(&error)
+            ),
+        }
+    }
+
+    fn queue_lines(&self) -> Vec<String> {
+        let queued = self.inbox.queued();
+        if queued.is_empty() {
+            return vec!["nothing is queued".into()];
+        }
+        queued
+            .iter()
+            .enumerate()
+            .map(|(n, q)| {
+                let kind = match q.delivery {
+                    Delivery::Steer => "steer",
+                    Delivery::FollowUp => "follow-up",
+                };
+                format!(
+                    "{}. {kind}: {}",
+                    n + 1,
+                    one_line(&short(&q.text.replace('\n', " "), 200))
+                )
+            })
+            .collect()
     }
 
     fn tool_lines(&self) -> Vec<String> {
@@ -176,6 +272,11 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
             })
             .collect()
     }
+}
+
+/// An error as one line of the transcript.
+fn reason(error: &anyhow::Error) -> String {
+    one_line(&format!("{error:#}")).into_owned()
 }
 
 #[cfg(test)]

@@ -53,19 +53,41 @@ pub(crate) struct Chat<M, T> {
     pub(crate) status: Status,
     /// A prompt to send at once (the command's argument).
     pub(crate) first: Option<String>,
-    /// Before each prompt but the first: a new system prompt, if the
-    /// project's instructions changed (after saying so).
-    pub(crate) refresh_system: Box<dyn FnMut() -> Option<String> + Send>,
-    /// `/clear`: opens a new session file (none with `--no-session`) and
-    /// records the events there from then on; its id and path.
-    pub(crate) new_session: NewSession,
+    /// What the command that started the chat does for it.
+    pub(crate) control: Box<dyn Control<M>>,
 }
 
 /// The session a chat records in: its id and file.
 pub(crate) type SessionId = (String, PathBuf);
 
-/// Opens a new session file for `/clear` (`None` with `--no-session`).
-pub(crate) type NewSession = Box<dyn FnMut() -> anyhow::Result<Option<SessionId>> + Send>;
+/// What the chat asks of the command that started it: the session file,
+/// the model, the system prompt. Called only between turns.
+pub(crate) trait Control<M>: Send {
+    /// Before each prompt but the first: a new system prompt, if the
+    /// project's instructions changed (after saying so).
+    fn refreshed_system_prompt(&mut self) -> Option<String>;
+    /// `/clear`: opens a new session file (none with `--no-session`) and
+    /// records the events there from then on.
+    fn new_session(&mut self) -> anyhow::Result<Option<SessionId>>;
+    /// `/resume`: the recent sessions, one line each.
+    fn recent_sessions(&mut self) -> anyhow::Result<Vec<String>>;
+    /// `/resume ID`: reopens that session, records there from then on.
+    fn resume(&mut self, which: &str) -> anyhow::Result<Resumed>;
+    /// `/model NAME`: the same server asking for `name`, recorded in the
+    /// session file; its name as the status line shows it.
+    fn model(&mut self, name: &str) -> anyhow::Result<(M, String)>;
+}
+
+/// A session `/resume` reopened.
+pub(crate) struct Resumed {
+    pub(crate) ledger: Vec<Message>,
+    /// Its id and file (`None` with `--no-session`: read, not recorded).
+    pub(crate) session: Option<SessionId>,
+    pub(crate) id: String,
+    /// What the user should know first (a different workspace, calls
+    /// without results, a different model).
+    pub(crate) notes: Vec<String>,
+}
 
 /// How a chat ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,8 +146,7 @@ pub(crate) async fn run<M: ModelClient, T: ToolRunner>(
         inbox: chat.inbox,
         session: chat.session,
         tools: chat.tools,
-        refresh_system: chat.refresh_system,
-        new_session: chat.new_session,
+        control: chat.control,
         prompts: 0,
     }
     .serve(
@@ -163,8 +184,7 @@ struct Session<M, T> {
     inbox: Inbox,
     session: Option<(String, PathBuf)>,
     tools: Vec<ToolInfo>,
-    refresh_system: Box<dyn FnMut() -> Option<String> + Send>,
-    new_session: NewSession,
+    control: Box<dyn Control<M>>,
     prompts: u32,
 }
 
@@ -275,37 +295,7 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                                     }
                                 }
                                 commands::Parsed::Command(command) => {
-                                    let mut reply = self.command(&command, &screen.status, busy);
-                                    if reply.clear {
-                                        // Idle (the command refuses otherwise): the
-                                        // ledger is here, not in a run. A session file
-                                        // that cannot be made leaves everything as it
-                                        // was, rather than a new conversation recorded
-                                        // in the old file.
-                                        let line = match (self.new_session)() {
-                                            Ok(opened) => {
-                                                ledger = Some(Vec::new());
-                                                screen.status.tokens_in = 0;
-                                                screen.status.tokens_out = 0;
-                                                screen.status.turn = 0;
-                                                let line = match &opened {
-                                                    Some((id, _)) => format!(
-                                                        "a new conversation, in session {}",
-                                                        crate::terminal::one_line(id)
-                                                    ),
-                                                    None => "a new conversation".into(),
-                                                };
-                                                self.session = opened;
-                                                line
-                                            }
-                                            Err(error) => format!(
-                                                "not cleared: a new session file could not be \
-                                                 made: {}",
-                                                crate::terminal::one_line(&format!("{error:#}"))
-                                            ),
-                                        };
-                                        reply.lines.push(line);
-                                    }
+                                    let reply = self.command(&command, busy, screen, &mut ledger);
                                     print_above(terminal, &reply.lines)?;
                                     if let Some(end) = reply.quit
                                         && !stop_then_quit(cancel.as_ref(), end, &mut quit_after)
@@ -338,7 +328,7 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
             return;
         };
         if self.prompts > 0
-            && let Some(system) = (self.refresh_system)()
+            && let Some(system) = self.control.refreshed_system_prompt()
             && let Some(agent) = Arc::get_mut(&mut self.agent)
         {
             agent.set_system_prompt(system);

@@ -39,6 +39,13 @@ pub(crate) struct Status {
 }
 
 impl Status {
+    /// A new conversation: no turns, no tokens yet.
+    pub(super) fn reset_usage(&mut self) {
+        self.turn = 0;
+        self.tokens_in = 0;
+        self.tokens_out = 0;
+    }
+
     fn line(&self) -> String {
         let activity = match (&self.activity, self.since) {
             (Some(activity), Some(since)) => {

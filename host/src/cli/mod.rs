@@ -2,6 +2,7 @@
 //! `render` prints; only `exit` decides exit codes.
 
 mod background;
+mod chat;
 pub mod exit;
 mod flags;
 mod headless;
@@ -242,7 +243,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
     match &cli.command {
         Command::Run(args) => run::run_agent(&before.then(&args.sandbox), args).await,
         Command::Chat(args) => {
-            run::run_chat(
+            chat::run_chat(
                 &before.then(&args.sandbox),
                 &args.agent,
                 args.prompt.clone(),

@@ -17,7 +17,7 @@ use super::{
     spawn_ctrl_c_handler,
 };
 use crate::agent::{
-    AgentEvent, AgentLoop, DeliveryMode, Inbox, LoopConfig, Message, ResultBudget, StopRecord,
+    AgentLoop, DeliveryMode, Inbox, LoopConfig, Message, ResultBudget, StopRecord,
     default_system_prompt,
 };
 use crate::config::{self, ProviderKind};
@@ -260,7 +260,11 @@ pub(super) async fn prepare<T>(
         )?))
     };
     let ledger = match &resumed {
-        Some(file) => session::resumed_ledger(file, writer.as_deref()),
+        Some(file) => {
+            let (ledger, notes) = session::resumed_ledger(file, writer.as_deref());
+            render::notes(&notes);
+            ledger
+        }
         None => Vec::new(),
     };
     Ok(Prepared {
@@ -289,7 +293,7 @@ pub(super) async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> any
         && std::io::stdin().is_terminal()
         && std::io::stdout().is_terminal()
     {
-        return run_chat(sandbox_args, &args.agent, None).await;
+        return super::chat::run_chat(sandbox_args, &args.agent, None).await;
     }
     let prepared = prepare(sandbox_args, &args.agent, || {
         Ok(if headless {
@@ -439,7 +443,7 @@ pub(super) fn read_prompt(arg: Option<&str>) -> anyhow::Result<String> {
 }
 
 /// The model as the header and the status line name it.
-fn model_name(model: &Model) -> String {
+pub(super) fn model_name(model: &Model) -> String {
     match model.describe() {
         (provider, Some(name), _) => format!("{name} ({provider})"),
         (provider, None, _) => provider.to_string(),
@@ -448,7 +452,7 @@ fn model_name(model: &Model) -> String {
 
 /// The line that opens `run`'s text output and the chat: the command, the
 /// model, the workspace, how many tools, the session.
-fn header(
+pub(super) fn header(
     command: &str,
     model: &Model,
     workspace: &Path,
@@ -465,111 +469,4 @@ fn header(
             None => "no session file".into(),
         }
     )
-}
-
-/// `toolhost chat` (and `toolhost run` with no prompt at a terminal): one
-/// session, many prompts, in the terminal.
-pub(super) async fn run_chat(
-    sandbox_args: &SandboxArgs,
-    args: &AgentArgs,
-    first: Option<String>,
-) -> anyhow::Result<Ended> {
-    use std::io::IsTerminal as _;
-
-    use crate::agent::{EventSink, StopReason};
-    use crate::chat::{self, Chat, ChatEnd, Status};
-    use crate::transcript::ToolInfo;
-
-    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        return Err(UsageError(
-            "`toolhost chat` needs a terminal on stdin and stdout; from a script or an editor, \
-             use `toolhost run --input-format stream-json`"
-                .into(),
-        )
-        .into());
-    }
-    let Prepared {
-        workspace,
-        sandbox,
-        model,
-        config,
-        writer,
-        ledger,
-        mut instructions,
-        delivery,
-        start,
-        store,
-        early: (),
-    } = prepare(sandbox_args, args, || Ok(())).await?;
-    let model_name = model_name(&model);
-    let (send, events) = tokio::sync::mpsc::unbounded_channel();
-    let forward: EventSink = Arc::new(move |event: &AgentEvent| {
-        let _ = send.send(event.clone());
-    });
-    // The file the events go to, swapped by `/clear` for a new one.
-    let recording = Arc::new(std::sync::Mutex::new(writer.clone()));
-    let sink: EventSink = {
-        let recording = Arc::clone(&recording);
-        Arc::new(move |event: &AgentEvent| {
-            let writer = recording
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone();
-            if let Some(writer) = writer {
-                writer.observe(event);
-            }
-            forward(event);
-        })
-    };
-    let no_session = writer.is_none();
-    let new_session: crate::chat::NewSession = Box::new(move || {
-        if no_session {
-            return Ok(None);
-        }
-        let writer = Arc::new(session::open(&store, None, start.clone())?);
-        let opened = (writer.id().to_string(), writer.path().to_path_buf());
-        *recording
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(writer);
-        Ok(Some(opened))
-    });
-    let inbox = Inbox::new(delivery).with_events(sink.clone());
-    let tools: Vec<ToolInfo> = sandbox.tools().iter().map(ToolInfo::of).collect();
-    let session = writer
-        .as_ref()
-        .map(|writer| (writer.id().to_string(), writer.path().to_path_buf()));
-    let header = vec![
-        header("chat", &model, &workspace, tools.len(), writer.as_deref()),
-        "Enter sends · Alt+Enter or Tab queues a follow-up · Esc stops · /help · Ctrl+D quits"
-            .into(),
-    ];
-    let status = Status {
-        model: model_name,
-        workspace: workspace.display().to_string(),
-        ..Status::default()
-    };
-    let agent = AgentLoop::new(model, &sandbox, config)
-        .with_events(sink)
-        .with_inbox(inbox.clone());
-    let end = chat::run(
-        Chat {
-            agent,
-            ledger,
-            inbox,
-            events,
-            session,
-            tools,
-            status,
-            first,
-            refresh_system: Box::new(move || instructions.refreshed()),
-            new_session,
-        },
-        header,
-    )
-    .await?;
-    background::hand_off(&sandbox);
-    Ok(match end {
-        ChatEnd::Quit => Ended::Done,
-        ChatEnd::Interrupted => Ended::Run(StopReason::Aborted),
-    })
 }

@@ -55,19 +55,24 @@ pub(super) fn resume_warnings(file: &SessionFile, workspace: &Path) -> Vec<Strin
     warnings
 }
 
-/// The ledger a resumed run continues from. Results made up for calls the
-/// last run left unanswered are shown, recorded, then appended.
-pub(super) fn resumed_ledger(file: &SessionFile, writer: Option<&SessionWriter>) -> Vec<Message> {
+/// The ledger a resumed run continues from, and what to tell the user:
+/// results made up for calls the last run left unanswered are recorded,
+/// then appended, and each is a note.
+pub(super) fn resumed_ledger(
+    file: &SessionFile,
+    writer: Option<&SessionWriter>,
+) -> (Vec<Message>, Vec<String>) {
     let resume = file.resume();
     let mut ledger = resume.ledger;
+    let mut notes = Vec::new();
     if let Some(results) = resume.recovered {
-        render::recovered(&results);
+        notes = render::recovered(&results);
         if let Some(writer) = writer {
             writer.recovered(results.clone());
         }
         ledger.push(results);
     }
-    ledger
+    (ledger, notes)
 }
 
 /// Records each event, then passes it to `show`: on disk first, so a

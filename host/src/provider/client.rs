@@ -203,6 +203,14 @@ impl<W: WireApi> HttpModel<W> {
         self
     }
 
+    /// The same client (server, key, limits) asking for `model` instead.
+    pub fn with_model(&self, model: impl Into<String>) -> Self {
+        Self {
+            http: self.http.with_model(model),
+            ..self.clone()
+        }
+    }
+
     /// Caps the reply length; default: `W`'s (see its `request_body`).
     pub fn with_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
         self.max_tokens = max_tokens;

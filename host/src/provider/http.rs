@@ -202,6 +202,14 @@ impl HttpClient {
         self
     }
 
+    /// The same endpoint asking for `model`.
+    pub fn with_model(&self, model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            ..self.clone()
+        }
+    }
+
     /// `base_url` joined with `path`.
     pub fn url(&self, path: &str) -> String {
         format!(

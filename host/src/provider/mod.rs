@@ -50,6 +50,16 @@ impl Model {
         (http.provider(), Some(http.model()), Some(http.base_url()))
     }
 
+    /// The same server and key asking for the model `name` (a chat's
+    /// `/model`); `None` for the scripted model, which has no names.
+    pub fn named(&self, name: &str) -> Option<Model> {
+        match self {
+            Model::OpenAi(client) => Some(Model::OpenAi(client.with_model(name))),
+            Model::Anthropic(client) => Some(Model::Anthropic(client.with_model(name))),
+            Model::Scripted(_) => None,
+        }
+    }
+
     /// Caps each reply at `max_reply_bytes` (see [`ReplyBudget`]); the
     /// scripted model has nothing to cap. Default
     /// [`DEFAULT_MAX_REPLY_BYTES`].

@@ -150,6 +150,16 @@ impl SessionWriter {
         }
     }
 
+    /// Records that the session goes on with `start`'s settings (a chat's
+    /// `/model`): a `session_start` with this session's id, marked resumed,
+    /// as `--resume` writes one.
+    pub fn restart(&self, mut start: SessionStart) {
+        start.id = self.id.clone();
+        start.at = super::record::now();
+        start.resumed = true;
+        self.record(&Record::SessionStart(start));
+    }
+
     /// Records a message the loop did not produce (the results recovered on
     /// resume).
     pub fn recovered(&self, message: Message) {

@@ -329,3 +329,165 @@ fn clear_starts_a_new_conversation_in_a_new_session_file() {
     prompts.sort();
     assert_eq!(prompts, [["one"], ["two"]]);
 }
+
+/// The session files of `ws`, each as its records.
+fn session_records(ws: &Workspace) -> Vec<Vec<Value>> {
+    let dir = ws.path().join(".toolhost/sessions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("sessions")
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|file| {
+            std::fs::read_to_string(file)
+                .expect("session file")
+                .lines()
+                .map(|line| serde_json::from_str::<Value>(line).expect("a record"))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn model_switches_the_next_request_and_is_refused_while_a_turn_runs() {
+    use super::common::mock_model::{MockModel, Reply, openai_text};
+    let ws = Workspace::new();
+    let mock = MockModel::start(vec![
+        Reply::sse_body(openai_text("from the first")).after(Duration::from_millis(1500)),
+        Reply::sse_body(openai_text("from the second")),
+    ]);
+    let url = mock.openai_url();
+    let mut chat = Pty::spawn(
+        &ws,
+        &[
+            "chat",
+            "--provider",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "first-model",
+        ],
+    );
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("one\r");
+    chat.wait_for("waiting for the model");
+    chat.keys("/model second-model\r");
+    chat.wait_for("/model waits for the turn to end: Esc stops it");
+    chat.wait_for("from the first");
+    chat.wait_for("ready");
+    chat.keys("/model second-model\r");
+    chat.wait_for("the model is second-model (openai) from the next prompt on");
+    chat.keys("two\r");
+    chat.wait_for("from the second");
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+
+    let models: Vec<Value> = mock
+        .requests()
+        .iter()
+        .map(|request| request.body["model"].clone())
+        .collect();
+    assert_eq!(models, [json!("first-model"), json!("second-model")]);
+    // The session file says which model each prompt went to, so `--resume`
+    // goes on with the second.
+    let records = session_records(&ws);
+    assert_eq!(records.len(), 1);
+    let shape: Vec<String> = records[0]
+        .iter()
+        .filter_map(|record| match record["type"].as_str() {
+            Some("session_start") => Some(format!(
+                "start {} resumed={}",
+                record["model"], record["resumed"]
+            )),
+            Some("message") if record["message"]["role"] == "user" => {
+                Some(format!("user {}", record["message"]["text"]))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            "start \"first-model\" resumed=false",
+            "user \"one\"",
+            "start \"second-model\" resumed=true",
+            "user \"two\"",
+        ]
+    );
+}
+
+#[test]
+fn resume_lists_the_sessions_and_continues_one_in_the_chat() {
+    let ws = Workspace::new();
+    let earlier = script(&ws, json!([{"text": "Earlier answer."}]));
+    let output = ws
+        .toolhost()
+        .args(["run", "--script", &earlier, "an earlier task"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(0));
+    let files: Vec<_> = std::fs::read_dir(ws.path().join(".toolhost/sessions"))
+        .expect("sessions")
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    assert_eq!(files.len(), 1);
+    let id = files[0]
+        .file_stem()
+        .expect("a name")
+        .to_string_lossy()
+        .into_owned();
+
+    let script = script(&ws, json!([{"text": "Continued: {last_user}"}]));
+    let mut chat = Pty::spawn(&ws, &["chat", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("/resume\r");
+    chat.wait_for("/resume ID continues one");
+    assert!(
+        chat.text()
+            .contains(&format!("{id}  1 turn(s)  an earlier task")),
+        "{}",
+        chat.text()
+    );
+    chat.keys("/resume last\r");
+    chat.wait_for("the next prompt continues it");
+    assert!(
+        chat.text()
+            .contains(&format!("resumed session {id}: 2 message(s)")),
+        "{}",
+        chat.text()
+    );
+    chat.keys("and now\r");
+    chat.wait_for("Continued: and now");
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+
+    // The earlier session's file holds both prompts; the chat's own file,
+    // left before its first prompt, holds none.
+    let file = ws.path().join(format!(".toolhost/sessions/{id}.jsonl"));
+    let texts: Vec<String> = std::fs::read_to_string(file)
+        .expect("session file")
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a record"))
+        .filter(|record| record["type"] == "message")
+        .map(|record| {
+            let message = &record["message"];
+            let text = match message["role"].as_str() {
+                Some("assistant") => &message["blocks"][0]["text"],
+                _ => &message["text"],
+            };
+            format!("{} {}", message["role"], text)
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "\"user\" \"an earlier task\"",
+            "\"assistant\" \"Earlier answer.\"",
+            "\"user\" \"and now\"",
+            "\"assistant\" \"Continued: and now\"",
+        ]
+    );
+}

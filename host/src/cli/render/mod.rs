@@ -205,16 +205,27 @@ pub(super) fn stdin_input_refused(full: &crate::agent::InboxFull) {
 
 /// Tells the user which calls of the resumed session had no result and
 /// what the model will be told instead.
-pub(super) fn recovered(results: &Message) {
-    if let Message::ToolResults { results } = results {
-        for result in results {
-            note(format_args!(
+pub(super) fn recovered(results: &Message) -> Vec<String> {
+    let Message::ToolResults { results } = results else {
+        return Vec::new();
+    };
+    results
+        .iter()
+        .map(|result| {
+            format!(
                 "resuming: call {} ({}) has no recorded result; the model is told: {}",
                 one_line(&result.call_id),
                 one_line(&result.tool),
                 one_line(&short(&result.text, 120))
-            ));
-        }
+            )
+        })
+        .collect()
+}
+
+/// Lines for the user, on stderr.
+pub(super) fn notes(lines: &[String]) {
+    for line in lines {
+        note(line);
     }
 }
 
