@@ -241,6 +241,7 @@ fn an_interrupt_stops_the_turn_gives_queued_input_back_and_the_session_goes_on()
     let mock = MockModel::start(vec![
         tool_call("call_1", "sleep", json!({"ms": 30000})),
         text("fresh start"),
+        text("resumed"),
     ]);
     let mut session = Session::start(&ws, &mock, &[]);
     session.send(&user("slow task", None));
@@ -274,6 +275,23 @@ fn an_interrupt_stops_the_turn_gives_queued_input_back_and_the_session_goes_on()
             "user: something else",
         ]
     );
+
+    // The interrupted session resumes with the same ledger: the cancelled
+    // call's result, no trace of the input given back.
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args(["run", "--provider", "openai", "--model", "m", "--base-url"])
+        .arg(mock.openai_url())
+        .args(["--resume", "last", "and now?"])
+        .output()
+        .expect("resume");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let requests = mock.requests();
+    let mut want = conversation(&requests[1].body);
+    want.extend(["assistant: fresh start".into(), "user: and now?".into()]);
+    assert_eq!(conversation(&requests[2].body), want);
 }
 
 #[test]
