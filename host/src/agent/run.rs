@@ -1724,9 +1724,20 @@ mod tests {
         /// `tool_use` input is an object; the message after an assistant
         /// with calls is a user turn opening with one `tool_result` per call
         /// (no other), and a `tool_result` appears nowhere else; ids are
-        /// unique.
+        /// unique; at most four cache breakpoints (the API's limit).
         pub(super) fn check_anthropic(body: &Value) {
-            assert!(body["system"].is_string(), "{body}");
+            let system = body["system"].as_array().expect("system blocks");
+            assert!(
+                system
+                    .iter()
+                    .all(|b| b["type"] == "text" && !str_of(b, "text").is_empty()),
+                "{body}"
+            );
+            let breakpoints = body.to_string().matches("\"cache_control\"").count();
+            assert!(
+                (1..=4).contains(&breakpoints),
+                "{breakpoints} breakpoints: {body}"
+            );
             let messages = body["messages"].as_array().expect("messages");
             assert_eq!(messages.last().map(|m| &m["role"]), Some(&"user".into()));
             let mut ids = HashSet::new();

@@ -92,10 +92,7 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                 ),
                 None => "no session file (--no-session)".into(),
             }),
-            ("/usage", []) => Reply::line(format!(
-                "{} tokens in, {} out this session",
-                screen.status.tokens_in, screen.status.tokens_out
-            )),
+            ("/usage", []) => Reply::line(format!("{} this session", screen.status.tokens)),
             ("/queue", []) => Reply::lines(self.queue_lines()),
             ("/queue", ["clear"]) => {
                 let dropped = self.inbox.give_back().len();

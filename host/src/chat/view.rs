@@ -14,6 +14,7 @@ use ratatui::widgets::Paragraph;
 
 use super::editor::Editor;
 use crate::agent::{AgentEvent, Delivery, Message, Queued, StopReason};
+use crate::provider::TokenTotals;
 use crate::terminal::{call_summary, one_line, short};
 
 /// Rows of the viewport under the scrolling lines.
@@ -30,8 +31,8 @@ pub(crate) struct Status {
     pub(crate) workspace: String,
     /// The current prompt's turn, from 1; 0 before the first.
     pub(crate) turn: u32,
-    pub(crate) tokens_in: u64,
-    pub(crate) tokens_out: u64,
+    /// This session's tokens so far.
+    pub(crate) tokens: TokenTotals,
     /// What is running: `waiting for the model`, or the tools by name.
     pub(crate) activity: Option<String>,
     /// Since when the current prompt runs.
@@ -42,8 +43,7 @@ impl Status {
     /// A new conversation: no turns, no tokens yet.
     pub(super) fn reset_usage(&mut self) {
         self.turn = 0;
-        self.tokens_in = 0;
-        self.tokens_out = 0;
+        self.tokens = TokenTotals::default();
     }
 
     fn line(&self) -> String {
@@ -55,12 +55,11 @@ impl Status {
             (None, _) => "ready".into(),
         };
         format!(
-            "{} · {} · turn {} · {} in / {} out tokens · {activity}",
+            "{} · {} · turn {} · {} · {activity}",
             one_line(&self.model),
             one_line(&self.workspace),
             self.turn,
-            self.tokens_in,
-            self.tokens_out
+            self.tokens
         )
     }
 }
@@ -78,7 +77,7 @@ pub(crate) struct Transcript {
     running: Vec<String>,
     turns: u32,
     /// Tokens in and out of the current prompt's replies.
-    tokens: (u64, u64),
+    tokens: TokenTotals,
 }
 
 impl Transcript {
@@ -88,7 +87,7 @@ impl Transcript {
         match event {
             AgentEvent::AgentStart => {
                 self.turns = 0;
-                self.tokens = (0, 0);
+                self.tokens = TokenTotals::default();
                 status.since = Some(Instant::now());
             }
             AgentEvent::TurnStart { turn } => {
@@ -129,10 +128,8 @@ impl Transcript {
                 Message::Assistant(reply) => {
                     self.turns += 1;
                     if let Some(usage) = &reply.usage {
-                        status.tokens_in += usage.input_tokens;
-                        status.tokens_out += usage.output_tokens;
-                        self.tokens.0 += usage.input_tokens;
-                        self.tokens.1 += usage.output_tokens;
+                        status.tokens.add(usage);
+                        self.tokens.add(usage);
                     }
                     if self.streamed {
                         if !self.live.is_empty() {
@@ -193,8 +190,8 @@ impl Transcript {
                     .map_or(0.0, |since| since.elapsed().as_secs_f64());
                 // As `run`'s text output ends each prompt.
                 lines.push(format!(
-                    "{} turn(s) · {} in / {} out tokens · {seconds:.1} s",
-                    stop.turns, self.tokens.0, self.tokens.1
+                    "{} turn(s) · {} · {seconds:.1} s",
+                    stop.turns, self.tokens
                 ));
                 status.activity = None;
                 status.since = None;
@@ -323,8 +320,11 @@ mod tests {
             model: "gpt-4o (openai)".into(),
             workspace: "/home/me/proj".into(),
             turn: 2,
-            tokens_in: 1200,
-            tokens_out: 80,
+            tokens: crate::provider::TokenTotals {
+                input_tokens: 1200,
+                output_tokens: 80,
+                ..Default::default()
+            },
             activity: Some("running read_file".into()),
             since: None,
         }

@@ -284,6 +284,8 @@ impl AnthropicAssembler {
         }
         Some(Usage {
             input_tokens: count("input_tokens"),
+            cache_read_tokens: count("cache_read_input_tokens"),
+            cache_write_tokens: count("cache_creation_input_tokens"),
             output_tokens: count("output_tokens"),
             raw: Value::Object(raw),
         })
@@ -348,6 +350,7 @@ impl WireApi for Anthropic {
                 }
             }
         }
+        mark_for_cache(messages.last_mut());
         let mut body = json!({
             "model": request.model,
             "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -355,7 +358,9 @@ impl WireApi for Anthropic {
             "messages": messages,
         });
         if !request.system.is_empty() {
-            body["system"] = request.system.into();
+            body["system"] = json!([
+                {"type": "text", "text": request.system, "cache_control": cache_breakpoint()}
+            ]);
         }
         set_tools(&mut body, request.tools, |tool| {
             json!({
@@ -364,7 +369,18 @@ impl WireApi for Anthropic {
                 "input_schema": tool.input_schema,
             })
         });
+        if let Some(last) = body
+            .get_mut("tools")
+            .and_then(Value::as_array_mut)
+            .and_then(|tools| tools.last_mut())
+        {
+            last["cache_control"] = cache_breakpoint();
+        }
         body
+    }
+
+    fn overflow(status: u16, body: &[u8]) -> Option<super::overflow::Overflow> {
+        super::overflow::anthropic(status, body)
     }
 
     fn finish(reason: &str) -> Finish {
@@ -381,6 +397,31 @@ impl WireApi for Anthropic {
 /// A Messages client; the key, if any, goes in `x-api-key`, and
 /// `max_tokens` defaults to [`DEFAULT_MAX_TOKENS`].
 pub type AnthropicClient = HttpModel<Anthropic>;
+
+/// A prompt-cache breakpoint: the prefix up to here is cached for five
+/// minutes, and read back at a tenth of the price by the next request that
+/// starts with it.
+fn cache_breakpoint() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Puts a cache breakpoint on the last block of `message` (the latest
+/// message of the request), so the next request, which repeats this one
+/// and adds to it, reads all of it from the cache. With the tools' and the
+/// system prompt's, three of the API's four breakpoints. Only a user
+/// message: an assistant's last block may be thinking, which the API does
+/// not let be marked.
+fn mark_for_cache(message: Option<&mut Value>) {
+    let Some(message) = message.filter(|m| m["role"] == "user") else {
+        return;
+    };
+    if let Some(text) = message["content"].as_str() {
+        message["content"] = json!([{"type": "text", "text": text}]);
+    }
+    if let Some(last) = message["content"].as_array_mut().and_then(|c| c.last_mut()) {
+        last["cache_control"] = cache_breakpoint();
+    }
+}
 
 /// Appends a user turn, merged into the previous message when that is a
 /// user turn too. A lone text block is sent as a plain string.

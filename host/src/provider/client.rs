@@ -49,6 +49,10 @@ pub trait WireApi: fmt::Debug + Send + Sync + 'static {
     /// reason the API added after this was written should be a
     /// [`Finish::Stop`]; see [`finish_of`] for the rest of the rule.
     fn finish(reason: &str) -> Finish;
+
+    /// Whether an error response says the request did not fit the
+    /// model's context window (module `overflow`).
+    fn overflow(status: u16, body: &[u8]) -> Option<super::overflow::Overflow>;
 }
 
 /// What one model request sends, whatever the wire API.
@@ -188,6 +192,7 @@ impl<W: WireApi> HttpModel<W> {
         for (name, value) in W::HEADERS {
             http = http.with_header(name, value);
         }
+        http = http.with_overflow(W::overflow);
         Ok(Self {
             http,
             max_tokens: None,

@@ -26,6 +26,8 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::overflow::Overflow;
+
 use super::ProviderError;
 
 /// Default time to wait for the response headers (and for an error body).
@@ -137,8 +139,13 @@ pub struct HttpClient {
     auth: Auth,
     model: String,
     headers: Vec<(&'static str, &'static str)>,
+    /// Tells a context overflow from the other 400s.
+    overflow: Option<OverflowTest>,
     client: reqwest::Client,
 }
+
+/// Reads an error response (status, body) as a context overflow, or not.
+pub type OverflowTest = fn(u16, &[u8]) -> Option<Overflow>;
 
 impl HttpClient {
     /// The API root requests go to.
@@ -192,6 +199,7 @@ impl HttpClient {
             auth,
             model: model.into(),
             headers: Vec::new(),
+            overflow: None,
             client,
         })
     }
@@ -199,6 +207,12 @@ impl HttpClient {
     /// Adds a header sent with every request (e.g. `anthropic-version`).
     pub fn with_header(mut self, name: &'static str, value: &'static str) -> Self {
         self.headers.push((name, value));
+        self
+    }
+
+    /// Reads 400s with `test`, so an overflow is its own error.
+    pub fn with_overflow(mut self, test: OverflowTest) -> Self {
+        self.overflow = Some(test);
         self
     }
 
@@ -339,12 +353,25 @@ impl HttpClient {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|value| value.to_str().ok())
             .and_then(parse_retry_after);
-        let body = tokio::time::timeout(timeout, error_body(response))
+        let (raw, body) = tokio::time::timeout(timeout, error_body(response))
             .await
-            .unwrap_or_else(|_| "(the error body did not arrive in time)".to_owned());
+            .unwrap_or_else(|_| {
+                (
+                    Vec::new(),
+                    "(the error body did not arrive in time)".to_owned(),
+                )
+            });
         let provider = self.provider;
         let url = url.to_owned();
         let code = status.as_u16();
+        if let Some(overflow) = self.overflow.and_then(|test| test(code, &raw)) {
+            return Err(ProviderError::ContextOverflow {
+                provider,
+                url,
+                overflow,
+                body,
+            });
+        }
         Err(match code {
             401 | 403 => self.unauthorized(url, code, body),
             404 => ProviderError::NotFound {
@@ -495,7 +522,7 @@ fn parse_retry_after(value: &str) -> Option<Duration> {
 }
 
 /// The start of an error response's body, on one line.
-async fn error_body(response: reqwest::Response) -> String {
+async fn error_body(response: reqwest::Response) -> (Vec<u8>, String) {
     let mut stream = response.bytes_stream();
     let mut bytes = Vec::new();
     while let Some(Ok(chunk)) = stream.next().await {
@@ -513,7 +540,7 @@ async fn error_body(response: reqwest::Response) -> String {
     if excerpt.is_empty() {
         excerpt.push_str("(empty body)");
     }
-    excerpt
+    (bytes, excerpt)
 }
 
 /// An error with its causes, `: `-joined (reqwest hides the useful part,

@@ -20,6 +20,7 @@ pub mod client;
 mod conversation;
 pub mod http;
 pub mod openai;
+pub mod overflow;
 pub mod scripted;
 mod sse;
 
@@ -190,13 +191,87 @@ impl Finish {
 /// Token usage of one request, normalised, plus what the server sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens (OpenAI `prompt_tokens`, Anthropic `input_tokens`, which
-    /// excludes cache reads and writes).
+    /// Prompt tokens read at the full price: Anthropic `input_tokens`
+    /// (which leaves out cache reads and writes), OpenAI `prompt_tokens`
+    /// less `prompt_tokens_details.cached_tokens`.
     pub input_tokens: u64,
+    /// Prompt tokens read from the server's prompt cache: Anthropic
+    /// `cache_read_input_tokens`, OpenAI `prompt_tokens_details.cached_tokens`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the cache: Anthropic
+    /// `cache_creation_input_tokens` (OpenAI caches without saying).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
     /// Generated tokens (OpenAI `completion_tokens`, Anthropic `output_tokens`).
     pub output_tokens: u64,
     /// The server's own usage object(s), for cache and reasoning counts.
     pub raw: Value,
+}
+
+impl Usage {
+    /// The whole prompt as the server counted it, cached or not: what the
+    /// next request starts from.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Usage summed over replies (a prompt's, a session's), in the same four
+/// counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TokenTotals {
+    pub input_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl TokenTotals {
+    pub fn add(&mut self, usage: &Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(usage.input_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(usage.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(usage.cache_write_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(usage.output_tokens);
+    }
+
+    /// The totals of every reply in `ledger`.
+    pub fn of(ledger: &[Message]) -> TokenTotals {
+        let mut totals = TokenTotals::default();
+        for message in ledger {
+            if let Message::Assistant(reply) = message
+                && let Some(usage) = &reply.usage
+            {
+                totals.add(usage);
+            }
+        }
+        totals
+    }
+}
+
+/// `19 in / 83 out tokens`, with the cache's parts when there are any:
+/// `19 in + 320 cache read + 40 cache write / 83 out tokens`.
+impl std::fmt::Display for TokenTotals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} in", self.input_tokens)?;
+        if self.cache_read_tokens > 0 {
+            write!(f, " + {} cache read", self.cache_read_tokens)?;
+        }
+        if self.cache_write_tokens > 0 {
+            write!(f, " + {} cache write", self.cache_write_tokens)?;
+        }
+        write!(f, " / {} out tokens", self.output_tokens)
+    }
 }
 
 /// A tool call of an assistant message, borrowed from its [`Block`].
@@ -270,11 +345,7 @@ impl AssistantMessage {
         if let Some(usage) = &self.usage {
             out.insert(
                 "usage".into(),
-                json!({
-                    "input_tokens": usage.input_tokens,
-                    "output_tokens": usage.output_tokens,
-                    "raw": usage.raw,
-                }),
+                serde_json::to_value(usage).unwrap_or(Value::Null),
             );
         }
         let mut reasoning: Option<(String, Option<&str>)> = None;
@@ -363,6 +434,19 @@ pub enum ProviderError {
         status: u16,
         retry_after: Option<std::time::Duration>,
         /// The start of the server's error body.
+        body: String,
+    },
+    /// A 400 that says the request does not fit the model's context window
+    /// (module [`overflow`]). Not retried as it is: the conversation must
+    /// shrink first, or the reply's room.
+    #[error(
+        "`{provider}` at {url}: {what} (server said: {body})",
+        what = overflow_text(overflow)
+    )]
+    ContextOverflow {
+        provider: &'static str,
+        url: String,
+        overflow: overflow::Overflow,
         body: String,
     },
     /// 401 or 403. Not retried: the key is wrong or missing. Keys come only
@@ -454,6 +538,31 @@ pub enum ProviderError {
         path: std::path::PathBuf,
         detail: String,
     },
+}
+
+/// What a [`ProviderError::ContextOverflow`] says, with the server's numbers.
+fn overflow_text(overflow: &overflow::Overflow) -> String {
+    let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
+    match overflow.kind {
+        overflow::OverflowKind::Prompt => {
+            let mut text = "the conversation no longer fits the model's context window".to_owned();
+            if overflow.prompt_tokens.is_some() || overflow.window.is_some() {
+                text.push_str(&format!(
+                    " ({} tokens; the window holds {})",
+                    count(overflow.prompt_tokens),
+                    count(overflow.window)
+                ));
+            }
+            text
+        }
+        overflow::OverflowKind::ReplyRoom => format!(
+            "the conversation ({} tokens) leaves less room in the model's context window ({}) \
+             than the {} tokens asked for the reply",
+            count(overflow.prompt_tokens),
+            count(overflow.window),
+            count(overflow.reply_tokens)
+        ),
+    }
 }
 
 /// What to do about a refused key (see [`ProviderError::Unauthorized`]).

@@ -149,16 +149,16 @@ impl Assembler for OpenAiAssembler {
                 }
             });
         }
-        let usage = self.usage.map(|raw| Usage {
-            input_tokens: raw
-                .get("prompt_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            output_tokens: raw
-                .get("completion_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            raw,
+        let usage = self.usage.map(|raw| {
+            let count = |pointer: &str| raw.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+            let cached = count("/prompt_tokens_details/cached_tokens");
+            Usage {
+                input_tokens: count("/prompt_tokens").saturating_sub(cached),
+                cache_read_tokens: cached,
+                cache_write_tokens: 0,
+                output_tokens: count("/completion_tokens"),
+                raw,
+            }
         });
         AssistantMessage::settled(blocks, finish, usage, capped)
     }
@@ -366,6 +366,10 @@ impl WireApi for OpenAi {
         body
     }
 
+    fn overflow(status: u16, body: &[u8]) -> Option<super::overflow::Overflow> {
+        super::overflow::openai(status, body)
+    }
+
     fn finish(reason: &str) -> Finish {
         match reason {
             "stop" | "end_turn" | "stop_sequence" => Finish::Stop,
@@ -421,6 +425,101 @@ mod tests {
     use crate::provider::client::test_support::{
         self, assembled_body, assistant, body, reasoning, user,
     };
+
+    /// Prompt caching (OpenAI's is automatic, on a byte-identical prefix):
+    /// as a session grows, each request's messages are the previous
+    /// request's, unchanged, and then new ones; the system prompt and the
+    /// tools are sent the same each time.
+    mod prefix {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::provider::ToolSpecForModel;
+
+        /// One ledger entry: a prompt, a reply with up to three calls (some
+        /// with arguments cut off) and reasoning, or their results.
+        fn entry() -> impl Strategy<Value = Message> {
+            let call = (any::<bool>(), "[a-z]{1,6}").prop_map(|(whole, name)| (whole, name));
+            prop_oneof![
+                "[a-z ]{0,12}".prop_map(|text| user(&text)),
+                (
+                    prop::option::of("[a-z]{0,8}"),
+                    "[a-z ]{0,12}",
+                    prop::collection::vec(call, 0..=3)
+                )
+                    .prop_map(|(thinking, said, calls)| {
+                        let mut blocks = Vec::new();
+                        if let Some(thinking) = thinking {
+                            blocks.push(reasoning(&thinking, None));
+                        }
+                        blocks.push(test_support::text(&said));
+                        for (n, (whole, name)) in calls.into_iter().enumerate() {
+                            blocks.push(Block::ToolCall {
+                                id: format!("call_{n}"),
+                                name,
+                                arguments: whole.then(|| json!({"n": n})),
+                                arguments_raw: if whole {
+                                    format!("{{\"n\":{n}}}")
+                                } else {
+                                    "{\"n\":".into()
+                                },
+                            });
+                        }
+                        assistant(blocks, Finish::ToolUse)
+                    }),
+                prop::collection::vec(("[a-z]{1,6}", "[a-z ]{0,12}", any::<bool>()), 1..=3)
+                    .prop_map(|results| Message::ToolResults {
+                        results: results
+                            .into_iter()
+                            .enumerate()
+                            .map(
+                                |(n, (tool, text, is_error))| crate::provider::ToolResultEntry {
+                                    call_id: format!("call_{n}"),
+                                    tool,
+                                    text,
+                                    is_error,
+                                }
+                            )
+                            .collect(),
+                    }),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn each_request_starts_with_the_previous_one_byte_for_byte(
+                ledger in prop::collection::vec(entry(), 1..12)
+            ) {
+                let tools = [ToolSpecForModel {
+                    name: "read_file".into(),
+                    description: "Reads".into(),
+                    input_schema: json!({"type": "object"}),
+                    read_only: true,
+                }];
+                let request = |history| {
+                    OpenAi::request_body(&Request {
+                        model: "m",
+                        system: "be brief",
+                        history,
+                        tools: &tools,
+                        max_tokens: None,
+                    })
+                };
+                for k in 1..ledger.len() {
+                    let before = request(&ledger[..k]);
+                    let after = request(&ledger[..=k]);
+                    let old = before["messages"].as_array().expect("messages");
+                    let new = after["messages"].as_array().expect("messages");
+                    prop_assert!(new.len() >= old.len());
+                    for (a, b) in old.iter().zip(new) {
+                        prop_assert_eq!(a.to_string(), b.to_string());
+                    }
+                    prop_assert_eq!(before["tools"].to_string(), after["tools"].to_string());
+                    prop_assert_eq!(&before["model"], &after["model"]);
+                }
+            }
+        }
+    }
 
     #[test]
     fn request_body_leaves_out_reasoning_and_empty_options() {

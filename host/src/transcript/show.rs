@@ -164,6 +164,12 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
                             " tokens={}/{}",
                             usage.input_tokens, usage.output_tokens
                         ));
+                        if usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0 {
+                            line.push_str(&format!(
+                                " cache={}/{}",
+                                usage.cache_read_tokens, usage.cache_write_tokens
+                            ));
+                        }
                     }
                     out.push(line);
                     let text = assistant.text();
@@ -241,6 +247,20 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
         out.push("stop: none yet (it is still running)".into());
     } else if !stopped {
         close_run(&mut out, &mut running);
+    }
+    let mut tokens = crate::provider::TokenTotals::default();
+    let mut counted = false;
+    for record in &file.records {
+        if let Record::Message(entry) = record
+            && let Message::Assistant(reply) = &entry.message
+            && let Some(usage) = &reply.usage
+        {
+            tokens.add(usage);
+            counted = true;
+        }
+    }
+    if counted {
+        out.push(format!("total: {tokens}"));
     }
     out.extend(file.warnings.iter().map(|w| format!("warning: {w}")));
     out

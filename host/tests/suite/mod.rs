@@ -2,6 +2,7 @@ mod chat;
 mod common;
 mod config_errors;
 mod corpus;
+mod cost;
 mod docs;
 mod docs_format;
 mod escape;

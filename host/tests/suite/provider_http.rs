@@ -21,7 +21,7 @@ use toolhost::provider::{
     AssistantMessage, Block, Finish, Message, ProviderError, ToolResultEntry, ToolSpecForModel,
 };
 
-use super::common::mock_model::{End, MockModel, Reply, expected, fixture, sse, status};
+use super::common::mock_model::{self, End, MockModel, Reply, expected, fixture, sse, status};
 use super::common::{assert_text, mask_between};
 
 fn options(base_url: String) -> HttpOptions {
@@ -187,12 +187,17 @@ async fn anthropic_request_has_path_headers_and_default_max_tokens() {
             "model": "claude-test",
             "max_tokens": 8192,
             "stream": true,
-            "system": "be brief",
-            "messages": [{"role": "user", "content": "hi"}],
+            // Cache breakpoints: the tools, the system prompt, the latest
+            // message (prompt caching: docs/using/run.md).
+            "system": [{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}},
+            ]}],
             "tools": [{
                 "name": "get_weather",
                 "description": "Weather for a city",
                 "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+                "cache_control": {"type": "ephemeral"},
             }],
         })
     );
@@ -322,7 +327,8 @@ async fn anthropic_replays_blocks_in_order_and_results_with_is_error() {
             ]},
             {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": "call_3",
-                 "content": "not executed: truncated", "is_error": true},
+                 "content": "not executed: truncated", "is_error": true,
+                 "cache_control": {"type": "ephemeral"}},
             ]},
         ])
     );
@@ -356,7 +362,12 @@ async fn anthropic_thinking_block_goes_back_with_its_signature() {
         sent[1]["content"][1],
         json!({"type": "text", "text": want["text"]})
     );
-    assert_eq!(sent[2], json!({"role": "user", "content": "thanks"}));
+    assert_eq!(
+        sent[2],
+        json!({"role": "user", "content": [
+            {"type": "text", "text": "thanks", "cache_control": {"type": "ephemeral"}},
+        ]})
+    );
 }
 
 // ---- retries ----------------------------------------------------------------
@@ -769,4 +780,46 @@ fn client_futures_are_send() {
     let anthropic =
         AnthropicClient::new(HttpOptions::new("http://127.0.0.1:9"), "m").expect("client");
     assert_send(&anthropic.next("", &[], &[], &cancel));
+}
+
+#[tokio::test]
+async fn a_context_overflow_is_its_own_error_with_the_servers_numbers() {
+    let body = mock_model::overflow_body("llamacpp-exceed-context-size");
+    let mock = MockModel::start(vec![status(400, &body)]);
+    let err = ask_openai(&mock, &user("hi")).await.expect_err("400");
+    assert!(
+        matches!(err, ProviderError::ContextOverflow { .. }),
+        "{err:?}"
+    );
+    assert_eq!(mock.requests().len(), 1, "not retried");
+    assert_text(
+        &err.to_string(),
+        &format!(
+            "`openai` at {}/chat/completions: the conversation no longer fits the model's \
+             context window (13392 tokens; the window holds 8192) (server said: {body})",
+            mock.openai_url()
+        ),
+    );
+
+    let body = mock_model::overflow_body("anthropic-input-and-max-tokens");
+    let mock = MockModel::start(vec![status(400, &body)]);
+    let err = ask_anthropic(&mock, &user("hi")).await.expect_err("400");
+    assert_text(
+        &err.to_string(),
+        &format!(
+            "`anthropic` at {}/v1/messages: the conversation (188240 tokens) leaves less room in \
+             the model's context window (200000) than the 21333 tokens asked for the reply \
+             (server said: {body})",
+            mock.anthropic_url()
+        ),
+    );
+
+    // A rate limit that speaks of tokens is a rate limit.
+    let body = mock_model::overflow_body("anthropic-rate-limit-input-tokens");
+    let mock = MockModel::start((0..6).map(|_| status(429, &body)).collect());
+    let err = ask_anthropic(&mock, &user("hi")).await.expect_err("429");
+    assert!(
+        matches!(err, ProviderError::RetriesExhausted { .. }),
+        "{err:?}"
+    );
 }

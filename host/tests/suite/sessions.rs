@@ -430,7 +430,10 @@ fn a_resumed_ledger_is_accepted_by_both_wire_apis() {
     assert_eq!(answer[0]["is_error"], true);
     assert_eq!(answer[0]["content"], NO_RESULT);
     assert_eq!(answer[1], json!({"type": "text", "text": "continue"}));
-    assert_eq!(messages[4]["content"], "and now?");
+    assert_eq!(
+        messages[4]["content"],
+        json!([{"type": "text", "text": "and now?", "cache_control": {"type": "ephemeral"}}])
+    );
 }
 
 #[test]
@@ -751,7 +754,8 @@ fn retries_and_model_timings_are_recorded() {
              step=1 model.finish=stop calls=0 ttft=_ time=_ tokens=14/30\n\
              \x20 text: I'm unable to provide real-time weather updates. To get the current weather \
              in San Francisco, I reco...\n\
-             stop reason=completed turns=1: the model replied without tool calls (finish: stop)\n",
+             stop reason=completed turns=1: the model replied without tool calls (finish: stop)\n\
+             total: 14 in / 30 out tokens\n",
             env!("CARGO_PKG_VERSION")
         ),
     );

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::{RunOutput, put_json, retry_notice};
 use crate::agent::{AgentEvent, Message, StopRecord};
+use crate::provider::TokenTotals;
 use crate::transcript::SessionWriter;
 
 pub(super) struct JsonOutput;
@@ -23,25 +24,20 @@ impl RunOutput for JsonOutput {
         stop: &StopRecord,
         session: Option<&SessionWriter>,
     ) -> io::Result<()> {
-        let assistants = ledger.iter().filter_map(|m| match m {
-            Message::Assistant(a) => Some(a),
-            _ => None,
-        });
-        let (mut input, mut output) = (0u64, 0u64);
-        let mut final_text = String::new();
-        for assistant in assistants {
-            if let Some(usage) = &assistant.usage {
-                input += usage.input_tokens;
-                output += usage.output_tokens;
-            }
-            final_text = assistant.text();
-        }
+        let final_text = ledger
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Assistant(a) => Some(a.text()),
+                _ => None,
+            })
+            .unwrap_or_default();
         let doc = json!({
             "final_text": final_text,
             "session": session.map(|s| json!({"id": s.id(), "path": s.path()})),
             "stop": stop,
             "turns": stop.turns,
-            "usage": {"input_tokens": input, "output_tokens": output},
+            "usage": TokenTotals::of(ledger),
         });
         put_json(&mut io::stdout().lock(), &doc, false)
     }

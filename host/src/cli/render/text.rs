@@ -6,6 +6,7 @@ use std::io::{self, Write as _};
 
 use super::{RunOutput, note, retry_notice};
 use crate::agent::{AgentEvent, Message, StopReason, StopRecord};
+use crate::provider::TokenTotals;
 use crate::terminal::call_summary;
 use crate::terminal::{self, one_line};
 use crate::transcript::SessionWriter;
@@ -31,7 +32,7 @@ pub(super) struct TextOutput {
     /// When the current prompt's run started.
     started: Option<std::time::Instant>,
     /// Tokens in and out of the current prompt's replies.
-    tokens: (u64, u64),
+    tokens: TokenTotals,
 }
 
 /// `toolhost ... run --resume ID ... "..."` with everything that makes it
@@ -146,7 +147,7 @@ impl RunOutput for TextOutput {
                     note(header);
                 }
                 self.started = Some(std::time::Instant::now());
-                self.tokens = (0, 0);
+                self.tokens = TokenTotals::default();
             }
             AgentEvent::MessageDelta { text } => {
                 let mut out = io::stdout().lock();
@@ -157,8 +158,7 @@ impl RunOutput for TextOutput {
                 message: Message::Assistant(assistant),
             } => {
                 if let Some(usage) = &assistant.usage {
-                    self.tokens.0 += usage.input_tokens;
-                    self.tokens.1 += usage.output_tokens;
+                    self.tokens.add(usage);
                 }
                 self.print_reply(assistant);
             }
@@ -240,8 +240,8 @@ impl RunOutput for TextOutput {
             .take()
             .map_or(0.0, |started| started.elapsed().as_secs_f64());
         note(format_args!(
-            "{} turn(s) · {} in / {} out tokens · {seconds:.1} s",
-            stop.turns, self.tokens.0, self.tokens.1
+            "{} turn(s) · {} · {seconds:.1} s",
+            stop.turns, self.tokens
         ));
         if let Some(session) = session {
             note(format_args!(

@@ -171,6 +171,12 @@ pub fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(format!("{FIXTURES}/{name}.sse")).expect("read fixture stream")
 }
 
+/// The recorded error body `overflow/<name>.body` (see the fixtures' README).
+pub fn overflow_body(name: &str) -> String {
+    std::fs::read_to_string(format!("{FIXTURES}/overflow/{name}.body"))
+        .expect("read the recorded error body")
+}
+
 /// The message the recorded stream `name` must assemble into.
 pub fn expected(name: &str) -> Value {
     let text = std::fs::read_to_string(format!("{FIXTURES}/{name}.expected.json"))
@@ -206,6 +212,62 @@ pub fn openai_text(text: &str) -> String {
             Value::Null
         ),
         openai_chunk(serde_json::json!({}), "stop".into())
+    )
+}
+
+/// One event of an Anthropic Messages stream.
+fn anthropic_event(event: &Value) -> String {
+    format!(
+        "event: {}\ndata: {event}\n\n",
+        event["type"].as_str().unwrap_or("?")
+    )
+}
+
+/// An Anthropic Messages stream of one content block, reporting `usage`
+/// (`input_tokens`, `cache_read_input_tokens`, ... at the start,
+/// `output_tokens` at the end).
+fn anthropic_stream(block: Value, delta: Value, stop_reason: &str, usage: &Value) -> String {
+    use serde_json::json;
+    let mut start_usage = usage.clone();
+    let output = start_usage
+        .as_object_mut()
+        .and_then(|u| u.remove("output_tokens"))
+        .unwrap_or(json!(0));
+    [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+               "role": "assistant", "content": [], "model": "m", "stop_reason": null,
+               "usage": start_usage}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop_reason},
+               "usage": {"output_tokens": output}}),
+        json!({"type": "message_stop"}),
+    ]
+    .iter()
+    .map(anthropic_event)
+    .collect()
+}
+
+/// An Anthropic Messages stream whose reply is one call of `tool`.
+pub fn anthropic_tool_call(id: &str, tool: &str, arguments: &Value, usage: &Value) -> String {
+    use serde_json::json;
+    anthropic_stream(
+        json!({"type": "tool_use", "id": id, "name": tool, "input": {}}),
+        json!({"type": "input_json_delta", "partial_json": arguments.to_string()}),
+        "tool_use",
+        usage,
+    )
+}
+
+/// An Anthropic Messages stream whose reply is `text`.
+pub fn anthropic_text(text: &str, usage: &Value) -> String {
+    use serde_json::json;
+    anthropic_stream(
+        json!({"type": "text", "text": ""}),
+        json!({"type": "text_delta", "text": text}),
+        "end_turn",
+        usage,
     )
 }
 
