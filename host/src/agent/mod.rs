@@ -9,6 +9,7 @@
 //! the sandbox, never the reverse). It never prints: front ends consume
 //! [`AgentEvent`]s.
 
+mod context;
 mod events;
 mod inbox;
 mod ledger;

@@ -14,6 +14,7 @@ use futures_util::future::join_all;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::context;
 use super::events::{AgentEvent, EventSink};
 use super::inbox::Inbox;
 use super::ledger::{Delivery, Message, ToolResultEntry, tool_calls};
@@ -21,8 +22,8 @@ use super::long_output::ResultBudget;
 use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
 use super::stop::{StopReason, StopRecord};
 use super::{ModelClient, ToolResult, ToolRunner};
-use crate::provider::Finish;
 use crate::provider::http::{RetryNotice, RetryObserver};
+use crate::provider::{Finish, TokenTotals};
 
 /// The result of every call of a reply that asked for tools after the last
 /// allowed turn.
@@ -51,6 +52,13 @@ pub struct LoopConfig {
     /// Cuts long results to head + tail and saves the whole text. Default
     /// `None`: results reach the model whole.
     pub result_budget: Option<ResultBudget>,
+    /// Tokens a run may spend over all its requests, in and out: the run
+    /// stops as `budget_exhausted` before the request that would pass it
+    /// (module `context` estimates it). Default `None`.
+    pub max_tokens_total: Option<u64>,
+    /// The longest one model request may take, its retries included; past
+    /// it the run stops as `request_timeout`. Default `None`.
+    pub request_timeout: Option<std::time::Duration>,
 }
 
 impl Default for LoopConfig {
@@ -61,6 +69,8 @@ impl Default for LoopConfig {
             stop_after: 5,
             system_prompt: String::new(),
             result_budget: None,
+            max_tokens_total: None,
+            request_timeout: None,
         }
     }
 }
@@ -144,6 +154,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             .collect();
         let mut detector = LoopDetector::new(self.config.warn_after, self.config.stop_after);
         let mut turns = 0;
+        let mut used = TokenTotals::default();
         let stop = |reason, turns, truncated, evidence: String| StopRecord {
             reason,
             turns,
@@ -169,6 +180,22 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 self.deliver(ledger, Delivery::Steer);
             }
             poll_steering = true;
+            if let Some(budget) = self.config.max_tokens_total {
+                let next =
+                    context::estimate_next_prompt(&self.config.system_prompt, &specs, ledger);
+                let spent = context::spent(&used);
+                if spent.saturating_add(next) > budget {
+                    return stop(
+                        StopReason::BudgetExhausted,
+                        turns,
+                        false,
+                        format!(
+                            "the next model request (about {next} tokens) would pass the run's \
+                             budget of {budget} tokens; {spent} spent so far ({used})"
+                        ),
+                    );
+                }
+            }
             let turn = turns + 1;
             self.emit(AgentEvent::TurnStart { turn });
             let on_text = self.events.clone().map(|sink| {
@@ -189,17 +216,38 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 });
                 forward
             });
-            let reply = self
-                .model
-                .next(
-                    &self.config.system_prompt,
-                    ledger,
-                    &specs,
-                    cancel,
-                    on_text,
-                    on_retry,
-                )
-                .await;
+            let request = self.model.next(
+                &self.config.system_prompt,
+                ledger,
+                &specs,
+                cancel,
+                on_text,
+                on_retry,
+            );
+            let reply = match self.config.request_timeout {
+                None => request.await,
+                Some(limit) => {
+                    let started = Instant::now();
+                    match tokio::time::timeout(limit, request).await {
+                        Ok(reply) => reply,
+                        Err(_) => {
+                            self.emit(AgentEvent::TurnEnd { turn });
+                            return stop(
+                                StopReason::RequestTimeout,
+                                turns,
+                                false,
+                                format!(
+                                    "the model request was still unanswered after {:.1} s, \
+                                     past the deadline of {} s (--request-timeout); nothing of \
+                                     its reply is kept",
+                                    started.elapsed().as_secs_f64(),
+                                    limit.as_secs_f64()
+                                ),
+                            );
+                        }
+                    }
+                }
+            };
             let assistant = match reply {
                 Ok(Some(assistant)) => assistant,
                 Ok(None) => {
@@ -217,6 +265,9 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 }
             };
             turns = turn;
+            if let Some(usage) = &assistant.usage {
+                used.add(usage);
+            }
             let finish = assistant.finish;
             let capped = assistant.cut;
             let calls: Vec<Call> = tool_calls(&assistant)

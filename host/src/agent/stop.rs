@@ -17,6 +17,11 @@ pub enum StopReason {
     LoopDetected,
     /// The model could not be reached or its stream not understood.
     Error,
+    /// The next request would have passed the run's token budget
+    /// (`--max-tokens-total`); it was not sent.
+    BudgetExhausted,
+    /// A model request ran past its deadline (`--request-timeout`).
+    RequestTimeout,
 }
 
 impl StopReason {
@@ -28,6 +33,8 @@ impl StopReason {
             StopReason::MaxTurns => "max_turns",
             StopReason::LoopDetected => "loop_detected",
             StopReason::Error => "error",
+            StopReason::BudgetExhausted => "budget_exhausted",
+            StopReason::RequestTimeout => "request_timeout",
         }
     }
 }
@@ -57,6 +64,8 @@ mod tests {
             StopReason::MaxTurns,
             StopReason::LoopDetected,
             StopReason::Error,
+            StopReason::BudgetExhausted,
+            StopReason::RequestTimeout,
         ] {
             assert_eq!(
                 serde_json::to_value(reason).expect("serialise"),

@@ -13,6 +13,11 @@ pub const USAGE: u8 = 2;
 pub const MAX_TURNS: u8 = 3;
 /// `toolhost run` stopped because the model repeated itself.
 pub const LOOP_DETECTED: u8 = 4;
+/// `toolhost run` stopped before a request that would pass its token
+/// budget.
+pub const BUDGET_EXHAUSTED: u8 = 5;
+/// A model request of `toolhost run` ran past `--request-timeout`.
+pub const REQUEST_TIMEOUT: u8 = 6;
 /// `toolhost run` was cancelled (Ctrl+C).
 pub const ABORTED: u8 = 130;
 
@@ -36,6 +41,8 @@ impl Ended {
             Ended::Run(StopReason::MaxTurns) => MAX_TURNS,
             Ended::Run(StopReason::LoopDetected) => LOOP_DETECTED,
             Ended::Run(StopReason::Aborted) => ABORTED,
+            Ended::Run(StopReason::BudgetExhausted) => BUDGET_EXHAUSTED,
+            Ended::Run(StopReason::RequestTimeout) => REQUEST_TIMEOUT,
         }
     }
 }
@@ -70,6 +77,8 @@ mod tests {
             (StopReason::MaxTurns, MAX_TURNS),
             (StopReason::LoopDetected, LOOP_DETECTED),
             (StopReason::Aborted, ABORTED),
+            (StopReason::BudgetExhausted, BUDGET_EXHAUSTED),
+            (StopReason::RequestTimeout, REQUEST_TIMEOUT),
         ];
         for (reason, code) in table {
             assert_eq!(Ended::Run(reason).code(), code, "{reason:?}");

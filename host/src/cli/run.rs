@@ -50,6 +50,15 @@ pub(super) struct AgentArgs {
     /// max_reply_mib`, else 8].
     #[arg(long, value_name = "MIB")]
     pub(super) max_reply_mib: Option<u64>,
+    /// Stop the run (exit 5) before a model request that would take the
+    /// tokens it spends, in and out over all its requests, past N
+    /// [default: `[run] max_tokens_total`, else no limit].
+    #[arg(long, value_name = "N")]
+    pub(super) max_tokens_total: Option<std::num::NonZeroU64>,
+    /// Stop the run (exit 6) when one model request, its retries included,
+    /// is still unanswered after this many seconds.
+    #[arg(long, default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS, value_name = "SECS")]
+    pub(super) request_timeout: u64,
     /// Warn the model after this many identical calls in a row (same tool,
     /// same arguments).
     #[arg(long, default_value_t = 3, value_name = "N")]
@@ -87,6 +96,11 @@ pub(super) struct AgentArgs {
     #[arg(long, default_value_t = crate::agent::DEFAULT_RESULT_BUDGET / 1024, value_name = "KIB")]
     pub(super) result_budget: usize,
 }
+
+/// `--request-timeout`'s default: generous, since a long reply of a slow
+/// local model streams for minutes; the stream's own idle timeout catches a
+/// server that went silent much sooner.
+const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 600;
 
 /// `toolhost run`'s flags.
 #[derive(Debug, Args)]
@@ -174,6 +188,9 @@ pub(super) async fn prepare<T>(
     if args.result_budget == 0 {
         return Err(UsageError("--result-budget must be at least 1 (KiB)".into()).into());
     }
+    if args.request_timeout == 0 {
+        return Err(UsageError("--request-timeout must be at least 1 (second)".into()).into());
+    }
     if args.max_reply_mib == Some(0) {
         return Err(UsageError("--max-reply-mib must be at least 1 (MiB)".into()).into());
     }
@@ -183,6 +200,7 @@ pub(super) async fn prepare<T>(
         config::DeliverySetting::OneAtATime => DeliveryMode::OneAtATime,
         config::DeliverySetting::All => DeliveryMode::All,
     });
+    let max_tokens_total = resolved.max_tokens_total;
     let store = session_store(args.session_dir.as_ref(), &workspace);
     let resumed = match &args.resume {
         Some(which) => Some(SessionFile::read(&store.find(which)?)?),
@@ -246,6 +264,11 @@ pub(super) async fn prepare<T>(
             save_dir: Layout::of(&workspace).outputs_dir(),
             save_dir_for_model: workspace::OUTPUTS_DIR.into(),
         }),
+        max_tokens_total: args
+            .max_tokens_total
+            .map(std::num::NonZeroU64::get)
+            .or(max_tokens_total),
+        request_timeout: Some(std::time::Duration::from_secs(args.request_timeout)),
     };
 
     let mut start = session::start_record(&model, &sandbox, &config);

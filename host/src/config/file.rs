@@ -30,6 +30,16 @@ pub(crate) struct ConfigFile {
     pub(crate) plugins: BTreeMap<String, PluginSection>,
     #[serde(default)]
     pub(crate) chat: ChatSection,
+    #[serde(default)]
+    pub(crate) run: RunSection,
+}
+
+/// `[run]`: bounds of one run (one prompt and the work it leads to).
+#[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunSection {
+    /// Tokens a run may spend, in and out, over all its requests.
+    pub(crate) max_tokens_total: Option<std::num::NonZeroU64>,
 }
 
 /// `[chat]`: how a session takes the input typed while it works.

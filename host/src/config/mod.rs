@@ -147,6 +147,9 @@ pub struct Resolved {
     /// The `[chat]` section: the workspace's keys over the user's (none of
     /// them widens access).
     pub chat: ChatSection,
+    /// `[run] max_tokens_total`: the lowest any file gives (a budget only
+    /// stops a run sooner, so a workspace's may lower the user's).
+    pub max_tokens_total: Option<u64>,
     /// What the user should know about the configuration: each limit an
     /// untrusted workspace file asked to raise, and what applies instead.
     pub notices: Vec<String>,
@@ -425,6 +428,11 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         trusted,
         max_reply_bytes,
         chat: merged_chat(&sources),
+        max_tokens_total: sources
+            .iter()
+            .filter_map(|source| source.file.run.max_tokens_total)
+            .map(std::num::NonZeroU64::get)
+            .min(),
         notices,
     })
 }
@@ -804,6 +812,26 @@ mod tests {
             err.contains("unknown variant `some`, expected `one-at-a-time` or `all`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_run_budget_is_the_lowest_any_file_gives_and_never_zero() {
+        let dir = workspace();
+        assert_eq!(resolve(&inputs(&dir)).expect("ok").max_tokens_total, None);
+        fs::write(
+            dir.path().join("toolhost.toml"),
+            "[run]\nmax_tokens_total = 5000\n",
+        )
+        .expect("write");
+        let resolved = resolve(&inputs(&dir)).expect("an untrusted file may lower it");
+        assert_eq!(resolved.max_tokens_total, Some(5000));
+        fs::write(
+            dir.path().join("toolhost.toml"),
+            "[run]\nmax_tokens_total = 0\n",
+        )
+        .expect("write");
+        let err = resolve(&inputs(&dir)).expect_err("zero").to_string();
+        assert!(err.contains("max_tokens_total"), "{err}");
     }
 
     #[test]

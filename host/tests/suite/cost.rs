@@ -122,3 +122,114 @@ fn anthropic_requests_carry_cache_breakpoints_and_cache_tokens_are_summed() {
                "output_tokens": 2})
     );
 }
+
+#[test]
+fn a_token_budget_stops_the_run_before_the_request_that_would_pass_it() {
+    use super::common::mock_model::{openai_text, openai_tool_call};
+    let ws = Workspace::new();
+    ws.write("a.txt", "a");
+    // Each reply reports its usage; the first asks for a tool, so a second
+    // request would follow: 1,100 tokens of the first and the result's.
+    let with_usage = |body: String, prompt: u64, completion: u64| {
+        body.replacen(
+            "data: [DONE]",
+            &format!(
+                "data: {}\n\ndata: [DONE]",
+                json!({"id": "x", "object": "chat.completion.chunk", "model": "m", "choices": [],
+                       "usage": {"prompt_tokens": prompt, "completion_tokens": completion}})
+            ),
+            1,
+        )
+    };
+    let mock = MockModel::start(vec![
+        Reply::sse_body(with_usage(
+            openai_tool_call("call_1", "list_files", &json!({})),
+            1000,
+            100,
+        )),
+        Reply::sse_body(with_usage(openai_text("never sent"), 1200, 10)),
+    ]);
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "--no-session",
+            "--output-format",
+            "json",
+            "--provider",
+            "openai",
+        ])
+        .args(["--model", "m", "--base-url", &mock.openai_url()])
+        .args(["--max-tokens-total", "1500", "list the files"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(5), "{output:?}");
+    assert_eq!(mock.requests().len(), 1, "the second request was not sent");
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    let evidence = doc["stop"]["evidence"].as_str().expect("evidence");
+    assert_text(
+        &super::common::mask_between(evidence, "(about ", " tokens)", "_"),
+        "the next model request (about _ tokens) would pass the run's budget of 1500 tokens; \
+         1100 spent so far (1000 in / 100 out tokens)",
+    );
+    assert_eq!(doc["stop"]["reason"], "budget_exhausted");
+    assert_eq!(doc["turns"], 1);
+
+    // A budget the first request alone would pass sends nothing.
+    let output = ws
+        .toolhost()
+        .args([
+            "run",
+            "--no-session",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+        ])
+        .args(["--base-url", &mock.openai_url(), "--max-tokens-total", "10"])
+        .arg("x".repeat(100))
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(5));
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[test]
+fn a_model_that_never_answers_stops_the_run_at_the_request_deadline() {
+    let ws = Workspace::new();
+    let mock = MockModel::start(vec![Reply::Hang]);
+    let started = std::time::Instant::now();
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "--no-session",
+            "--output-format",
+            "json",
+            "--provider",
+            "openai",
+        ])
+        .args(["--model", "m", "--base-url", &mock.openai_url()])
+        .args(["--request-timeout", "2", "hello?"])
+        .output()
+        .expect("run");
+    let took = started.elapsed();
+    assert_eq!(output.status.code(), Some(6), "{output:?}");
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    assert_eq!(doc["stop"]["reason"], "request_timeout");
+    assert_text(
+        &super::common::mask_between(
+            doc["stop"]["evidence"].as_str().expect("evidence"),
+            "after ",
+            " s,",
+            "_",
+        ),
+        "the model request was still unanswered after _ s, past the deadline of 2 s \
+         (--request-timeout); nothing of its reply is kept",
+    );
+}
