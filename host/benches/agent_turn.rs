@@ -96,6 +96,7 @@ fn agent_turn(c: &mut Criterion) {
         tools: Vec::new(),
         continues: None,
         project_instructions: None,
+        context_window: None,
     };
     let writer = Arc::new(
         SessionStore::new(sessions.path().to_path_buf())

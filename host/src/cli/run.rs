@@ -23,7 +23,7 @@ use crate::agent::{
 use crate::config::{self, ProviderKind};
 use crate::provider::Model;
 use crate::sandbox::Sandbox;
-use crate::transcript::{SessionFile, SessionWriter};
+use crate::transcript::{ContextWindowInfo, SessionFile, SessionWriter, WindowSource};
 use crate::workspace::{self, Layout};
 
 /// The model, loop and session flags `run` and `chat` share.
@@ -55,6 +55,11 @@ pub(super) struct AgentArgs {
     /// [default: `[run] max_tokens_total`, else no limit].
     #[arg(long, value_name = "N")]
     pub(super) max_tokens_total: Option<std::num::NonZeroU64>,
+    /// The model's context window in tokens [default: `[model]
+    /// context_window`, else what a server on this machine says (vLLM,
+    /// llama.cpp)].
+    #[arg(long, value_name = "TOKENS")]
+    pub(super) context_window: Option<std::num::NonZeroU64>,
     /// Stop the run (exit 6) when one model request, its retries included,
     /// is still unanswered after this many seconds.
     #[arg(long, default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS, value_name = "SECS")]
@@ -201,6 +206,7 @@ pub(super) async fn prepare<T>(
         config::DeliverySetting::All => DeliveryMode::All,
     });
     let max_tokens_total = resolved.max_tokens_total;
+    let configured_window = resolved.model.context_window;
     let store = session_store(args.session_dir.as_ref(), &workspace);
     let resumed = match &args.resume {
         Some(which) => Some(SessionFile::read(&store.find(which)?)?),
@@ -235,6 +241,18 @@ pub(super) async fn prepare<T>(
             .map_or(resolved.max_reply_bytes, |mib| mib.saturating_mul(1 << 20)),
     );
     let early = before_load()?;
+    let context_window = match args.context_window.or(configured_window) {
+        Some(tokens) => Some(ContextWindowInfo {
+            tokens: tokens.get(),
+            source: WindowSource::Configured,
+        }),
+        None => crate::provider::window::probe(&model)
+            .await
+            .map(|tokens| ContextWindowInfo {
+                tokens,
+                source: WindowSource::Server,
+            }),
+    };
 
     let sandbox = load_resolved(resolved, None).await?;
     let mut system = match &args.system {
@@ -273,6 +291,7 @@ pub(super) async fn prepare<T>(
 
     let mut start = session::start_record(&model, &sandbox, &config);
     start.project_instructions = instructions.recorded();
+    start.context_window = context_window;
     let writer = if args.no_session {
         None
     } else {

@@ -101,6 +101,9 @@ pub struct ModelSection {
     /// workspace's file may only lower it (resolved with the other limits
     /// in `limits.rs`, not merged with the keys above).
     pub max_reply_mib: Option<Spanned<u64>>,
+    /// The model's context window in tokens, where the server does not say
+    /// it (the vendors' APIs, Ollama).
+    pub context_window: Option<std::num::NonZeroU64>,
 }
 
 /// The model's wire API, as `--provider` and `[model] provider` name it.

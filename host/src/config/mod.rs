@@ -507,7 +507,7 @@ fn merged_model(
         if source.kind == FileKind::Workspace
             && !trusted
             && let Some(url) = &section.base_url
-            && !is_loopback_url(url)
+            && !crate::provider::http::is_loopback_url(url)
         {
             return Err(ConfigError::UntrustedModelUrl {
                 file: source.path.clone(),
@@ -526,21 +526,6 @@ fn merged_model(
         }
     }
     Ok(model)
-}
-
-fn is_loopback_url(url: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    match url.host_str() {
-        Some("localhost") => true,
-        Some(host) => host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback()),
-        None => false,
-    }
 }
 
 /// Names in `[tools.*]` or `TOOL=` flags that no loaded plugin offers:

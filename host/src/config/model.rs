@@ -187,7 +187,7 @@ fn choose_base_url(urls: BaseUrls<'_>, default: &str) -> Result<String, ModelCho
         return Ok(default.to_owned());
     };
     let own = url.trim_end_matches('/') == default.trim_end_matches('/');
-    if own || session.trusted || super::is_loopback_url(url) {
+    if own || session.trusted || crate::provider::http::is_loopback_url(url) {
         return Ok(url.to_owned());
     }
     Err(ModelChoiceError::UntrustedSessionUrl {

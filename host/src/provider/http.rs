@@ -224,6 +224,46 @@ impl HttpClient {
         }
     }
 
+    /// Whether requests go to the vendor's own API (not a local server).
+    pub fn is_vendor(&self) -> bool {
+        self.vendor
+    }
+
+    /// GETs `url` with this client's key and headers and reads its body
+    /// (at most [`ERROR_BODY_BYTES`]) as JSON; `None` for anything else: no
+    /// answer within `timeout`, an error status, a body that is not JSON.
+    /// For what a server may tell about itself, never for a request that
+    /// must work.
+    pub async fn get_json(&self, url: &str, timeout: Duration) -> Option<Value> {
+        let mut request = self.client.get(url).timeout(timeout);
+        if let Some(key) = &self.options.api_key {
+            request = match self.auth {
+                Auth::Bearer => request.bearer_auth(key),
+                Auth::XApiKey => request.header("x-api-key", key),
+            };
+        }
+        for (name, value) in &self.headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        let mut stream = response.bytes_stream();
+        let mut bytes = Vec::new();
+        let read = async {
+            while let Some(chunk) = stream.next().await {
+                bytes.extend_from_slice(&chunk.ok()?);
+                if bytes.len() > ERROR_BODY_BYTES {
+                    return None;
+                }
+            }
+            Some(())
+        };
+        tokio::time::timeout(timeout, read).await.ok()??;
+        serde_json::from_slice(&bytes).ok()
+    }
+
     /// `base_url` joined with `path`.
     pub fn url(&self, path: &str) -> String {
         format!(
@@ -488,6 +528,22 @@ impl ProviderError {
             ProviderError::Status { retry_after, .. } => *retry_after,
             _ => None,
         }
+    }
+}
+
+/// Whether `url` names this machine (`localhost`, 127.0.0.0/8, `::1`).
+pub fn is_loopback_url(url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    match url.host_str() {
+        Some("localhost") => true,
+        Some(host) => host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback()),
+        None => false,
     }
 }
 

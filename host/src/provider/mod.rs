@@ -23,6 +23,7 @@ pub mod openai;
 pub mod overflow;
 pub mod scripted;
 mod sse;
+pub mod window;
 
 pub use budget::{BLOCK_COST, Cap, DEFAULT_MAX_REPLY_BYTES, ReplyBudget, ReplyCut};
 pub use conversation::{Delivery, Message, ToolResultEntry, ToolSpecForModel};

@@ -26,7 +26,9 @@ use crate::workspace::Layout;
 
 pub use audit::{AUDIT_FILE_MAX, AUDIT_FILES_KEPT, AuditLog, AuditNotice};
 pub use reader::{NO_RESULT_RECORDED, NOT_STARTED, Resume, SessionFile};
-pub use record::{FORMAT_VERSION, InstructionsInfo, SessionStart, ToolInfo};
+pub use record::{
+    ContextWindowInfo, FORMAT_VERSION, InstructionsInfo, SessionStart, ToolInfo, WindowSource,
+};
 pub use writer::{SessionWriter, in_use};
 
 /// What makes session files, for a directory that has none.

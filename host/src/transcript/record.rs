@@ -79,6 +79,26 @@ pub struct SessionStart {
     /// The project's instructions file the system prompt holds, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_instructions: Option<InstructionsInfo>,
+    /// The model's context window, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<ContextWindowInfo>,
+}
+
+/// A model's context window and who said it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextWindowInfo {
+    pub tokens: u64,
+    /// `configured` (`--context-window`, `[model] context_window`) or
+    /// `server` (what the server said of itself).
+    pub source: WindowSource,
+}
+
+/// Where a context window's size came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowSource {
+    Configured,
+    Server,
 }
 
 /// Which instructions file went into the system prompt.
@@ -115,6 +135,7 @@ impl SessionStart {
             tools: sandbox.tools().iter().map(ToolInfo::of).collect(),
             continues: None,
             project_instructions: None,
+            context_window: None,
         }
     }
 }

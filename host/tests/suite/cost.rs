@@ -233,3 +233,77 @@ fn a_model_that_never_answers_stops_the_run_at_the_request_deadline() {
          (--request-timeout); nothing of its reply is kept",
     );
 }
+
+#[test]
+fn the_context_window_is_asked_of_a_local_server_or_configured_and_recorded() {
+    use super::common::mock_model::openai_text;
+    let ws = Workspace::new();
+    let window_of_last_session = || -> Value {
+        let dir = ws.path().join(".toolhost/sessions");
+        let newest = std::fs::read_dir(&dir)
+            .expect("sessions")
+            .map(|entry| entry.expect("entry").path())
+            .max_by_key(|path| std::fs::metadata(path).and_then(|m| m.modified()).ok())
+            .expect("a session file");
+        let first = std::fs::read_to_string(newest).expect("session file");
+        let start: Value =
+            serde_json::from_str(first.lines().next().expect("a line")).expect("JSON");
+        start["context_window"].clone()
+    };
+    let run = |mock: &MockModel, extra: &[&str]| {
+        let output = ws
+            .toolhost()
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .args(["run", "--provider", "openai", "--model", "qwen"])
+            .args(["--base-url", &mock.openai_url()])
+            .args(extra)
+            .arg("hi")
+            .output()
+            .expect("run");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+
+    // vLLM: the model list names each model's window.
+    let vllm = MockModel::start(vec![Reply::sse_body(openai_text("hello"))]);
+    vllm.answer_get(
+        "/v1/models",
+        &json!({"object": "list", "data": [{"id": "qwen", "object": "model",
+                "owned_by": "vllm", "max_model_len": 32768}]}),
+    );
+    run(&vllm, &[]);
+    assert_eq!(
+        window_of_last_session(),
+        json!({"tokens": 32768, "source": "server"})
+    );
+
+    // llama.cpp: its properties, beside /v1.
+    let llama = MockModel::start(vec![Reply::sse_body(openai_text("hello"))]);
+    llama.answer_get(
+        "/props",
+        &json!({"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}),
+    );
+    run(&llama, &[]);
+    assert_eq!(
+        window_of_last_session(),
+        json!({"tokens": 4096, "source": "server"})
+    );
+
+    // Said on the command line, nothing is asked.
+    let said = MockModel::start(vec![Reply::sse_body(openai_text("hello"))]);
+    said.answer_get(
+        "/props",
+        &json!({"default_generation_settings": {"n_ctx": 4096}}),
+    );
+    run(&said, &["--context-window", "20000"]);
+    assert_eq!(
+        window_of_last_session(),
+        json!({"tokens": 20000, "source": "configured"})
+    );
+
+    // A server that tells nothing: no window recorded.
+    let silent = MockModel::start(vec![Reply::sse_body(openai_text("hello"))]);
+    run(&silent, &[]);
+    assert_eq!(window_of_last_session(), Value::Null);
+}

@@ -282,12 +282,16 @@ pub struct Recorded {
 }
 
 /// The server: scripted replies in order, one thread per connection (an
-/// unscripted request gets a 418, which is never retried).
+/// unscripted request gets a 418, which is never retried). A GET is what a
+/// client asks a server about itself (toolhost asks a local server for its
+/// context window): answered from [`MockModel::answer_get`], else 404, and
+/// neither recorded nor taken from the replies.
 pub struct MockModel {
     /// `http://127.0.0.1:PORT`, without a path.
     pub url: String,
     addr: SocketAddr,
     requests: Arc<Mutex<Vec<Recorded>>>,
+    gets: Arc<Mutex<HashMap<String, String>>>,
 }
 
 impl MockModel {
@@ -297,19 +301,31 @@ impl MockModel {
         let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&requests);
+        let gets = Arc::new(Mutex::new(HashMap::new()));
+        let answers = Arc::clone(&gets);
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
                 let replies = Arc::clone(&replies);
                 let recorded = Arc::clone(&recorded);
-                thread::spawn(move || serve(stream, &replies, &recorded));
+                let answers = Arc::clone(&answers);
+                thread::spawn(move || serve(stream, &replies, &recorded, &answers));
             }
         });
         MockModel {
             url: format!("http://{addr}"),
             addr,
             requests,
+            gets,
         }
+    }
+
+    /// Answers `GET path` with `body` (JSON, 200) from now on.
+    pub fn answer_get(&self, path: &str, body: &Value) {
+        self.gets
+            .lock()
+            .expect("gets lock")
+            .insert(path.to_owned(), body.to_string());
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -327,7 +343,12 @@ impl MockModel {
     }
 }
 
-fn serve(stream: TcpStream, replies: &Mutex<VecDeque<Reply>>, recorded: &Mutex<Vec<Recorded>>) {
+fn serve(
+    stream: TcpStream,
+    replies: &Mutex<VecDeque<Reply>>,
+    recorded: &Mutex<Vec<Recorded>>,
+    gets: &Mutex<HashMap<String, String>>,
+) {
     let mut reader = BufReader::new(stream.try_clone().expect("clone socket"));
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
@@ -356,6 +377,15 @@ fn serve(stream: TcpStream, replies: &Mutex<VecDeque<Reply>>, recorded: &Mutex<V
         .unwrap_or(0);
     let mut body = vec![0; length];
     reader.read_exact(&mut body).expect("request body");
+    if request_line.starts_with("GET ") {
+        let mut stream = stream;
+        let answer = gets.lock().expect("gets lock").get(&path).cloned();
+        match answer {
+            Some(body) => write_status(&mut stream, 200, &[], &body),
+            None => write_status(&mut stream, 404, &[], "not found"),
+        }
+        return;
+    }
     recorded.lock().expect("requests lock").push(Recorded {
         at: Instant::now(),
         path,
