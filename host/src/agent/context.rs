@@ -9,7 +9,7 @@
 //! will ask it too.
 
 use super::ToolSpecForModel;
-use crate::provider::{Message, TokenTotals};
+use crate::provider::{Message, TokenTotals, Usage};
 
 /// Bytes per token for text the server has not counted yet: about right
 /// for English and code, and on the safe (high) side for both.
@@ -48,6 +48,24 @@ pub(super) fn estimate_next_prompt(
     }
 }
 
+/// A server that counted far fewer prompt tokens than were sent has cut the
+/// prompt to fit its window without an error, as Ollama's OpenAI endpoint
+/// does (its `num_ctx`): what to tell the user, once.
+pub(super) fn silent_cut(sent: u64, usage: &Usage) -> Option<String> {
+    let counted = usage.prompt_tokens();
+    // A half, and 2,048 tokens: well past what tokenizers differ by.
+    let cut = counted > 0 && sent / 2 >= counted && sent - counted >= 2048;
+    cut.then(|| {
+        format!(
+            "the model server counted {counted} prompt tokens where about {sent} were sent: it \
+             seems to have cut the conversation to fit its context window, so the model did not \
+             see all of it. Ollama does this without an error: raise its context (e.g. \
+             `OLLAMA_CONTEXT_LENGTH=32768 ollama serve`, or `PARAMETER num_ctx 32768` in a \
+             Modelfile)"
+        )
+    })
+}
+
 /// Tokens a run spent: every prompt and reply of its requests.
 pub(super) fn spent(totals: &TokenTotals) -> u64 {
     totals
@@ -68,7 +86,7 @@ fn json_len(value: &impl serde::Serialize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::{AssistantMessage, Block, Finish, ToolResultEntry, Usage};
+    use crate::provider::{AssistantMessage, Block, Finish, ToolResultEntry};
 
     fn reply(usage: Option<Usage>) -> Message {
         Message::Assistant(AssistantMessage {
@@ -77,6 +95,27 @@ mod tests {
             usage,
             cut: None,
         })
+    }
+
+    #[test]
+    fn a_count_far_below_what_was_sent_is_a_silent_cut() {
+        let usage = |prompt| Usage {
+            input_tokens: prompt,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            output_tokens: 10,
+            raw: serde_json::Value::Null,
+        };
+        assert!(silent_cut(10_000, &usage(2048)).is_some());
+        assert!(
+            silent_cut(10_000, &usage(6000)).is_none(),
+            "tokenizers differ"
+        );
+        assert!(
+            silent_cut(3000, &usage(1000)).is_none(),
+            "too small to tell"
+        );
+        assert!(silent_cut(10_000, &usage(0)).is_none(), "no count");
     }
 
     #[test]

@@ -89,6 +89,11 @@ pub enum AgentEvent {
         delivery: Delivery,
         text: String,
     },
+    /// Something the user should know that does not stop the run: a
+    /// server that cut the prompt without saying so.
+    Warning {
+        message: String,
+    },
     /// The turn begun by the last `turn_start` is over.
     TurnEnd {
         turn: u32,

@@ -155,6 +155,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         let mut detector = LoopDetector::new(self.config.warn_after, self.config.stop_after);
         let mut turns = 0;
         let mut used = TokenTotals::default();
+        let mut warned_of_a_cut = false;
         let stop = |reason, turns, truncated, evidence: String| StopRecord {
             reason,
             turns,
@@ -180,9 +181,8 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 self.deliver(ledger, Delivery::Steer);
             }
             poll_steering = true;
+            let next = context::estimate_next_prompt(&self.config.system_prompt, &specs, ledger);
             if let Some(budget) = self.config.max_tokens_total {
-                let next =
-                    context::estimate_next_prompt(&self.config.system_prompt, &specs, ledger);
                 let spent = context::spent(&used);
                 if spent.saturating_add(next) > budget {
                     return stop(
@@ -267,6 +267,10 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             turns = turn;
             if let Some(usage) = &assistant.usage {
                 used.add(usage);
+                if !warned_of_a_cut && let Some(warning) = context::silent_cut(next, usage) {
+                    warned_of_a_cut = true;
+                    self.emit(AgentEvent::Warning { message: warning });
+                }
             }
             let finish = assistant.finish;
             let capped = assistant.cut;

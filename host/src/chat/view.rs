@@ -94,6 +94,9 @@ impl Transcript {
                 status.turn = *turn;
                 status.activity = Some("waiting for the model".into());
             }
+            AgentEvent::Warning { message } => {
+                lines.push(format!("warning: {}", one_line(message)));
+            }
             AgentEvent::ModelRetry {
                 attempt, reason, ..
             } => lines.push(format!(

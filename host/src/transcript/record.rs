@@ -37,6 +37,8 @@ pub enum Record {
     InputDelivered(InputRecord),
     /// A queued message went back to the user undelivered.
     InputReturned(InputRecord),
+    /// Something the user was warned of during the run.
+    Warning(WarningRecord),
     /// The run ended.
     Stop(StopEntry),
     /// A line of a type this toolhost does not know (written by a newer
@@ -267,6 +269,13 @@ pub struct RetryRecord {
     pub attempt: u32,
     pub wait_ms: u64,
     pub reason: String,
+}
+
+/// A warning given during a run (a server that cut the prompt).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WarningRecord {
+    pub at: String,
+    pub message: String,
 }
 
 /// A message the user queued, as it was queued, delivered or given back.

@@ -205,6 +205,9 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
                 ended.insert(end.call_id.clone());
                 batch.ended(&end.call_id, call_line(end), &mut out);
             }
+            Record::Warning(warning) => {
+                out.push(format!("  warning: {}", one_line(&warning.message, 200)));
+            }
             Record::Retry(retry) => out.push(format!(
                 "  retry={} wait={}: {}",
                 retry.attempt,

@@ -17,7 +17,7 @@ use std::time::Instant;
 use super::reader::SessionFile;
 use super::record::{
     ExecutionEnd, ExecutionStart, InputRecord, MessageRecord, Record, RetryRecord, SessionStart,
-    StopEntry, now,
+    StopEntry, WarningRecord, now,
 };
 use crate::agent::{AgentEvent, EventSink, Message};
 
@@ -266,6 +266,10 @@ impl SessionWriter {
                 at: now(),
                 delivery: *delivery,
                 text: text.clone(),
+            }),
+            AgentEvent::Warning { message } => Record::Warning(WarningRecord {
+                at: now(),
+                message: message.clone(),
             }),
             AgentEvent::InputReturned { delivery, text } => Record::InputReturned(InputRecord {
                 at: now(),

@@ -307,3 +307,56 @@ fn the_context_window_is_asked_of_a_local_server_or_configured_and_recorded() {
     run(&silent, &[]);
     assert_eq!(window_of_last_session(), Value::Null);
 }
+
+#[test]
+fn a_server_that_cuts_the_prompt_without_saying_so_is_told_of_once() {
+    use super::common::mock_model::openai_text;
+    let ws = Workspace::new();
+    // Ollama's OpenAI endpoint keeps the end of a prompt that does not fit
+    // num_ctx and reports what it kept.
+    let counted = |text: &str| {
+        openai_text(text).replacen(
+            "data: [DONE]",
+            &format!(
+                "data: {}\n\ndata: [DONE]",
+                json!({"id": "x", "object": "chat.completion.chunk", "model": "m", "choices": [],
+                       "usage": {"prompt_tokens": 2048, "completion_tokens": 3}})
+            ),
+            1,
+        )
+    };
+    let mock = MockModel::start(vec![Reply::sse_body(counted("I see the end only."))]);
+    let prompt = "review this: ".to_string() + &"lorem ipsum dolor sit amet ".repeat(2000);
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "--no-session",
+            "--provider",
+            "openai",
+            "--model",
+            "llama3.2",
+        ])
+        .args(["--base-url", &mock.openai_url(), &prompt])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let warnings: Vec<String> = stderr
+        .lines()
+        .filter(|line| line.starts_with("warning: "))
+        .map(|line| super::common::mask_between(line, "about ", " were", "_"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: the model server counted 2048 prompt tokens where about _ were sent: it \
+          seems to have cut the conversation to fit its context window, so the model did not see \
+          all of it. Ollama does this without an error: raise its context (e.g. \
+          `OLLAMA_CONTEXT_LENGTH=32768 ollama serve`, or `PARAMETER num_ctx 32768` in a \
+          Modelfile)"
+        ]
+    );
+}

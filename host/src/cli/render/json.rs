@@ -6,7 +6,7 @@ use std::io;
 
 use serde_json::json;
 
-use super::{RunOutput, put_json, retry_notice};
+use super::{RunOutput, put_json, stderr_notice};
 use crate::agent::{AgentEvent, Message, StopRecord};
 use crate::provider::TokenTotals;
 use crate::transcript::SessionWriter;
@@ -15,7 +15,7 @@ pub(super) struct JsonOutput;
 
 impl RunOutput for JsonOutput {
     fn event(&mut self, event: &AgentEvent) {
-        retry_notice(event);
+        stderr_notice(event);
     }
 
     fn finish(

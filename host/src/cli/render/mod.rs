@@ -157,11 +157,14 @@ fn error_chain<'a>(
     text
 }
 
-/// A model retry, told on stderr by the formats whose stdout is the reply
-/// or one JSON object.
-/// A reason the same as the last retry's is not repeated whole.
-fn retry_notice(event: &AgentEvent) {
+/// A model retry or a warning, told on stderr by the formats whose stdout
+/// is the reply or one JSON object. A reason the same as the last retry's
+/// is not repeated whole.
+fn stderr_notice(event: &AgentEvent) {
     static LAST_REASON: Mutex<String> = Mutex::new(String::new());
+    if let AgentEvent::Warning { message } = event {
+        note(format_args!("warning: {}", one_line(message)));
+    }
     if let AgentEvent::ModelRetry {
         attempt,
         wait_ms,

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write as _};
 
-use super::{RunOutput, note, retry_notice};
+use super::{RunOutput, note, stderr_notice};
 use crate::agent::{AgentEvent, Message, StopReason, StopRecord};
 use crate::provider::TokenTotals;
 use crate::terminal::call_summary;
@@ -140,7 +140,7 @@ impl RunOutput for TextOutput {
         if self.interactive {
             self.update_spinner(event);
         }
-        retry_notice(event);
+        stderr_notice(event);
         match event {
             AgentEvent::AgentStart => {
                 if let Some(header) = self.header.take() {
