@@ -9,6 +9,7 @@
 //! will ask it too.
 
 use super::ToolSpecForModel;
+use super::long_output::ResultBudget;
 use crate::provider::{Message, TokenTotals, Usage};
 
 /// Bytes per token for text the server has not counted yet: about right
@@ -66,6 +67,115 @@ pub(super) fn silent_cut(sent: u64, usage: &Usage) -> Option<String> {
     })
 }
 
+/// Why the conversation was compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionReason {
+    /// The next request would not have left room for the reply.
+    Threshold,
+    /// The server said the request did not fit.
+    Overflow,
+}
+
+/// The room a request keeps for the reply: the smaller of the usual
+/// `max_tokens` (8,192) and a quarter of the window.
+pub(super) fn reply_room(window: u64) -> u64 {
+    (window / 4).min(8192)
+}
+
+/// A tool result set aside by compaction: where it is in the ledger and
+/// what the model reads in its place.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MaskedResult {
+    /// The index of its tool-results message in the ledger.
+    pub message: usize,
+    pub call_id: String,
+    /// The text the model reads instead.
+    pub stub: String,
+}
+
+/// Stage 1 of compaction, which costs no model call: the oldest tool
+/// results become a short stub naming the file their text was saved to
+/// (readable again with `read_file`), until about `excess` tokens are
+/// gone. The results of the latest batch are kept: the model asked for them
+/// last. Only the text changes, so every call keeps its one result.
+pub(super) fn set_aside_old_results(
+    ledger: &mut [Message],
+    excess: u64,
+    save: Option<&ResultBudget>,
+) -> (Vec<MaskedResult>, u64) {
+    let latest = ledger
+        .iter()
+        .rposition(|m| matches!(m, Message::ToolResults { .. }));
+    let mut masked = Vec::new();
+    let mut freed = 0u64;
+    for (index, message) in ledger.iter_mut().enumerate() {
+        if freed >= excess || Some(index) == latest {
+            break;
+        }
+        let Message::ToolResults { results } = message else {
+            continue;
+        };
+        for result in results.iter_mut() {
+            if freed >= excess {
+                break;
+            }
+            if result.text.len() < MIN_SET_ASIDE || result.text.starts_with(STUB_PREFIX) {
+                continue;
+            }
+            let saved = save.map(|budget| budget.save(&result.text, &result.call_id));
+            let stub = stub(&result.tool, result.text.len(), saved);
+            freed += (result.text.len().saturating_sub(stub.len()) as u64) / BYTES_PER_TOKEN;
+            result.text.clone_from(&stub);
+            masked.push(MaskedResult {
+                message: index,
+                call_id: result.call_id.clone(),
+                stub,
+            });
+        }
+    }
+    (masked, freed)
+}
+
+/// Results shorter than this stay: a stub would save next to nothing.
+const MIN_SET_ASIDE: usize = 512;
+
+/// How every stub starts, so one is never set aside again.
+const STUB_PREFIX: &str = "[toolhost set this result aside";
+
+fn stub(tool: &str, bytes: usize, saved: Option<Result<String, String>>) -> String {
+    let whole = match saved {
+        Some(Ok(name)) => {
+            format!("its text is saved in `{name}`: read it with read_file if you need it again")
+        }
+        Some(Err(error)) => {
+            format!("its text could not be saved ({error}): call the tool again if you need it")
+        }
+        None => "call the tool again if you need it".to_owned(),
+    };
+    format!(
+        "{STUB_PREFIX} to keep the conversation within the model's context window: `{tool}` returned {bytes} bytes; {whole}]"
+    )
+}
+
+/// The line front ends show for a compaction: `context compacted: 112k ->
+/// 19k tokens (3 old tool results set aside)`.
+pub fn compaction_line(tokens_before: u64, tokens_after: u64, set_aside: usize) -> String {
+    let in_thousands = tokens_before >= 10_000;
+    let kilo = |n: u64| {
+        if in_thousands {
+            format!("{}k", (n + 500) / 1000)
+        } else {
+            n.to_string()
+        }
+    };
+    format!(
+        "context compacted: {} -> {} tokens ({set_aside} old tool result(s) set aside)",
+        kilo(tokens_before),
+        kilo(tokens_after)
+    )
+}
+
 /// Tokens a run spent: every prompt and reply of its requests.
 pub(super) fn spent(totals: &TokenTotals) -> u64 {
     totals
@@ -95,6 +205,76 @@ mod tests {
             usage,
             cut: None,
         })
+    }
+
+    fn results(calls: &[(&str, usize)]) -> Message {
+        Message::ToolResults {
+            results: calls
+                .iter()
+                .map(|(id, bytes)| ToolResultEntry {
+                    call_id: (*id).into(),
+                    tool: "read_file".into(),
+                    text: "x".repeat(*bytes),
+                    is_error: false,
+                })
+                .collect(),
+        }
+    }
+
+    fn texts(ledger: &[Message]) -> Vec<String> {
+        ledger
+            .iter()
+            .filter_map(|m| match m {
+                Message::ToolResults { results } => Some(results),
+                _ => None,
+            })
+            .flatten()
+            .map(|r| {
+                if r.text.starts_with(STUB_PREFIX) {
+                    format!("{}: stub", r.call_id)
+                } else {
+                    format!("{}: {}", r.call_id, r.text.len())
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_oldest_results_go_first_and_the_latest_batch_stays() {
+        let mut ledger = vec![
+            Message::prompt("go"),
+            reply(None),
+            results(&[("a", 8000), ("b", 100), ("c", 8000)]),
+            reply(None),
+            results(&[("d", 8000)]),
+            reply(None),
+            results(&[("e", 40_000)]),
+        ];
+        // About 2,000 tokens: `a` alone frees them (`b` is too small to
+        // bother), so `c` stays.
+        let (masked, freed) = set_aside_old_results(&mut ledger, 1900, None);
+        assert_eq!(
+            texts(&ledger),
+            ["a: stub", "b: 100", "c: 8000", "d: 8000", "e: 40000"]
+        );
+        assert_eq!(masked.len(), 1);
+        assert_eq!((masked[0].message, masked[0].call_id.as_str()), (2, "a"));
+        assert!((1900..2000).contains(&freed), "{freed}");
+        // Asked for everything, it never takes the latest batch, nor a stub
+        // twice.
+        let (masked, _) = set_aside_old_results(&mut ledger, u64::MAX, None);
+        assert_eq!(
+            texts(&ledger),
+            ["a: stub", "b: 100", "c: stub", "d: stub", "e: 40000"]
+        );
+        assert_eq!(masked.len(), 2);
+        assert!(
+            masked[0]
+                .stub
+                .ends_with("call the tool again if you need it]"),
+            "{}",
+            masked[0].stub
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::Execution;
+use super::context::{CompactionReason, MaskedResult};
 use super::ledger::{Delivery, Message};
 use super::stop::StopRecord;
 
@@ -88,6 +89,15 @@ pub enum AgentEvent {
     InputReturned {
         delivery: Delivery,
         text: String,
+    },
+    /// Old tool results were set aside to keep the conversation within the
+    /// model's context window (module `context`): `tokens_before` and
+    /// `tokens_after` are estimates of the next request.
+    Compaction {
+        reason: CompactionReason,
+        tokens_before: u64,
+        tokens_after: u64,
+        masked: Vec<MaskedResult>,
     },
     /// Something the user should know that does not stop the run: a
     /// server that cut the prompt without saying so.

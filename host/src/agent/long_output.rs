@@ -72,7 +72,7 @@ impl ResultBudget {
     /// Writes `text` to a new file in `save_dir` and returns its name for
     /// the model. Never overwrites: a call id seen before (scripted runs
     /// reuse ids) gets a numbered name.
-    fn save(&self, text: &str, call_id: &str) -> Result<String, String> {
+    pub(super) fn save(&self, text: &str, call_id: &str) -> Result<String, String> {
         let stem: String = call_id
             .chars()
             .map(|c| {

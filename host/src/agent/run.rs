@@ -14,16 +14,17 @@ use futures_util::future::join_all;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::context;
+use super::context::{self, CompactionReason};
 use super::events::{AgentEvent, EventSink};
 use super::inbox::Inbox;
 use super::ledger::{Delivery, Message, ToolResultEntry, tool_calls};
 use super::long_output::ResultBudget;
 use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
 use super::stop::{StopReason, StopRecord};
-use super::{ModelClient, ToolResult, ToolRunner};
+use super::{ModelClient, ModelError, ToolResult, ToolRunner};
 use crate::provider::http::{RetryNotice, RetryObserver};
-use crate::provider::{Finish, TokenTotals};
+use crate::provider::overflow::{Overflow, OverflowKind};
+use crate::provider::{Finish, ProviderError, TokenTotals};
 
 /// The result of every call of a reply that asked for tools after the last
 /// allowed turn.
@@ -59,6 +60,10 @@ pub struct LoopConfig {
     /// The longest one model request may take, its retries included; past
     /// it the run stops as `request_timeout`. Default `None`.
     pub request_timeout: Option<std::time::Duration>,
+    /// The model's context window in tokens: before a request that would
+    /// leave no room for the reply, old tool results are set aside (module
+    /// `context`). Default `None`: only a server's overflow error compacts.
+    pub context_window: Option<u64>,
 }
 
 impl Default for LoopConfig {
@@ -71,6 +76,7 @@ impl Default for LoopConfig {
             result_budget: None,
             max_tokens_total: None,
             request_timeout: None,
+            context_window: None,
         }
     }
 }
@@ -156,6 +162,9 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         let mut turns = 0;
         let mut used = TokenTotals::default();
         let mut warned_of_a_cut = false;
+        // A request the server refused as too long is compacted and sent
+        // once more; refused again, the run ends.
+        let mut resent_after_overflow = false;
         let stop = |reason, turns, truncated, evidence: String| StopRecord {
             reason,
             turns,
@@ -181,7 +190,13 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 self.deliver(ledger, Delivery::Steer);
             }
             poll_steering = true;
-            let next = context::estimate_next_prompt(&self.config.system_prompt, &specs, ledger);
+            let mut next =
+                context::estimate_next_prompt(&self.config.system_prompt, &specs, ledger);
+            if let Some(window) = self.config.context_window
+                && next.saturating_add(context::reply_room(window)) > window
+            {
+                next = self.compact(ledger, next, window / 2, CompactionReason::Threshold);
+            }
             if let Some(budget) = self.config.max_tokens_total {
                 let spent = context::spent(&used);
                 if spent.saturating_add(next) > budget {
@@ -259,11 +274,45 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                         "cancelled while the model was replying".into(),
                     );
                 }
+                Err(ModelError::Provider(ProviderError::ContextOverflow { overflow, .. }))
+                    if overflow.kind == OverflowKind::Prompt && !resent_after_overflow =>
+                {
+                    self.emit(AgentEvent::TurnEnd { turn });
+                    let before = overflow.prompt_tokens.unwrap_or(next);
+                    let window = overflow.window.or(self.config.context_window);
+                    let target = window.map_or(before / 2, |window| window / 2);
+                    let after = self.compact(ledger, before, target, CompactionReason::Overflow);
+                    if after < before {
+                        resent_after_overflow = true;
+                        continue;
+                    }
+                    return stop(
+                        StopReason::Error,
+                        turns,
+                        false,
+                        overflow_evidence(&overflow, "nothing old enough was left to set aside"),
+                    );
+                }
+                Err(ModelError::Provider(ProviderError::ContextOverflow { overflow, .. }))
+                    if overflow.kind == OverflowKind::Prompt =>
+                {
+                    self.emit(AgentEvent::TurnEnd { turn });
+                    return stop(
+                        StopReason::Error,
+                        turns,
+                        false,
+                        overflow_evidence(
+                            &overflow,
+                            "it still did not fit after old tool results were set aside",
+                        ),
+                    );
+                }
                 Err(error) => {
                     self.emit(AgentEvent::TurnEnd { turn });
                     return stop(StopReason::Error, turns, false, error.to_string());
                 }
             };
+            resent_after_overflow = false;
             turns = turn;
             if let Some(usage) = &assistant.usage {
                 used.add(usage);
@@ -423,6 +472,31 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         }
     }
 
+    /// Sets old tool results aside until the next request is about
+    /// `target` tokens (from `before`), and says so; the estimate after.
+    fn compact(
+        &self,
+        ledger: &mut [Message],
+        before: u64,
+        target: u64,
+        reason: CompactionReason,
+    ) -> u64 {
+        let excess = before.saturating_sub(target);
+        let (masked, freed) =
+            context::set_aside_old_results(ledger, excess, self.config.result_budget.as_ref());
+        if masked.is_empty() {
+            return before;
+        }
+        let after = before.saturating_sub(freed);
+        self.emit(AgentEvent::Compaction {
+            reason,
+            tokens_before: before,
+            tokens_after: after,
+            masked,
+        });
+        after
+    }
+
     /// Runs a batch: consecutive read-only calls together, every other call
     /// alone, in call order. `None` for a call that never started because
     /// `cancel` fired.
@@ -568,6 +642,18 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             sink(&event);
         }
     }
+}
+
+/// Why a run ended on an overflow, and what the user can do.
+fn overflow_evidence(overflow: &Overflow, why: &str) -> String {
+    let size = match (overflow.prompt_tokens, overflow.window) {
+        (Some(prompt), Some(window)) => format!(" ({prompt} tokens; the window holds {window})"),
+        _ => String::new(),
+    };
+    format!(
+        "the conversation no longer fits the model's context window{size} and {why}: start a new \
+         session (/clear in a chat), or use a model with a larger window"
+    )
 }
 
 fn error_result(text: &str) -> ToolResult {

@@ -94,6 +94,16 @@ impl Transcript {
                 status.turn = *turn;
                 status.activity = Some("waiting for the model".into());
             }
+            AgentEvent::Compaction {
+                tokens_before,
+                tokens_after,
+                masked,
+                ..
+            } => lines.push(crate::agent::compaction_line(
+                *tokens_before,
+                *tokens_after,
+                masked.len(),
+            )),
             AgentEvent::Warning { message } => {
                 lines.push(format!("warning: {}", one_line(message)));
             }

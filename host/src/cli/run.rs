@@ -287,6 +287,7 @@ pub(super) async fn prepare<T>(
             .map(std::num::NonZeroU64::get)
             .or(max_tokens_total),
         request_timeout: Some(std::time::Duration::from_secs(args.request_timeout)),
+        context_window: context_window.map(|window| window.tokens),
     };
 
     let mut start = session::start_record(&model, &sandbox, &config);

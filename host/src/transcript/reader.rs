@@ -170,11 +170,16 @@ impl SessionFile {
         let mut ledger = Vec::new();
         let mut last_assistant_record = 0;
         for (index, record) in self.records.iter().enumerate() {
-            if let Record::Message(entry) = record {
-                if matches!(entry.message, Message::Assistant(_)) {
-                    last_assistant_record = index;
+            match record {
+                Record::Message(entry) => {
+                    if matches!(entry.message, Message::Assistant(_)) {
+                        last_assistant_record = index;
+                    }
+                    ledger.push(entry.message.clone());
                 }
-                ledger.push(entry.message.clone());
+                // The model went on with the stubs: so does a resume.
+                Record::Compaction(compaction) => set_aside(&mut ledger, &compaction.masked),
+                _ => {}
             }
         }
         let recovered = match ledger.last() {
@@ -239,6 +244,18 @@ fn parse_line(path: &Path, number: usize, line: &[u8]) -> Result<Record, Transcr
         }
     }
     serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))
+}
+
+/// Puts each recorded stub in place of its result; one that names no
+/// result of the ledger (a hand-edited file) is skipped.
+fn set_aside(ledger: &mut [Message], masked: &[crate::agent::MaskedResult]) {
+    for entry in masked {
+        if let Some(Message::ToolResults { results }) = ledger.get_mut(entry.message)
+            && let Some(result) = results.iter_mut().find(|r| r.call_id == entry.call_id)
+        {
+            result.text.clone_from(&entry.stub);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -39,6 +39,9 @@ pub enum Record {
     InputReturned(InputRecord),
     /// Something the user was warned of during the run.
     Warning(WarningRecord),
+    /// Old tool results were set aside to fit the context window; the
+    /// ledger rebuilt on resume has the stubs in their place.
+    Compaction(CompactionRecord),
     /// The run ended.
     Stop(StopEntry),
     /// A line of a type this toolhost does not know (written by a newer
@@ -269,6 +272,18 @@ pub struct RetryRecord {
     pub attempt: u32,
     pub wait_ms: u64,
     pub reason: String,
+}
+
+/// A compaction: why, the estimated size of the next request before and
+/// after, and each result set aside (by its message's index in the ledger
+/// and its call id) with the stub that replaced it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionRecord {
+    pub at: String,
+    pub reason: crate::agent::CompactionReason,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub masked: Vec<crate::agent::MaskedResult>,
 }
 
 /// A warning given during a run (a server that cut the prompt).

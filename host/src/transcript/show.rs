@@ -205,6 +205,14 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
                 ended.insert(end.call_id.clone());
                 batch.ended(&end.call_id, call_line(end), &mut out);
             }
+            Record::Compaction(compaction) => out.push(format!(
+                "  {}",
+                crate::agent::compaction_line(
+                    compaction.tokens_before,
+                    compaction.tokens_after,
+                    compaction.masked.len()
+                )
+            )),
             Record::Warning(warning) => {
                 out.push(format!("  warning: {}", one_line(&warning.message, 200)));
             }

@@ -16,8 +16,8 @@ use std::time::Instant;
 
 use super::reader::SessionFile;
 use super::record::{
-    ExecutionEnd, ExecutionStart, InputRecord, MessageRecord, Record, RetryRecord, SessionStart,
-    StopEntry, WarningRecord, now,
+    CompactionRecord, ExecutionEnd, ExecutionStart, InputRecord, MessageRecord, Record,
+    RetryRecord, SessionStart, StopEntry, WarningRecord, now,
 };
 use crate::agent::{AgentEvent, EventSink, Message};
 
@@ -266,6 +266,18 @@ impl SessionWriter {
                 at: now(),
                 delivery: *delivery,
                 text: text.clone(),
+            }),
+            AgentEvent::Compaction {
+                reason,
+                tokens_before,
+                tokens_after,
+                masked,
+            } => Record::Compaction(CompactionRecord {
+                at: now(),
+                reason: *reason,
+                tokens_before: *tokens_before,
+                tokens_after: *tokens_after,
+                masked: masked.clone(),
             }),
             AgentEvent::Warning { message } => Record::Warning(WarningRecord {
                 at: now(),

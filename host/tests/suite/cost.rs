@@ -360,3 +360,204 @@ fn a_server_that_cuts_the_prompt_without_saying_so_is_told_of_once() {
         ]
     );
 }
+
+/// The tool results of an OpenAI request, in order: the text, or `stub`.
+fn results_sent(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            let text = m["content"].as_str().unwrap_or("");
+            if text.starts_with("[toolhost set this result aside") {
+                format!("{}: stub", m["tool_call_id"].as_str().unwrap_or("?"))
+            } else {
+                format!(
+                    "{}: {} bytes",
+                    m["tool_call_id"].as_str().unwrap_or("?"),
+                    text.len()
+                )
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn an_overflow_sets_old_results_aside_and_the_request_goes_again() {
+    use super::common::mock_model::{openai_text, openai_tool_call, overflow_body, status};
+    let ws = Workspace::new();
+    ws.write("one.txt", "first file line\n".repeat(1500));
+    ws.write("two.txt", "second file line\n".repeat(1500));
+    let mock = MockModel::start(vec![
+        Reply::sse_body(openai_tool_call(
+            "call_1",
+            "read_file",
+            &json!({"path": "one.txt"}),
+        )),
+        Reply::sse_body(openai_tool_call(
+            "call_2",
+            "read_file",
+            &json!({"path": "two.txt"}),
+        )),
+        status(400, &overflow_body("llamacpp-exceed-context-size")),
+        Reply::sse_body(openai_text("Both read.")),
+        Reply::sse_body(openai_text("Still here.")),
+    ]);
+    let run = |prompt: &str, extra: &[&str]| {
+        ws.toolhost()
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .args(["run", "--provider", "openai", "--model", "m"])
+            .args(["--base-url", &mock.openai_url()])
+            .args(extra)
+            .arg(prompt)
+            .output()
+            .expect("run")
+    };
+    let output = run("read both files", &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("\ncontext compacted: 13k -> 6k tokens (1 old tool result(s) set aside)\n"),
+        "{stderr}"
+    );
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    let whole = results_sent(&requests[2].body);
+    assert!(whole.iter().all(|r| !r.ends_with("stub")), "{whole:?}");
+    // Sent again with the older result set aside, the newer one whole.
+    let compacted = results_sent(&requests[3].body);
+    assert_eq!(compacted, ["call_1: stub".to_string(), whole[1].clone()]);
+    let stub = requests[3].body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .find(|m| m["tool_call_id"] == "call_1")
+        .and_then(|m| m["content"].as_str())
+        .expect("the stub")
+        .to_string();
+    let saved = stub
+        .split('`')
+        .find(|part| part.starts_with(".toolhost/outputs/"))
+        .expect("the saved file's name");
+    assert!(
+        std::fs::read_to_string(ws.path().join(saved))
+            .expect("the saved text")
+            .contains("first file line"),
+    );
+
+    // The session file keeps the record; a resume sends the same ledger.
+    let output = run("and now?", &["--resume", "last"]);
+    assert_eq!(output.status.code(), Some(0));
+    let requests = mock.requests();
+    assert_eq!(results_sent(&requests[4].body), compacted);
+}
+
+#[test]
+fn an_overflow_that_compaction_cannot_cure_ends_the_run_with_what_to_do() {
+    use super::common::mock_model::{openai_tool_call, overflow_body, status};
+    let ws = Workspace::new();
+    ws.write("one.txt", "first file line\n".repeat(1500));
+    let overflow = overflow_body("llamacpp-exceed-context-size");
+    let mock = MockModel::start(vec![
+        Reply::sse_body(openai_tool_call(
+            "call_1",
+            "read_file",
+            &json!({"path": "one.txt"}),
+        )),
+        status(400, &overflow),
+        status(400, &overflow),
+        status(400, &overflow),
+    ]);
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "--no-session",
+            "--output-format",
+            "json",
+            "--provider",
+            "openai",
+        ])
+        .args(["--model", "m", "--base-url", &mock.openai_url(), "read it"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(1));
+    // The only result is the latest batch's: nothing to set aside, so the
+    // overflowing request is not sent again.
+    assert_eq!(mock.requests().len(), 2);
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    assert_eq!(
+        doc["stop"]["evidence"],
+        "the conversation no longer fits the model's context window (13392 tokens; the window \
+         holds 8192) and nothing old enough was left to set aside: start a new session (/clear \
+         in a chat), or use a model with a larger window"
+    );
+}
+
+#[test]
+fn a_known_window_compacts_before_the_request_would_overflow() {
+    use super::common::mock_model::{openai_text, openai_tool_call};
+    let ws = Workspace::new();
+    ws.write("one.txt", "first file line\n".repeat(1500));
+    ws.write("two.txt", "second file line\n".repeat(1500));
+    let mock = MockModel::start(vec![
+        Reply::sse_body(openai_tool_call(
+            "call_1",
+            "read_file",
+            &json!({"path": "one.txt"}),
+        )),
+        Reply::sse_body(openai_tool_call(
+            "call_2",
+            "read_file",
+            &json!({"path": "two.txt"}),
+        )),
+        Reply::sse_body(openai_text("Both read.")),
+    ]);
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--context-window",
+            "16000",
+        ])
+        .args(["--base-url", &mock.openai_url(), "read both files"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "no request overflowed");
+    assert_eq!(results_sent(&requests[1].body), ["call_1: 30877 bytes"]);
+    let third = results_sent(&requests[2].body);
+    assert_eq!(third[0], "call_1: stub", "{third:?}");
+    // Under the window, with the reply's room kept.
+    let sent = requests[2].body.to_string().len() / 4;
+    assert!(sent + 4000 < 16000, "{sent}");
+
+    let session = std::fs::read_dir(ws.path().join(".toolhost/sessions"))
+        .expect("sessions")
+        .next()
+        .expect("a file")
+        .expect("entry")
+        .path();
+    let compactions: Vec<Value> = std::fs::read_to_string(session)
+        .expect("session")
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("JSON"))
+        .filter(|record| record["type"] == "compaction")
+        .collect();
+    assert_eq!(compactions.len(), 1);
+    assert_eq!(compactions[0]["reason"], "threshold");
+    assert_eq!(compactions[0]["masked"][0]["call_id"], "call_1");
+    assert_eq!(compactions[0]["masked"][0]["message"], 2);
+}

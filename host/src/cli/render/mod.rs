@@ -165,6 +165,19 @@ fn stderr_notice(event: &AgentEvent) {
     if let AgentEvent::Warning { message } = event {
         note(format_args!("warning: {}", one_line(message)));
     }
+    if let AgentEvent::Compaction {
+        tokens_before,
+        tokens_after,
+        masked,
+        ..
+    } = event
+    {
+        note(crate::agent::compaction_line(
+            *tokens_before,
+            *tokens_after,
+            masked.len(),
+        ));
+    }
     if let AgentEvent::ModelRetry {
         attempt,
         wait_ms,
