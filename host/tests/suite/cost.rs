@@ -561,3 +561,64 @@ fn a_known_window_compacts_before_the_request_would_overflow() {
     assert_eq!(compactions[0]["masked"][0]["call_id"], "call_1");
     assert_eq!(compactions[0]["masked"][0]["message"], 2);
 }
+
+/// The same recovery with each wire API's overflow: OpenAI's and
+/// Anthropic's refusals are read as llama.cpp's is.
+#[test]
+fn openai_and_anthropic_overflows_are_recovered_too() {
+    use super::common::mock_model::{
+        anthropic_text, openai_text, openai_tool_call, overflow_body, status,
+    };
+    for (api, body) in [
+        ("openai", "openai-context-length-exceeded"),
+        ("anthropic", "anthropic-prompt-too-long"),
+    ] {
+        let ws = Workspace::new();
+        ws.write("one.txt", "first file line\n".repeat(1500));
+        ws.write("two.txt", "second file line\n".repeat(1500));
+        let usage = json!({"input_tokens": 10, "output_tokens": 1});
+        let call = |id: &str, path: &str| match api {
+            "openai" => openai_tool_call(id, "read_file", &json!({"path": path})),
+            _ => super::common::mock_model::anthropic_tool_call(
+                id,
+                "read_file",
+                &json!({"path": path}),
+                &usage,
+            ),
+        };
+        let done = match api {
+            "openai" => openai_text("Both read."),
+            _ => anthropic_text("Both read.", &usage),
+        };
+        let mock = MockModel::start(vec![
+            Reply::sse_body(call("call_1", "one.txt")),
+            Reply::sse_body(call("call_2", "two.txt")),
+            status(400, &overflow_body(body)),
+            Reply::sse_body(done),
+        ]);
+        let url = match api {
+            "openai" => mock.openai_url(),
+            _ => mock.anthropic_url(),
+        };
+        let output = ws
+            .toolhost()
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("ANTHROPIC_API_KEY")
+            .args(["run", "--no-session", "--provider", api, "--model", "m"])
+            .args(["--base-url", &url, "read both files"])
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{api}: {stderr}");
+        assert!(stderr.contains("\ncontext compacted: "), "{api}: {stderr}");
+        let requests = mock.requests();
+        assert_eq!(requests.len(), 4, "{api}");
+        let last = requests[3].body.to_string();
+        assert_eq!(
+            last.matches("[toolhost set this result aside").count(),
+            1,
+            "{api}: {last}"
+        );
+    }
+}
