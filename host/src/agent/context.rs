@@ -75,6 +75,8 @@ pub enum CompactionReason {
     Threshold,
     /// The server said the request did not fit.
     Overflow,
+    /// The user asked (a chat's `/compact`).
+    Manual,
 }
 
 /// The room a request keeps for the reply: the smaller of the usual

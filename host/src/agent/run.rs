@@ -120,6 +120,14 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         self.model = model;
     }
 
+    /// Sets aside every tool result older than the latest batch now (a
+    /// chat's `/compact`, between runs); whether there was any.
+    pub fn compact_now(&self, ledger: &mut [Message]) -> bool {
+        let specs = self.tools.specs();
+        let before = context::estimate_next_prompt(&self.config.system_prompt, &specs, ledger);
+        self.compact(ledger, before, 0, CompactionReason::Manual) < before
+    }
+
     /// Takes the user's queued messages from `inbox` while a run goes on
     /// (module `inbox`). Without one, a run is its prompt alone.
     pub fn with_inbox(mut self, inbox: Inbox) -> Self {

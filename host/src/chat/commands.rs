@@ -47,7 +47,7 @@ impl Reply {
 
 /// The commands that replace the conversation or its model: the ledger
 /// belongs to the running turn until it ends.
-const NOT_WHILE_BUSY: &[&str] = &["/clear", "/resume", "/model"];
+const NOT_WHILE_BUSY: &[&str] = &["/clear", "/resume", "/model", "/compact"];
 
 pub(super) const HELP: &[&str] = &[
     "Enter sends; while the agent works it steers (delivered after the running tools).",
@@ -61,6 +61,7 @@ pub(super) const HELP: &[&str] = &[
     "/queue       the queued messages; /queue clear drops them, /queue drop N one",
     "/model NAME  ask the same server for another model from the next prompt on",
     "/resume      the recent sessions; /resume ID (or last) continues one here",
+    "/compact     set old tool results aside now (their text stays in .toolhost/outputs)",
     "/clear       a new conversation, in a new session file",
     "/quit        quit (as Ctrl+D)",
     "//text       sends `/text` to the model",
@@ -117,6 +118,17 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                 quit: Some(ChatEnd::Quit),
             },
             ("/clear", []) => Reply::line(self.clear(screen, ledger)),
+            ("/compact", []) => {
+                match ledger.as_mut().map(|ledger| self.agent.compact_now(ledger)) {
+                    // The compaction's own line comes with its event.
+                    Some(true) => Reply::lines(Vec::new()),
+                    _ => Reply::line(
+                        "nothing to set aside: no tool result older than the latest batch is long \
+                     enough"
+                            .into(),
+                    ),
+                }
+            }
             ("/resume", []) => Reply::lines(match self.control.recent_sessions() {
                 Ok(lines) if lines.is_empty() => vec!["no sessions to resume yet".into()],
                 Ok(mut lines) => {

@@ -491,3 +491,38 @@ fn resume_lists_the_sessions_and_continues_one_in_the_chat() {
         ]
     );
 }
+
+#[test]
+fn compact_sets_old_results_aside_between_prompts() {
+    let ws = Workspace::new();
+    ws.write("one.txt", "first file line\n".repeat(1500));
+    ws.write("two.txt", "second file line\n".repeat(1500));
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "one.txt"}}]},
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "two.txt"}}]},
+            {"text": "Both read."},
+        ]),
+    );
+    let mut chat = Pty::spawn(&ws, &["chat", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("/compact\r");
+    chat.wait_for("nothing to set aside");
+    chat.keys("read them\r");
+    chat.wait_for("Both read.");
+    chat.wait_for("ready");
+    chat.keys("/compact\r");
+    chat.wait_for("(1 old tool result(s) set aside)");
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+
+    let records = session_records(&ws);
+    let compactions: Vec<&Value> = records[0]
+        .iter()
+        .filter(|record| record["type"] == "compaction")
+        .collect();
+    assert_eq!(compactions.len(), 1);
+    assert_eq!(compactions[0]["reason"], "manual");
+    assert_eq!(compactions[0]["masked"][0]["message"], 2);
+}
