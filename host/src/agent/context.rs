@@ -91,6 +91,8 @@ pub(super) fn reply_room(window: u64) -> u64 {
 pub struct MaskedResult {
     /// The index of its tool-results message in the ledger.
     pub message: usize,
+    /// Its index among that message's results.
+    pub result: usize,
     pub call_id: String,
     /// The text the model reads instead.
     pub stub: String,
@@ -118,7 +120,7 @@ pub(super) fn set_aside_old_results(
         let Message::ToolResults { results } = message else {
             continue;
         };
-        for result in results.iter_mut() {
+        for (at, result) in results.iter_mut().enumerate() {
             if freed >= excess {
                 break;
             }
@@ -131,12 +133,27 @@ pub(super) fn set_aside_old_results(
             result.text.clone_from(&stub);
             masked.push(MaskedResult {
                 message: index,
+                result: at,
                 call_id: result.call_id.clone(),
                 stub,
             });
         }
     }
     (masked, freed)
+}
+
+/// Puts each recorded stub in place of its result, as the compaction that
+/// recorded them did (a resume rebuilding the ledger the model saw); one
+/// that names no result of the ledger (a hand-edited file) is skipped.
+pub fn put_stubs_back(ledger: &mut [Message], masked: &[MaskedResult]) {
+    for entry in masked {
+        if let Some(Message::ToolResults { results }) = ledger.get_mut(entry.message)
+            && let Some(result) = results.get_mut(entry.result)
+            && result.call_id == entry.call_id
+        {
+            result.text.clone_from(&entry.stub);
+        }
+    }
 }
 
 /// Results shorter than this stay: a stub would save next to nothing.
@@ -333,5 +350,82 @@ mod tests {
         // 5450 counted by the server, then about 2000 for the result: the
         // 40 KB prompt is inside the count, not added again.
         assert!((7450..7480).contains(&estimate), "{estimate}");
+    }
+
+    mod property {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// A ledger of prompts, replies and results of random sizes
+        /// (results in batches of one to three).
+        fn ledger() -> impl Strategy<Value = Vec<Message>> {
+            let batch = prop::collection::vec(0usize..6000, 1..=3);
+            prop::collection::vec((any::<bool>(), batch), 1..10).prop_map(|turns| {
+                let mut ledger = vec![Message::prompt("go")];
+                for (n, (prompt, sizes)) in turns.into_iter().enumerate() {
+                    if prompt {
+                        ledger.push(Message::prompt("more"));
+                    }
+                    ledger.push(reply(None));
+                    let ids: Vec<String> = (0..sizes.len()).map(|k| format!("c{n}_{k}")).collect();
+                    let calls: Vec<(&str, usize)> =
+                        ids.iter().map(String::as_str).zip(sizes).collect();
+                    ledger.push(results(&calls));
+                }
+                ledger
+            })
+        }
+
+        fn shape(ledger: &[Message]) -> Vec<Vec<String>> {
+            ledger
+                .iter()
+                .map(|m| match m {
+                    Message::ToolResults { results } => {
+                        results.iter().map(|r| r.call_id.clone()).collect()
+                    }
+                    _ => vec!["-".into()],
+                })
+                .collect()
+        }
+
+        proptest! {
+            /// Whatever is asked: every call keeps its one result in its
+            /// place, the latest batch is untouched, what changed is what
+            /// the record lists, and putting the recorded stubs back into
+            /// the ledger as it was (a resume) gives the same ledger.
+            #[test]
+            fn set_aside_keeps_the_shape_and_the_record_rebuilds_it(
+                original in ledger(),
+                excess in 0u64..20_000,
+            ) {
+                let mut compacted = original.clone();
+                let (masked, freed) = set_aside_old_results(&mut compacted, excess, None);
+                prop_assert_eq!(shape(&compacted), shape(&original));
+                let latest = original
+                    .iter()
+                    .rposition(|m| matches!(m, Message::ToolResults { .. }))
+                    .expect("a batch");
+                prop_assert_eq!(&compacted[latest], &original[latest]);
+                let changed = original
+                    .iter()
+                    .zip(&compacted)
+                    .map(|(a, b)| match (a, b) {
+                        (Message::ToolResults { results: a }, Message::ToolResults { results: b }) => {
+                            a.iter().zip(b).filter(|(a, b)| a.text != b.text).count()
+                        }
+                        _ => 0,
+                    })
+                    .sum::<usize>();
+                prop_assert_eq!(changed, masked.len());
+                prop_assert_eq!(masked.is_empty(), freed == 0);
+                let mut rebuilt = original.clone();
+                put_stubs_back(&mut rebuilt, &masked);
+                prop_assert_eq!(rebuilt, compacted.clone());
+                // A stub is never set aside again.
+                let (again, _) = set_aside_old_results(&mut compacted, u64::MAX, None);
+                prop_assert!(again.iter().all(|m| !masked.iter().any(|n| n.message == m.message && n.result == m.result)));
+            }
+        }
     }
 }

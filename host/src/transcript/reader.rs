@@ -178,7 +178,9 @@ impl SessionFile {
                     ledger.push(entry.message.clone());
                 }
                 // The model went on with the stubs: so does a resume.
-                Record::Compaction(compaction) => set_aside(&mut ledger, &compaction.masked),
+                Record::Compaction(compaction) => {
+                    crate::agent::put_stubs_back(&mut ledger, &compaction.masked);
+                }
                 _ => {}
             }
         }
@@ -244,18 +246,6 @@ fn parse_line(path: &Path, number: usize, line: &[u8]) -> Result<Record, Transcr
         }
     }
     serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))
-}
-
-/// Puts each recorded stub in place of its result; one that names no
-/// result of the ledger (a hand-edited file) is skipped.
-fn set_aside(ledger: &mut [Message], masked: &[crate::agent::MaskedResult]) {
-    for entry in masked {
-        if let Some(Message::ToolResults { results }) = ledger.get_mut(entry.message)
-            && let Some(result) = results.iter_mut().find(|r| r.call_id == entry.call_id)
-        {
-            result.text.clone_from(&entry.stub);
-        }
-    }
 }
 
 #[cfg(test)]
