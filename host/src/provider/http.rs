@@ -235,16 +235,7 @@ impl HttpClient {
     /// For what a server may tell about itself, never for a request that
     /// must work.
     pub async fn get_json(&self, url: &str, timeout: Duration) -> Option<Value> {
-        let mut request = self.client.get(url).timeout(timeout);
-        if let Some(key) = &self.options.api_key {
-            request = match self.auth {
-                Auth::Bearer => request.bearer_auth(key),
-                Auth::XApiKey => request.header("x-api-key", key),
-            };
-        }
-        for (name, value) in &self.headers {
-            request = request.header(*name, *value);
-        }
+        let request = self.authorized(self.client.get(url).timeout(timeout));
         let response = request.send().await.ok()?;
         if !response.status().is_success() {
             return None;
@@ -262,6 +253,21 @@ impl HttpClient {
         };
         tokio::time::timeout(timeout, read).await.ok()??;
         serde_json::from_slice(&bytes).ok()
+    }
+
+    /// `request` with the key (the provider's way) and the headers every
+    /// request carries.
+    fn authorized(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if let Some(key) = &self.options.api_key {
+            request = match self.auth {
+                Auth::Bearer => request.bearer_auth(key),
+                Auth::XApiKey => request.header("x-api-key", key),
+            };
+        }
+        for (name, value) in &self.headers {
+            request = request.header(*name, *value);
+        }
+        request
     }
 
     /// `base_url` joined with `path`.
@@ -352,20 +358,12 @@ impl HttpClient {
 
     /// Sends the request and checks the status.
     async fn send(&self, url: &str, body: &Value) -> Result<reqwest::Response, ProviderError> {
-        let mut request = self
-            .client
-            .post(url)
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .json(body);
-        if let Some(key) = &self.options.api_key {
-            request = match self.auth {
-                Auth::Bearer => request.bearer_auth(key),
-                Auth::XApiKey => request.header("x-api-key", key),
-            };
-        }
-        for (name, value) in &self.headers {
-            request = request.header(*name, *value);
-        }
+        let request = self.authorized(
+            self.client
+                .post(url)
+                .header(reqwest::header::ACCEPT, "text/event-stream")
+                .json(body),
+        );
         let timeout = self.options.request_timeout;
         let response = match tokio::time::timeout(timeout, request.send()).await {
             Err(_) => {

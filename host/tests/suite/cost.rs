@@ -125,29 +125,18 @@ fn anthropic_requests_carry_cache_breakpoints_and_cache_tokens_are_summed() {
 
 #[test]
 fn a_token_budget_stops_the_run_before_the_request_that_would_pass_it() {
-    use super::common::mock_model::{openai_text, openai_tool_call};
+    use super::common::mock_model::{openai_text, openai_tool_call, openai_with_usage};
     let ws = Workspace::new();
     ws.write("a.txt", "a");
     // Each reply reports its usage; the first asks for a tool, so a second
     // request would follow: 1,100 tokens of the first and the result's.
-    let with_usage = |body: String, prompt: u64, completion: u64| {
-        body.replacen(
-            "data: [DONE]",
-            &format!(
-                "data: {}\n\ndata: [DONE]",
-                json!({"id": "x", "object": "chat.completion.chunk", "model": "m", "choices": [],
-                       "usage": {"prompt_tokens": prompt, "completion_tokens": completion}})
-            ),
-            1,
-        )
-    };
     let mock = MockModel::start(vec![
-        Reply::sse_body(with_usage(
-            openai_tool_call("call_1", "list_files", &json!({})),
+        Reply::sse_body(openai_with_usage(
+            &openai_tool_call("call_1", "list_files", &json!({})),
             1000,
             100,
         )),
-        Reply::sse_body(with_usage(openai_text("never sent"), 1200, 10)),
+        Reply::sse_body(openai_with_usage(&openai_text("never sent"), 1200, 10)),
     ]);
     let output = ws
         .toolhost()
@@ -310,22 +299,15 @@ fn the_context_window_is_asked_of_a_local_server_or_configured_and_recorded() {
 
 #[test]
 fn a_server_that_cuts_the_prompt_without_saying_so_is_told_of_once() {
-    use super::common::mock_model::openai_text;
+    use super::common::mock_model::{openai_text, openai_with_usage};
     let ws = Workspace::new();
     // Ollama's OpenAI endpoint keeps the end of a prompt that does not fit
     // num_ctx and reports what it kept.
-    let counted = |text: &str| {
-        openai_text(text).replacen(
-            "data: [DONE]",
-            &format!(
-                "data: {}\n\ndata: [DONE]",
-                json!({"id": "x", "object": "chat.completion.chunk", "model": "m", "choices": [],
-                       "usage": {"prompt_tokens": 2048, "completion_tokens": 3}})
-            ),
-            1,
-        )
-    };
-    let mock = MockModel::start(vec![Reply::sse_body(counted("I see the end only."))]);
+    let mock = MockModel::start(vec![Reply::sse_body(openai_with_usage(
+        &openai_text("I see the end only."),
+        2048,
+        3,
+    ))]);
     let prompt = "review this: ".to_string() + &"lorem ipsum dolor sit amet ".repeat(2000);
     let output = ws
         .toolhost()

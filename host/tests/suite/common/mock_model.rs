@@ -271,6 +271,14 @@ pub fn anthropic_text(text: &str, usage: &Value) -> String {
     )
 }
 
+/// `stream` (an OpenAI one, ending in `[DONE]`) with a last chunk that
+/// reports `prompt` and `completion` tokens, as `include_usage` asks.
+pub fn openai_with_usage(stream: &str, prompt: u64, completion: u64) -> String {
+    let usage = serde_json::json!({"id": "x", "object": "chat.completion.chunk", "model": "m",
+        "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion}});
+    stream.replacen("data: [DONE]", &format!("data: {usage}\n\ndata: [DONE]"), 1)
+}
+
 /// One request as the server saw it.
 #[derive(Debug, Clone)]
 pub struct Recorded {
