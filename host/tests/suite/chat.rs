@@ -302,19 +302,11 @@ fn clear_starts_a_new_conversation_in_a_new_session_file() {
     chat.keys("\x04");
     assert_eq!(chat.exit_code(), Some(0));
 
-    let dir = ws.path().join(".toolhost/sessions");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("sessions")
-        .map(|entry| entry.expect("entry").path())
-        .collect();
-    files.sort();
-    let mut prompts: Vec<Vec<String>> = files
+    let mut prompts: Vec<Vec<String>> = session_records(&ws)
         .iter()
-        .map(|file| {
-            std::fs::read_to_string(file)
-                .expect("session file")
-                .lines()
-                .map(|line| serde_json::from_str::<Value>(line).expect("a record"))
+        .map(|records| {
+            records
+                .iter()
                 .filter(|record| record["message"]["role"] == "user")
                 .map(|record| {
                     record["message"]["text"]

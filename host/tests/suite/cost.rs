@@ -8,6 +8,18 @@ use serde_json::{Value, json};
 use super::common::mock_model::{MockModel, Reply, anthropic_text, anthropic_tool_call};
 use super::common::{Workspace, assert_text, mask_prompt_times};
 
+/// `toolhost run` in `ws`, the user's own keys and servers out of the way
+/// (the mock model server is named on the command line).
+fn toolhost_run(ws: &Workspace) -> assert_cmd::Command {
+    let mut command = ws.toolhost();
+    command
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ANTHROPIC_API_KEY")
+        .arg("run");
+    command
+}
+
 /// Where a request carries `cache_control`: the paths of the marked
 /// objects.
 fn breakpoints(value: &Value, path: &str, found: &mut Vec<String>) {
@@ -51,11 +63,8 @@ fn anthropic_requests_carry_cache_breakpoints_and_cache_tokens_are_summed() {
         )),
     ]);
     ws.write("a.txt", "a");
-    let output = ws
-        .toolhost()
-        .env_remove("ANTHROPIC_API_KEY")
+    let output = toolhost_run(&ws)
         .args([
-            "run",
             "--no-session",
             "--provider",
             "anthropic",
@@ -94,11 +103,8 @@ fn anthropic_requests_carry_cache_breakpoints_and_cache_tokens_are_summed() {
         );
     }
 
-    let output = ws
-        .toolhost()
-        .env_remove("ANTHROPIC_API_KEY")
+    let output = toolhost_run(&ws)
         .args([
-            "run",
             "--no-session",
             "--output-format",
             "json",
@@ -138,12 +144,8 @@ fn a_token_budget_stops_the_run_before_the_request_that_would_pass_it() {
         )),
         Reply::sse_body(openai_with_usage(&openai_text("never sent"), 1200, 10)),
     ]);
-    let output = ws
-        .toolhost()
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
+    let output = toolhost_run(&ws)
         .args([
-            "run",
             "--no-session",
             "--output-format",
             "json",
@@ -167,16 +169,8 @@ fn a_token_budget_stops_the_run_before_the_request_that_would_pass_it() {
     assert_eq!(doc["turns"], 1);
 
     // A budget the first request alone would pass sends nothing.
-    let output = ws
-        .toolhost()
-        .args([
-            "run",
-            "--no-session",
-            "--provider",
-            "openai",
-            "--model",
-            "m",
-        ])
+    let output = toolhost_run(&ws)
+        .args(["--no-session", "--provider", "openai", "--model", "m"])
         .args(["--base-url", &mock.openai_url(), "--max-tokens-total", "10"])
         .arg("x".repeat(100))
         .output()
@@ -190,12 +184,8 @@ fn a_model_that_never_answers_stops_the_run_at_the_request_deadline() {
     let ws = Workspace::new();
     let mock = MockModel::start(vec![Reply::Hang]);
     let started = std::time::Instant::now();
-    let output = ws
-        .toolhost()
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
+    let output = toolhost_run(&ws)
         .args([
-            "run",
             "--no-session",
             "--output-format",
             "json",
@@ -240,11 +230,8 @@ fn the_context_window_is_asked_of_a_local_server_or_configured_and_recorded() {
         start["context_window"].clone()
     };
     let run = |mock: &MockModel, extra: &[&str]| {
-        let output = ws
-            .toolhost()
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .args(["run", "--provider", "openai", "--model", "qwen"])
+        let output = toolhost_run(&ws)
+            .args(["--provider", "openai", "--model", "qwen"])
             .args(["--base-url", &mock.openai_url()])
             .args(extra)
             .arg("hi")
@@ -309,12 +296,8 @@ fn a_server_that_cuts_the_prompt_without_saying_so_is_told_of_once() {
         3,
     ))]);
     let prompt = "review this: ".to_string() + &"lorem ipsum dolor sit amet ".repeat(2000);
-    let output = ws
-        .toolhost()
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
+    let output = toolhost_run(&ws)
         .args([
-            "run",
             "--no-session",
             "--provider",
             "openai",
@@ -387,10 +370,8 @@ fn an_overflow_sets_old_results_aside_and_the_request_goes_again() {
         Reply::sse_body(openai_text("Still here.")),
     ]);
     let run = |prompt: &str, extra: &[&str]| {
-        ws.toolhost()
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .args(["run", "--provider", "openai", "--model", "m"])
+        toolhost_run(&ws)
+            .args(["--provider", "openai", "--model", "m"])
             .args(["--base-url", &mock.openai_url()])
             .args(extra)
             .arg(prompt)
@@ -453,12 +434,8 @@ fn an_overflow_that_compaction_cannot_cure_ends_the_run_with_what_to_do() {
         status(400, &overflow),
         status(400, &overflow),
     ]);
-    let output = ws
-        .toolhost()
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
+    let output = toolhost_run(&ws)
         .args([
-            "run",
             "--no-session",
             "--output-format",
             "json",
@@ -500,12 +477,8 @@ fn a_known_window_compacts_before_the_request_would_overflow() {
         )),
         Reply::sse_body(openai_text("Both read.")),
     ]);
-    let output = ws
-        .toolhost()
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
+    let output = toolhost_run(&ws)
         .args([
-            "run",
             "--provider",
             "openai",
             "--model",
@@ -582,12 +555,8 @@ fn openai_and_anthropic_overflows_are_recovered_too() {
             "openai" => mock.openai_url(),
             _ => mock.anthropic_url(),
         };
-        let output = ws
-            .toolhost()
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("ANTHROPIC_API_KEY")
-            .args(["run", "--no-session", "--provider", api, "--model", "m"])
+        let output = toolhost_run(&ws)
+            .args(["--no-session", "--provider", api, "--model", "m"])
             .args(["--base-url", &url, "read both files"])
             .output()
             .expect("run");

@@ -124,6 +124,20 @@ impl Session {
 }
 
 /// The roles and texts of a request's messages after the system prompt.
+/// `toolhost run --resume last PROMPT` against `mock`, which must answer.
+fn resume_with(ws: &Workspace, mock: &MockModel, prompt: &str) {
+    let output = ws
+        .toolhost()
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args(["run", "--provider", "openai", "--model", "m", "--base-url"])
+        .arg(mock.openai_url())
+        .args(["--resume", "last", prompt])
+        .output()
+        .expect("resume");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+}
+
 fn conversation(body: &Value) -> Vec<String> {
     body["messages"]
         .as_array()
@@ -218,16 +232,7 @@ fn steering_lands_after_the_batch_and_a_follow_up_continues_the_run() {
 
     // The session file rebuilds the same ledger: a resumed run sends it
     // whole, with the delivered messages where they were.
-    let output = ws
-        .toolhost()
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args(["run", "--provider", "openai", "--model", "m", "--base-url"])
-        .arg(mock.openai_url())
-        .args(["--resume", "last", "and now?"])
-        .output()
-        .expect("resume");
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    resume_with(&ws, &mock, "and now?");
     let requests = mock.requests();
     let mut want = conversation(&requests[2].body);
     want.extend(["assistant: second answer".into(), "user: and now?".into()]);
@@ -278,16 +283,7 @@ fn an_interrupt_stops_the_turn_gives_queued_input_back_and_the_session_goes_on()
 
     // The interrupted session resumes with the same ledger: the cancelled
     // call's result, no trace of the input given back.
-    let output = ws
-        .toolhost()
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args(["run", "--provider", "openai", "--model", "m", "--base-url"])
-        .arg(mock.openai_url())
-        .args(["--resume", "last", "and now?"])
-        .output()
-        .expect("resume");
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    resume_with(&ws, &mock, "and now?");
     let requests = mock.requests();
     let mut want = conversation(&requests[1].body);
     want.extend(["assistant: fresh start".into(), "user: and now?".into()]);
