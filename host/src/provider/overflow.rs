@@ -45,6 +45,23 @@ pub struct Overflow {
     pub window: Option<u64>,
 }
 
+impl Overflow {
+    /// A prompt and a reply's room that together pass the window: the
+    /// prompt's fault when it alone does, else the room's.
+    fn of_sizes(prompt: u64, reply: u64, window: u64) -> Overflow {
+        Overflow {
+            kind: if prompt >= window {
+                OverflowKind::Prompt
+            } else {
+                OverflowKind::ReplyRoom
+            },
+            prompt_tokens: Some(prompt),
+            reply_tokens: Some(reply),
+            window: Some(window),
+        }
+    }
+}
+
 /// The overflow an OpenAI-style server (OpenAI, vLLM, llama.cpp, Ollama)
 /// reported with `status` and `body`, if it is one.
 pub fn openai(status: u16, body: &[u8]) -> Option<Overflow> {
@@ -79,16 +96,7 @@ pub fn openai(status: u16, body: &[u8]) -> Option<Overflow> {
         return None;
     }
     if let Some((window, prompt, reply)) = vllm_requested(message) {
-        return Some(Overflow {
-            kind: if prompt >= window {
-                OverflowKind::Prompt
-            } else {
-                OverflowKind::ReplyRoom
-            },
-            prompt_tokens: Some(prompt),
-            reply_tokens: Some(reply),
-            window: Some(window),
-        });
+        return Some(Overflow::of_sizes(prompt, reply, window));
     }
     let reply = number_after(
         message,
@@ -131,16 +139,7 @@ pub fn anthropic(status: u16, body: &[u8]) -> Option<Overflow> {
     let (prompt, rest) = leading_number(rest)?;
     let (reply, rest) = leading_number(rest.strip_prefix(" + ")?)?;
     let (window, _) = leading_number(rest.strip_prefix(" > ")?)?;
-    Some(Overflow {
-        kind: if prompt >= window {
-            OverflowKind::Prompt
-        } else {
-            OverflowKind::ReplyRoom
-        },
-        prompt_tokens: Some(prompt),
-        reply_tokens: Some(reply),
-        window: Some(window),
-    })
+    Some(Overflow::of_sizes(prompt, reply, window))
 }
 
 /// vLLM's "maximum context length is L tokens. However, you requested T
