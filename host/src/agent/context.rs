@@ -10,6 +10,7 @@
 
 use super::ToolSpecForModel;
 use super::long_output::ResultBudget;
+use crate::provider::overflow::Overflow;
 use crate::provider::{Message, TokenTotals, Usage};
 
 /// Bytes per token for text the server has not counted yet: about right
@@ -83,6 +84,20 @@ pub enum CompactionReason {
 /// `max_tokens` (8,192) and a quarter of the window.
 pub(super) fn reply_room(window: u64) -> u64 {
     (window / 4).min(8192)
+}
+
+/// The reply's room a request can still have when the server said the
+/// prompt fits but not with the room asked: what the window leaves, less a
+/// margin for the tokenizers' differences; `None` when that is too little
+/// to be worth a reply (then the prompt must shrink).
+pub(super) fn room_left(overflow: &Overflow) -> Option<u32> {
+    const MARGIN: u64 = 64;
+    const LEAST: u64 = 256;
+    let left = overflow
+        .window?
+        .checked_sub(overflow.prompt_tokens?)?
+        .checked_sub(MARGIN)?;
+    (left >= LEAST).then(|| u32::try_from(left).unwrap_or(u32::MAX))
 }
 
 /// A tool result set aside by compaction: where it is in the ledger and

@@ -37,9 +37,8 @@ pub use stop::{StopReason, StopRecord};
 pub use turns::{PromptEnd, Refused, Submission, run_prompt};
 
 pub use crate::provider::ToolSpecForModel;
-use crate::provider::http::RetryObserver;
+use crate::provider::{Asking, Model};
 use crate::provider::{AssistantMessage, ProviderError};
-use crate::provider::{Model, TextSink};
 use crate::sandbox::{CallOptions, ProgressSink, Sandbox};
 
 /// What one tool call produced, as the model will read it.
@@ -128,16 +127,15 @@ pub enum ModelError {
 pub trait ModelClient: Sync {
     /// Sends the whole ledger and returns the assembled reply. `Ok(None)`
     /// means `cancel` fired mid-stream: the half message is dropped, never
-    /// returned. `on_text` sees the reply's text as it streams in and
-    /// `on_retry` each retry of the request (retrying is the client's job).
+    /// returned. `asking` says who hears the reply's text and each retry
+    /// (retrying is the client's job), and may cap this reply's tokens.
     fn next(
         &self,
         system: &str,
         history: &[Message],
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
-        on_text: Option<TextSink>,
-        on_retry: Option<RetryObserver>,
+        asking: Asking,
     ) -> impl Future<Output = Result<Option<AssistantMessage>, ModelError>> + Send;
 }
 
@@ -165,10 +163,9 @@ impl<M: ModelClient> ModelClient for &M {
         history: &[Message],
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
-        on_text: Option<TextSink>,
-        on_retry: Option<RetryObserver>,
+        asking: Asking,
     ) -> impl Future<Output = Result<Option<AssistantMessage>, ModelError>> + Send {
-        (**self).next(system, history, tools, cancel, on_text, on_retry)
+        (**self).next(system, history, tools, cancel, asking)
     }
 }
 
@@ -195,10 +192,9 @@ impl ModelClient for Model {
         history: &[Message],
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
-        on_text: Option<TextSink>,
-        on_retry: Option<RetryObserver>,
+        asking: Asking,
     ) -> Result<Option<AssistantMessage>, ModelError> {
-        Model::next(self, system, history, tools, cancel, on_text, on_retry)
+        Model::next(self, system, history, tools, cancel, asking)
             .await
             .map_err(ModelError::Provider)
     }

@@ -22,6 +22,7 @@ use super::long_output::ResultBudget;
 use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
 use super::stop::{StopReason, StopRecord};
 use super::{ModelClient, ModelError, ToolResult, ToolRunner};
+use crate::provider::Asking;
 use crate::provider::http::{RetryNotice, RetryObserver};
 use crate::provider::overflow::{Overflow, OverflowKind};
 use crate::provider::{Finish, ProviderError, TokenTotals};
@@ -173,6 +174,9 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         // A request the server refused as too long is compacted and sent
         // once more; refused again, the run ends.
         let mut resent_after_overflow = false;
+        // After a server said the reply's room did not fit: the room the
+        // request is sent again with, once.
+        let mut reply_cap: Option<u32> = None;
         let stop = |reason, turns, truncated, evidence: String| StopRecord {
             reason,
             turns,
@@ -244,8 +248,11 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 ledger,
                 &specs,
                 cancel,
-                on_text,
-                on_retry,
+                Asking {
+                    on_text,
+                    on_retry,
+                    max_tokens: reply_cap.take(),
+                },
             );
             let reply = match self.config.request_timeout {
                 None => request.await,
@@ -281,6 +288,16 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                         false,
                         "cancelled while the model was replying".into(),
                     );
+                }
+                Err(ModelError::Provider(ProviderError::ContextOverflow { overflow, .. }))
+                    if overflow.kind == OverflowKind::ReplyRoom
+                        && !resent_after_overflow
+                        && let Some(room) = context::room_left(&overflow) =>
+                {
+                    self.emit(AgentEvent::TurnEnd { turn });
+                    resent_after_overflow = true;
+                    reply_cap = Some(room);
+                    continue;
                 }
                 Err(ModelError::Provider(ProviderError::ContextOverflow { overflow, .. }))
                     if overflow.kind == OverflowKind::Prompt && !resent_after_overflow =>
@@ -751,8 +768,7 @@ mod tests {
             history: &[Message],
             _tools: &[ToolSpecForModel],
             cancel: &CancellationToken,
-            _on_text: Option<crate::provider::TextSink>,
-            _on_retry: Option<RetryObserver>,
+            _asking: Asking,
         ) -> Result<Option<AssistantMessage>, ModelError> {
             if cancel.is_cancelled() {
                 self.requests_after_cancel.fetch_add(1, Ordering::SeqCst);

@@ -17,7 +17,7 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{Auth, HttpClient, HttpOptions, RetryObserver};
+use super::http::{Auth, HttpClient, HttpOptions};
 use super::sse::Frame;
 use super::{
     AssistantMessage, DEFAULT_MAX_REPLY_BYTES, Finish, Message, ProviderError, ReplyBudget,
@@ -237,7 +237,7 @@ impl<W: WireApi> HttpModel<W> {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
-        self.next_streaming(system, history, tools, cancel, None, None)
+        self.next_streaming(system, history, tools, cancel, super::Asking::default())
             .await
     }
 
@@ -249,16 +249,18 @@ impl<W: WireApi> HttpModel<W> {
         history: &[Message],
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
-        on_text: Option<TextSink>,
-        on_retry: Option<RetryObserver>,
+        asking: super::Asking,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
         let body = W::request_body(&Request {
             model: self.http.model(),
             system,
             history,
             tools,
-            max_tokens: self.max_tokens,
+            max_tokens: asking.max_tokens.or(self.max_tokens),
         });
+        let super::Asking {
+            on_text, on_retry, ..
+        } = asking;
         let max_reply_bytes = self.max_reply_bytes;
         self.http
             .post_and_read(W::PATH, &body, cancel, on_retry.as_ref(), |stream| {

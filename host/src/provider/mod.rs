@@ -32,6 +32,17 @@ pub use conversation::{Delivery, Message, ToolResultEntry, ToolSpecForModel};
 /// assembled message remains the source of truth.
 pub type TextSink = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
 
+/// How one request is made, besides what it sends: who hears the reply's
+/// text as it streams in and each retry, and a cap on the reply's tokens
+/// for this request alone (after a server said the reply's room did not
+/// fit its window).
+#[derive(Clone, Default)]
+pub struct Asking {
+    pub on_text: Option<TextSink>,
+    pub on_retry: Option<http::RetryObserver>,
+    pub max_tokens: Option<u32>,
+}
+
 /// The model a run talks to, chosen at start-up from flags, config and env.
 #[derive(Debug)]
 pub enum Model {
@@ -84,18 +95,17 @@ impl Model {
         history: &[Message],
         tools: &[ToolSpecForModel],
         cancel: &tokio_util::sync::CancellationToken,
-        on_text: Option<TextSink>,
-        on_retry: Option<http::RetryObserver>,
+        asking: Asking,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
         match self {
             Model::OpenAi(client) => {
                 client
-                    .next_streaming(system, history, tools, cancel, on_text, on_retry)
+                    .next_streaming(system, history, tools, cancel, asking)
                     .await
             }
             Model::Anthropic(client) => {
                 client
-                    .next_streaming(system, history, tools, cancel, on_text, on_retry)
+                    .next_streaming(system, history, tools, cancel, asking)
                     .await
             }
             Model::Scripted(_) if cancel.is_cancelled() => Ok(None),

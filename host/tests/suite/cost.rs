@@ -573,3 +573,41 @@ fn openai_and_anthropic_overflows_are_recovered_too() {
         );
     }
 }
+
+/// A prompt that fits with less room for the reply than was asked is sent
+/// again once, asking for what the window leaves.
+#[test]
+fn a_reply_room_overflow_is_sent_again_asking_for_less() {
+    use super::common::mock_model::{anthropic_text, openai_text, overflow_body, status};
+    for (api, body, room) in [
+        ("openai", "vllm-completion-does-not-fit", 436),
+        ("anthropic", "anthropic-input-and-max-tokens", 11_696),
+    ] {
+        let ws = Workspace::new();
+        let done = match api {
+            "openai" => openai_text("Short."),
+            _ => anthropic_text("Short.", &json!({"input_tokens": 10, "output_tokens": 1})),
+        };
+        let mock = MockModel::start(vec![
+            status(400, &overflow_body(body)),
+            Reply::sse_body(done),
+        ]);
+        let url = match api {
+            "openai" => mock.openai_url(),
+            _ => mock.anthropic_url(),
+        };
+        let output = toolhost_run(&ws)
+            .args(["--no-session", "--provider", api, "--model", "m"])
+            .args(["--base-url", &url, "hello"])
+            .output()
+            .expect("run");
+        assert_eq!(output.status.code(), Some(0), "{api}: {output:?}");
+        let requests = mock.requests();
+        assert_eq!(requests.len(), 2, "{api}");
+        assert_eq!(requests[1].body["max_tokens"], room, "{api}");
+        assert_eq!(
+            requests[0].body["messages"], requests[1].body["messages"],
+            "{api}: the same conversation, nothing set aside"
+        );
+    }
+}

@@ -18,7 +18,8 @@ use toolhost::provider::client::{HttpModel, WireApi};
 use toolhost::provider::http::{HttpOptions, RetryNotice, RetryObserver};
 use toolhost::provider::openai::OpenAiClient;
 use toolhost::provider::{
-    AssistantMessage, Block, Finish, Message, ProviderError, ToolResultEntry, ToolSpecForModel,
+    Asking, AssistantMessage, Block, Finish, Message, ProviderError, ToolResultEntry,
+    ToolSpecForModel,
 };
 
 use super::common::mock_model::{self, End, MockModel, Reply, expected, fixture, sse, status};
@@ -54,7 +55,16 @@ async fn ask_recording<W: WireApi>(
     let (on_retry, notices) = recorder();
     let cancel = CancellationToken::new();
     let reply = client
-        .next_streaming("", &user("hi"), &[], &cancel, None, Some(on_retry))
+        .next_streaming(
+            "",
+            &user("hi"),
+            &[],
+            &cancel,
+            Asking {
+                on_retry: Some(on_retry),
+                ..Asking::default()
+            },
+        )
         .await;
     let notices = notices.lock().expect("notices").clone();
     (reply, notices)
