@@ -300,36 +300,27 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                     continue;
                 }
                 Err(ModelError::Provider(ProviderError::ContextOverflow { overflow, .. }))
-                    if overflow.kind == OverflowKind::Prompt && !resent_after_overflow =>
-                {
-                    self.emit(AgentEvent::TurnEnd { turn });
-                    let before = overflow.prompt_tokens.unwrap_or(next);
-                    let window = overflow.window.or(self.config.context_window);
-                    let target = window.map_or(before / 2, |window| window / 2);
-                    let after = self.compact(ledger, before, target, CompactionReason::Overflow);
-                    if after < before {
-                        resent_after_overflow = true;
-                        continue;
-                    }
-                    return stop(
-                        StopReason::Error,
-                        turns,
-                        false,
-                        overflow_evidence(&overflow, "nothing old enough was left to set aside"),
-                    );
-                }
-                Err(ModelError::Provider(ProviderError::ContextOverflow { overflow, .. }))
                     if overflow.kind == OverflowKind::Prompt =>
                 {
                     self.emit(AgentEvent::TurnEnd { turn });
+                    let why = if resent_after_overflow {
+                        "it still did not fit after old tool results were set aside"
+                    } else {
+                        let before = overflow.prompt_tokens.unwrap_or(next);
+                        let window = overflow.window.or(self.config.context_window);
+                        let target = window.map_or(before / 2, |window| window / 2);
+                        let reason = CompactionReason::Overflow;
+                        if self.compact(ledger, before, target, reason) < before {
+                            resent_after_overflow = true;
+                            continue;
+                        }
+                        "nothing old enough was left to set aside"
+                    };
                     return stop(
                         StopReason::Error,
                         turns,
                         false,
-                        overflow_evidence(
-                            &overflow,
-                            "it still did not fit after old tool results were set aside",
-                        ),
+                        overflow_evidence(&overflow, why),
                     );
                 }
                 Err(error) => {

@@ -348,23 +348,30 @@ fn results_sent(body: &Value) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn an_overflow_sets_old_results_aside_and_the_request_goes_again() {
-    use super::common::mock_model::{openai_text, openai_tool_call, overflow_body, status};
-    let ws = Workspace::new();
+/// Two files of about 30 KB in `ws`, and the two OpenAI replies that read
+/// them one after the other (calls `call_1`, `call_2`).
+fn two_large_files_read(ws: &Workspace) -> [Reply; 2] {
+    use super::common::mock_model::openai_tool_call;
     ws.write("one.txt", "first file line\n".repeat(1500));
     ws.write("two.txt", "second file line\n".repeat(1500));
+    ["one.txt", "two.txt"].map(|path| {
+        let id = if path == "one.txt" {
+            "call_1"
+        } else {
+            "call_2"
+        };
+        Reply::sse_body(openai_tool_call(id, "read_file", &json!({"path": path})))
+    })
+}
+
+#[test]
+fn an_overflow_sets_old_results_aside_and_the_request_goes_again() {
+    use super::common::mock_model::{openai_text, overflow_body, status};
+    let ws = Workspace::new();
+    let [first, second] = two_large_files_read(&ws);
     let mock = MockModel::start(vec![
-        Reply::sse_body(openai_tool_call(
-            "call_1",
-            "read_file",
-            &json!({"path": "one.txt"}),
-        )),
-        Reply::sse_body(openai_tool_call(
-            "call_2",
-            "read_file",
-            &json!({"path": "two.txt"}),
-        )),
+        first,
+        second,
         status(400, &overflow_body("llamacpp-exceed-context-size")),
         Reply::sse_body(openai_text("Both read.")),
         Reply::sse_body(openai_text("Still here.")),
@@ -460,21 +467,12 @@ fn an_overflow_that_compaction_cannot_cure_ends_the_run_with_what_to_do() {
 
 #[test]
 fn a_known_window_compacts_before_the_request_would_overflow() {
-    use super::common::mock_model::{openai_text, openai_tool_call};
+    use super::common::mock_model::openai_text;
     let ws = Workspace::new();
-    ws.write("one.txt", "first file line\n".repeat(1500));
-    ws.write("two.txt", "second file line\n".repeat(1500));
+    let [first, second] = two_large_files_read(&ws);
     let mock = MockModel::start(vec![
-        Reply::sse_body(openai_tool_call(
-            "call_1",
-            "read_file",
-            &json!({"path": "one.txt"}),
-        )),
-        Reply::sse_body(openai_tool_call(
-            "call_2",
-            "read_file",
-            &json!({"path": "two.txt"}),
-        )),
+        first,
+        second,
         Reply::sse_body(openai_text("Both read.")),
     ]);
     let output = toolhost_run(&ws)
