@@ -17,37 +17,45 @@ use crate::provider::{Message, TokenTotals, Usage};
 /// for English and code, and on the safe (high) side for both.
 pub(super) const BYTES_PER_TOKEN: u64 = 4;
 
-/// The tokens the next request will hold, about.
+/// The tokens the next request will hold, about. Usage reported before
+/// `fresh_from` is not used: a compaction has since made the ledger before
+/// it smaller than what the server counted.
 pub(super) fn estimate_next_prompt(
     system: &str,
     tools: &[ToolSpecForModel],
     ledger: &[Message],
+    fresh_from: usize,
 ) -> u64 {
-    let counted = ledger.iter().enumerate().rev().find_map(|(at, message)| {
-        let Message::Assistant(reply) = message else {
-            return None;
-        };
-        let usage = reply.usage.as_ref()?;
-        Some((
-            at,
-            usage.prompt_tokens().saturating_add(usage.output_tokens),
-        ))
-    });
+    let counted = ledger
+        .iter()
+        .enumerate()
+        .skip(fresh_from)
+        .rev()
+        .find_map(|(at, message)| {
+            let Message::Assistant(reply) = message else {
+                return None;
+            };
+            let usage = reply.usage.as_ref()?;
+            Some((
+                at,
+                usage.prompt_tokens().saturating_add(usage.output_tokens),
+            ))
+        });
     match counted {
         Some((at, tokens)) => tokens.saturating_add(bytes(&ledger[at + 1..]) / BYTES_PER_TOKEN),
-        None => {
-            let tools: u64 = tools
-                .iter()
-                .map(|tool| {
-                    (tool.name.len() + tool.description.len()) as u64 + json_len(&tool.input_schema)
-                })
-                .sum();
-            (system.len() as u64)
-                .saturating_add(tools)
-                .saturating_add(bytes(ledger))
-                / BYTES_PER_TOKEN
-        }
+        None => overhead(system, tools).saturating_add(bytes(ledger) / BYTES_PER_TOKEN),
     }
+}
+
+/// The tokens the system prompt and the tools' descriptions take, about.
+pub(super) fn overhead(system: &str, tools: &[ToolSpecForModel]) -> u64 {
+    let tools: u64 = tools
+        .iter()
+        .map(|tool| {
+            (tool.name.len() + tool.description.len()) as u64 + json_len(&tool.input_schema)
+        })
+        .sum();
+    (system.len() as u64).saturating_add(tools) / BYTES_PER_TOKEN
 }
 
 /// A server that counted far fewer prompt tokens than were sent has cut the
@@ -78,6 +86,16 @@ pub enum CompactionReason {
     Overflow,
     /// The user asked (a chat's `/compact`).
     Manual,
+}
+
+impl CompactionReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactionReason::Threshold => "threshold",
+            CompactionReason::Overflow => "overflow",
+            CompactionReason::Manual => "manual",
+        }
+    }
 }
 
 /// The room a request keeps for the reply: the smaller of the usual
@@ -193,8 +211,15 @@ fn stub(tool: &str, bytes: usize, saved: Option<Result<String, String>>) -> Stri
 }
 
 /// The line front ends show for a compaction: `context compacted: 112k ->
-/// 19k tokens (3 old tool results set aside)`.
-pub fn compaction_line(tokens_before: u64, tokens_after: u64, set_aside: usize) -> String {
+/// 19k tokens (3 old tool result(s) set aside, 24 earlier entries
+/// summarised)`; `summarised` is the number of entries the summary
+/// replaced.
+pub fn compaction_line(
+    tokens_before: u64,
+    tokens_after: u64,
+    set_aside: usize,
+    summarised: Option<usize>,
+) -> String {
     let in_thousands = tokens_before >= 10_000;
     let kilo = |n: u64| {
         if in_thousands {
@@ -203,8 +228,17 @@ pub fn compaction_line(tokens_before: u64, tokens_after: u64, set_aside: usize) 
             n.to_string()
         }
     };
+    let what = match (set_aside, summarised) {
+        (_, None) => format!("{set_aside} old tool result(s) set aside"),
+        (0, Some(entries)) => format!("{entries} earlier entries summarised"),
+        (_, Some(entries)) => {
+            format!(
+                "{set_aside} old tool result(s) set aside, {entries} earlier entries summarised"
+            )
+        }
+    };
     format!(
-        "context compacted: {} -> {} tokens ({set_aside} old tool result(s) set aside)",
+        "context compacted: {} -> {} tokens ({what})",
         kilo(tokens_before),
         kilo(tokens_after)
     )
@@ -219,11 +253,11 @@ pub(super) fn spent(totals: &TokenTotals) -> u64 {
         .saturating_add(totals.output_tokens)
 }
 
-fn bytes(messages: &[Message]) -> u64 {
+pub(super) fn bytes(messages: &[Message]) -> u64 {
     messages.iter().map(json_len).sum()
 }
 
-fn json_len(value: &impl serde::Serialize) -> u64 {
+pub(super) fn json_len(value: &impl serde::Serialize) -> u64 {
     serde_json::to_vec(value).map_or(0, |bytes| bytes.len() as u64)
 }
 
@@ -335,7 +369,7 @@ mod tests {
     #[test]
     fn without_usage_every_byte_counts() {
         let ledger = vec![Message::prompt("x".repeat(4000))];
-        let estimate = estimate_next_prompt("", &[], &ledger);
+        let estimate = estimate_next_prompt("", &[], &ledger, 0);
         // The text and its JSON around it.
         assert!((1000..1020).contains(&estimate), "{estimate}");
     }
@@ -361,7 +395,7 @@ mod tests {
                 }],
             },
         ];
-        let estimate = estimate_next_prompt("system", &[], &ledger);
+        let estimate = estimate_next_prompt("system", &[], &ledger, 0);
         // 5450 counted by the server, then about 2000 for the result: the
         // 40 KB prompt is inside the count, not added again.
         assert!((7450..7480).contains(&estimate), "{estimate}");

@@ -10,6 +10,7 @@ use super::Execution;
 use super::context::{CompactionReason, MaskedResult};
 use super::ledger::{Delivery, Message};
 use super::stop::StopRecord;
+use crate::provider::Usage;
 
 /// Receives every event, from whichever task emits it (read-only tools run
 /// concurrently), so it must be cheap and must not block.
@@ -90,14 +91,28 @@ pub enum AgentEvent {
         delivery: Delivery,
         text: String,
     },
-    /// Old tool results were set aside to keep the conversation within the
-    /// model's context window (module `context`): `tokens_before` and
-    /// `tokens_after` are estimates of the next request.
-    Compaction {
+    /// A compaction begins (module `compaction`): old tool results are
+    /// set aside and, when `summarising`, the model is asked to summarise
+    /// the conversation so far. `tokens_before` estimates the next request.
+    CompactionStart {
+        reason: CompactionReason,
+        tokens_before: u64,
+        summarising: bool,
+    },
+    /// A compaction ended: the results set aside (indices in the ledger as
+    /// it was), and when the model summarised, the summary that replaced
+    /// the entries before `first_kept`, and its request's usage.
+    CompactionEnd {
         reason: CompactionReason,
         tokens_before: u64,
         tokens_after: u64,
         masked: Vec<MaskedResult>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        first_kept: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
     },
     /// Something the user should know that does not stop the run: a
     /// server that cut the prompt without saying so.
@@ -111,4 +126,18 @@ pub enum AgentEvent {
     AgentEnd {
         stop: StopRecord,
     },
+}
+
+impl AgentEvent {
+    /// The tokens a model request of this event used: a reply's, or a
+    /// compaction's summary request's. Front ends sum these.
+    pub fn usage(&self) -> Option<&Usage> {
+        match self {
+            AgentEvent::Message {
+                message: Message::Assistant(reply),
+            } => reply.usage.as_ref(),
+            AgentEvent::CompactionEnd { usage, .. } => usage.as_ref(),
+            _ => None,
+        }
+    }
 }

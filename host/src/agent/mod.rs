@@ -9,6 +9,7 @@
 //! the sandbox, never the reverse). It never prints: front ends consume
 //! [`AgentEvent`]s.
 
+mod compaction;
 mod context;
 mod events;
 mod inbox;
@@ -18,6 +19,7 @@ mod loop_detect;
 mod prompt;
 mod run;
 mod stop;
+mod summary;
 mod turns;
 
 use std::future::Future;
@@ -34,6 +36,7 @@ pub use long_output::{DEFAULT_RESULT_BUDGET, ResultBudget};
 pub use prompt::default_system_prompt;
 pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED};
 pub use stop::{StopReason, StopRecord};
+pub use summary::{SUMMARY_PREFIX, cut_and_summarise};
 pub use turns::{PromptEnd, Refused, Submission, run_prompt};
 
 pub use crate::provider::ToolSpecForModel;

@@ -8,12 +8,14 @@
 //! `cancel` has fired; every run ends with one [`StopRecord`].
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use futures_util::future::join_all;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::compaction::Goal;
 use super::context::{self, CompactionReason};
 use super::events::{AgentEvent, EventSink};
 use super::inbox::Inbox;
@@ -21,7 +23,7 @@ use super::ledger::{Delivery, Message, ToolResultEntry, tool_calls};
 use super::long_output::ResultBudget;
 use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
 use super::stop::{StopReason, StopRecord};
-use super::{ModelClient, ModelError, ToolResult, ToolRunner};
+use super::{ModelClient, ModelError, ToolResult, ToolRunner, ToolSpecForModel};
 use crate::provider::Asking;
 use crate::provider::http::{RetryNotice, RetryObserver};
 use crate::provider::overflow::{Overflow, OverflowKind};
@@ -92,12 +94,21 @@ struct Call {
 /// A model, a set of tools and the bounds of a run. Reusable: each
 /// [`AgentLoop::run`] is independent apart from the ledger it is given.
 pub struct AgentLoop<M, T> {
-    model: M,
+    pub(super) model: M,
     tools: T,
-    config: LoopConfig,
+    pub(super) config: LoopConfig,
     events: Option<EventSink>,
     inbox: Option<Inbox>,
+    /// The ledger's length after the last compaction: replies before it
+    /// reported the usage of a conversation since made smaller, so the
+    /// estimate of the next request does not go by them.
+    usage_fresh_from: AtomicUsize,
 }
+
+/// Threshold compactions in a row that may fail to bring the estimate
+/// down by a fifth before the loop stops trying until a server refuses a
+/// request (no compaction loops).
+const MOST_FRUITLESS: u32 = 3;
 
 impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
     pub fn new(model: M, tools: T, config: LoopConfig) -> Self {
@@ -107,6 +118,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             config,
             events: None,
             inbox: None,
+            usage_fresh_from: AtomicUsize::new(0),
         }
     }
 
@@ -121,12 +133,40 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         self.model = model;
     }
 
-    /// Sets aside every tool result older than the latest batch now (a
-    /// chat's `/compact`, between runs); whether there was any.
-    pub fn compact_now(&self, ledger: &mut [Message]) -> bool {
+    /// Compacts the conversation now, between runs (a chat's `/compact`,
+    /// `toolhost sessions compact`): every tool result older than the
+    /// latest batch set aside, and what came before the last turn
+    /// summarised by the model, keeping `focus` in it; whether the
+    /// conversation got smaller.
+    pub async fn compact_now(
+        &self,
+        ledger: &mut Vec<Message>,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> bool {
         let specs = self.tools.specs();
-        let before = context::estimate_next_prompt(&self.config.system_prompt, &specs, ledger);
-        self.compact(ledger, before, 0, CompactionReason::Manual) < before
+        let before = self.estimate(&specs, ledger);
+        let goal = Goal {
+            reason: CompactionReason::Manual,
+            before,
+            target: 0,
+            window: self.config.context_window,
+            focus,
+        };
+        self.compact(ledger, &specs, goal, cancel)
+            .await
+            .is_some_and(|done| done.after < before)
+    }
+
+    /// The tokens the next request will hold, about (module `context`).
+    fn estimate(&self, specs: &[ToolSpecForModel], ledger: &[Message]) -> u64 {
+        let fresh_from = self.usage_fresh_from.load(Ordering::Relaxed);
+        context::estimate_next_prompt(&self.config.system_prompt, specs, ledger, fresh_from)
+    }
+
+    /// Replies before `len` no longer say how large the conversation is.
+    pub(super) fn usage_counts_from(&self, len: usize) {
+        self.usage_fresh_from.store(len, Ordering::Relaxed);
     }
 
     /// Takes the user's queued messages from `inbox` while a run goes on
@@ -177,6 +217,9 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         // After a server said the reply's room did not fit: the room the
         // request is sent again with, once.
         let mut reply_cap: Option<u32> = None;
+        // Configured, or learnt from a server's overflow.
+        let mut window = self.config.context_window;
+        let mut fruitless = 0u32;
         let stop = |reason, turns, truncated, evidence: String| StopRecord {
             reason,
             turns,
@@ -202,12 +245,38 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 self.deliver(ledger, Delivery::Steer);
             }
             poll_steering = true;
-            let mut next =
-                context::estimate_next_prompt(&self.config.system_prompt, &specs, ledger);
-            if let Some(window) = self.config.context_window
+            let mut next = self.estimate(&specs, ledger);
+            if let Some(window) = window
+                && fruitless < MOST_FRUITLESS
                 && next.saturating_add(context::reply_room(window)) > window
             {
-                next = self.compact(ledger, next, window / 2, CompactionReason::Threshold);
+                let goal = Goal {
+                    reason: CompactionReason::Threshold,
+                    before: next,
+                    target: window / 2,
+                    window: Some(window),
+                    focus: None,
+                };
+                match self.compact(ledger, &specs, goal, cancel).await {
+                    Some(done) => {
+                        if let Some(usage) = &done.usage {
+                            used.add(usage);
+                        }
+                        let fell_by_a_fifth =
+                            done.after.saturating_mul(5) <= next.saturating_mul(4);
+                        fruitless = if fell_by_a_fifth { 0 } else { fruitless + 1 };
+                        next = done.after;
+                    }
+                    None => fruitless += 1,
+                }
+                if cancel.is_cancelled() {
+                    return stop(
+                        StopReason::Aborted,
+                        turns,
+                        false,
+                        "cancelled while the conversation was compacted".into(),
+                    );
+                }
             }
             if let Some(budget) = self.config.max_tokens_total {
                 let spent = context::spent(&used);
@@ -303,18 +372,33 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                     if overflow.kind == OverflowKind::Prompt =>
                 {
                     self.emit(AgentEvent::TurnEnd { turn });
+                    if overflow.window.is_some() {
+                        window = overflow.window;
+                    }
                     let why = if resent_after_overflow {
-                        "it still did not fit after old tool results were set aside"
+                        "it still did not fit after the conversation was compacted"
                     } else {
                         let before = overflow.prompt_tokens.unwrap_or(next);
-                        let window = overflow.window.or(self.config.context_window);
-                        let target = window.map_or(before / 2, |window| window / 2);
-                        let reason = CompactionReason::Overflow;
-                        if self.compact(ledger, before, target, reason) < before {
-                            resent_after_overflow = true;
-                            continue;
+                        let goal = Goal {
+                            reason: CompactionReason::Overflow,
+                            before,
+                            target: window.map_or(before / 2, |window| window / 2),
+                            window,
+                            focus: None,
+                        };
+                        match self.compact(ledger, &specs, goal, cancel).await {
+                            Some(done) => {
+                                if let Some(usage) = &done.usage {
+                                    used.add(usage);
+                                }
+                                if done.after < before {
+                                    resent_after_overflow = true;
+                                    continue;
+                                }
+                                "compacting it did not make it smaller"
+                            }
+                            None => "nothing old enough was left to set aside or summarise",
                         }
-                        "nothing old enough was left to set aside"
                     };
                     return stop(
                         StopReason::Error,
@@ -488,31 +572,6 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         }
     }
 
-    /// Sets old tool results aside until the next request is about
-    /// `target` tokens (from `before`), and says so; the estimate after.
-    fn compact(
-        &self,
-        ledger: &mut [Message],
-        before: u64,
-        target: u64,
-        reason: CompactionReason,
-    ) -> u64 {
-        let excess = before.saturating_sub(target);
-        let (masked, freed) =
-            context::set_aside_old_results(ledger, excess, self.config.result_budget.as_ref());
-        if masked.is_empty() {
-            return before;
-        }
-        let after = before.saturating_sub(freed);
-        self.emit(AgentEvent::Compaction {
-            reason,
-            tokens_before: before,
-            tokens_after: after,
-            masked,
-        });
-        after
-    }
-
     /// Runs a batch: consecutive read-only calls together, every other call
     /// alone, in call order. `None` for a call that never started because
     /// `cancel` fired.
@@ -653,7 +712,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         ledger.push(message);
     }
 
-    fn emit(&self, event: AgentEvent) {
+    pub(super) fn emit(&self, event: AgentEvent) {
         if let Some(sink) = &self.events {
             sink(&event);
         }
@@ -1815,6 +1874,7 @@ mod tests {
                 history,
                 tools: &[],
                 max_tokens: None,
+                vendor: false,
             })
         }
 

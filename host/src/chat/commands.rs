@@ -33,11 +33,18 @@ pub(super) fn parse(line: &str) -> Parsed {
 pub(super) struct Reply {
     pub(super) lines: Vec<String>,
     pub(super) quit: Option<ChatEnd>,
+    /// Compact the conversation now, keeping this focus (`/compact`):
+    /// it runs as a turn does.
+    pub(super) compact: Option<String>,
 }
 
 impl Reply {
     fn lines(lines: Vec<String>) -> Self {
-        Reply { lines, quit: None }
+        Reply {
+            lines,
+            quit: None,
+            compact: None,
+        }
     }
 
     fn line(line: String) -> Self {
@@ -61,7 +68,7 @@ pub(super) const HELP: &[&str] = &[
     "/queue       the queued messages; /queue clear drops them, /queue drop N one",
     "/model NAME  ask the same server for another model from the next prompt on",
     "/resume      the recent sessions; /resume ID (or last) continues one here",
-    "/compact     set old tool results aside now (their text stays in .toolhost/outputs)",
+    "/compact     summarise the conversation now; /compact TEXT: what it must keep",
     "/clear       a new conversation, in a new session file",
     "/quit        quit (as Ctrl+D)",
     "//text       sends `/text` to the model",
@@ -114,21 +121,15 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                 })
             }
             ("/quit", []) => Reply {
-                lines: Vec::new(),
                 quit: Some(ChatEnd::Quit),
+                ..Reply::lines(Vec::new())
             },
             ("/clear", []) => Reply::line(self.clear(screen, ledger)),
-            ("/compact", []) => {
-                match ledger.as_mut().map(|ledger| self.agent.compact_now(ledger)) {
-                    // The compaction's own line comes with its event.
-                    Some(true) => Reply::lines(Vec::new()),
-                    _ => Reply::line(
-                        "nothing to set aside: no tool result older than the latest batch is long \
-                     enough"
-                            .into(),
-                    ),
-                }
-            }
+            // Its line comes with its event when it ends.
+            ("/compact", focus) => Reply {
+                compact: Some(focus.join(" ")),
+                ..Reply::lines(Vec::new())
+            },
             ("/resume", []) => Reply::lines(match self.control.recent_sessions() {
                 Ok(lines) if lines.is_empty() => vec!["no sessions to resume yet".into()],
                 Ok(mut lines) => {

@@ -29,9 +29,7 @@ use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{
-    AgentEvent, AgentLoop, Delivery, Inbox, Message, ModelClient, StopRecord, ToolRunner,
-};
+use crate::agent::{AgentEvent, AgentLoop, Delivery, Inbox, Message, ModelClient, ToolRunner};
 use crate::transcript::ToolInfo;
 use editor::Editor;
 use view::{Transcript, VIEWPORT_HEIGHT};
@@ -98,7 +96,9 @@ pub(crate) enum ChatEnd {
     Interrupted,
 }
 
-type Running<'a> = Pin<Box<dyn Future<Output = (Vec<Message>, StopRecord)> + 'a>>;
+/// A turn or a compaction: it holds the ledger until it ends, and gives
+/// it back with a line to print, if any.
+type Running<'a> = Pin<Box<dyn Future<Output = (Vec<Message>, Option<String>)> + 'a>>;
 
 /// The terminal in raw mode with bracketed paste, restored when dropped.
 struct RawTerminal;
@@ -234,7 +234,7 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                     let lines = screen.transcript.lines(&event, &mut screen.status);
                     print_above(terminal, &lines)?;
                 }
-                (back, stop) = finish(&mut running) => {
+                (back, said) = finish(&mut running) => {
                     running = None;
                     // The loop's last events are in the channel already.
                     while let Ok(event) = events.try_recv() {
@@ -250,7 +250,9 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                             screen.editor.restore(&texts.join("\n"));
                         }
                     }
-                    let _ = stop;
+                    if let Some(line) = said {
+                        print_above(terminal, &[line])?;
+                    }
                     if let Some(end) = quit_after {
                         return Ok(end);
                     }
@@ -297,6 +299,9 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                                 commands::Parsed::Command(command) => {
                                     let reply = self.command(&command, busy, screen, &mut ledger);
                                     print_above(terminal, &reply.lines)?;
+                                    if let Some(focus) = reply.compact {
+                                        self.start_compaction(focus, &mut ledger, &mut running, &mut cancel);
+                                    }
                                     if let Some(end) = reply.quit
                                         && !stop_then_quit(cancel.as_ref(), end, &mut quit_after)
                                     {
@@ -338,8 +343,40 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
         *cancel = Some(token.clone());
         let agent = Arc::clone(&self.agent);
         *running = Some(Box::pin(async move {
-            let stop = agent.run(&mut owned, prompt, &token).await;
-            (owned, stop)
+            agent.run(&mut owned, prompt, &token).await;
+            (owned, None)
+        }));
+    }
+
+    /// Compacts the conversation as a turn would run (Esc stops it), the
+    /// summary keeping `focus` when it is not empty.
+    fn start_compaction<'a>(
+        &mut self,
+        focus: String,
+        ledger: &mut Option<Vec<Message>>,
+        running: &mut Option<Running<'a>>,
+        cancel: &mut Option<CancellationToken>,
+    ) where
+        M: 'a,
+        T: 'a,
+    {
+        let Some(mut owned) = ledger.take() else {
+            return;
+        };
+        let token = CancellationToken::new();
+        *cancel = Some(token.clone());
+        let agent = Arc::clone(&self.agent);
+        *running = Some(Box::pin(async move {
+            let focus = (!focus.trim().is_empty()).then_some(focus);
+            let smaller = agent
+                .compact_now(&mut owned, focus.as_deref(), &token)
+                .await;
+            let said = (!smaller && !token.is_cancelled()).then(|| {
+                "nothing to compact: the conversation before the last turn is too short to \
+                 summarise and holds no long tool result"
+                    .to_string()
+            });
+            (owned, said)
         }));
     }
 }
@@ -360,7 +397,7 @@ fn stop_then_quit(
 }
 
 /// Waits for the running prompt, or forever when none runs.
-async fn finish(running: &mut Option<Running<'_>>) -> (Vec<Message>, StopRecord) {
+async fn finish(running: &mut Option<Running<'_>>) -> (Vec<Message>, Option<String>) {
     match running {
         Some(run) => run.await,
         None => std::future::pending().await,

@@ -94,16 +94,32 @@ impl Transcript {
                 status.turn = *turn;
                 status.activity = Some("waiting for the model".into());
             }
-            AgentEvent::Compaction {
+            AgentEvent::CompactionStart { summarising, .. } => {
+                status.activity = Some(if *summarising {
+                    "summarising the conversation so far".into()
+                } else {
+                    "compacting the conversation".into()
+                });
+            }
+            AgentEvent::CompactionEnd {
                 tokens_before,
                 tokens_after,
                 masked,
+                first_kept,
+                usage,
                 ..
-            } => lines.push(crate::agent::compaction_line(
-                *tokens_before,
-                *tokens_after,
-                masked.len(),
-            )),
+            } => {
+                if let Some(usage) = usage {
+                    status.tokens.add(usage);
+                    self.tokens.add(usage);
+                }
+                lines.push(crate::agent::compaction_line(
+                    *tokens_before,
+                    *tokens_after,
+                    masked.len(),
+                    *first_kept,
+                ));
+            }
             AgentEvent::Warning { message } => {
                 lines.push(format!("warning: {}", one_line(message)));
             }

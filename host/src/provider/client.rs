@@ -65,6 +65,9 @@ pub struct Request<'a> {
     pub tools: &'a [ToolSpecForModel],
     /// The reply length cap; `None` leaves it to the wire API's default.
     pub max_tokens: Option<u32>,
+    /// Whether it goes to the vendor's own API, not a server that copies
+    /// it (OpenAI's newer models there refuse `max_tokens`).
+    pub vendor: bool,
 }
 
 /// Builds one reply from a response's events.
@@ -257,6 +260,7 @@ impl<W: WireApi> HttpModel<W> {
             history,
             tools,
             max_tokens: asking.max_tokens.or(self.max_tokens),
+            vendor: self.http.is_vendor(),
         });
         let super::Asking {
             on_text, on_retry, ..
@@ -314,6 +318,7 @@ pub(super) mod test_support {
             history,
             tools: &[],
             max_tokens,
+            vendor: false,
         })
     }
 

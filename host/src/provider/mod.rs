@@ -255,19 +255,6 @@ impl TokenTotals {
             .saturating_add(usage.cache_write_tokens);
         self.output_tokens = self.output_tokens.saturating_add(usage.output_tokens);
     }
-
-    /// The totals of every reply in `ledger`.
-    pub fn of(ledger: &[Message]) -> TokenTotals {
-        let mut totals = TokenTotals::default();
-        for message in ledger {
-            if let Message::Assistant(reply) = message
-                && let Some(usage) = &reply.usage
-            {
-                totals.add(usage);
-            }
-        }
-        totals
-    }
 }
 
 /// `19 in / 83 out tokens`, with the cache's parts when there are any:

@@ -360,8 +360,16 @@ impl WireApi for OpenAi {
                 },
             })
         });
+        // OpenAI deprecated `max_tokens` for `max_completion_tokens`, and
+        // its reasoning models refuse the old name; servers that copy the
+        // API (vLLM, llama.cpp, Ollama) know the old name longest.
         if let Some(max_tokens) = request.max_tokens {
-            body["max_tokens"] = max_tokens.into();
+            let name = if request.vendor {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body[name] = max_tokens.into();
         }
         body
     }
@@ -503,6 +511,7 @@ mod tests {
                         history,
                         tools: &tools,
                         max_tokens: None,
+                        vendor: false,
                     })
                 };
                 for k in 1..ledger.len() {
@@ -554,6 +563,27 @@ mod tests {
                 ],
             })
         );
+    }
+
+    #[test]
+    fn the_reply_cap_is_max_completion_tokens_at_openai_and_max_tokens_elsewhere() {
+        let history = [user("a")];
+        let cap = |vendor| {
+            let body = OpenAi::request_body(&Request {
+                model: "m",
+                system: "",
+                history: &history,
+                tools: &[],
+                max_tokens: Some(300),
+                vendor,
+            });
+            (
+                body.get("max_tokens").cloned(),
+                body.get("max_completion_tokens").cloned(),
+            )
+        };
+        assert_eq!(cap(true), (None, Some(json!(300))));
+        assert_eq!(cap(false), (Some(json!(300)), None));
     }
 
     fn assembled(chunks: &[Value]) -> AssistantMessage {

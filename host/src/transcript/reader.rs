@@ -177,9 +177,15 @@ impl SessionFile {
                     }
                     ledger.push(entry.message.clone());
                 }
-                // The model went on with the stubs: so does a resume.
+                // The model went on with the stubs and the summary: so does
+                // a resume.
                 Record::Compaction(compaction) => {
                     crate::agent::put_stubs_back(&mut ledger, &compaction.masked);
+                    if let (Some(first_kept), Some(summary)) =
+                        (compaction.first_kept, &compaction.summary)
+                    {
+                        crate::agent::cut_and_summarise(&mut ledger, first_kept, summary);
+                    }
                 }
                 _ => {}
             }

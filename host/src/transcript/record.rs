@@ -275,15 +275,24 @@ pub struct RetryRecord {
 }
 
 /// A compaction: why, the estimated size of the next request before and
-/// after, and each result set aside (by its message's index in the ledger
-/// and its call id) with the stub that replaced it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// after, each result set aside (by its message's index in the ledger and
+/// its call id) with the stub that replaced it, and, when the model
+/// summarised, the first entry kept (the entries before it, the stubs in
+/// place, became the summary) and the summary request's usage. A reader
+/// applies it to the ledger as it has rebuilt it so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactionRecord {
     pub at: String,
     pub reason: crate::agent::CompactionReason,
     pub tokens_before: u64,
     pub tokens_after: u64,
     pub masked: Vec<crate::agent::MaskedResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_kept: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::provider::Usage>,
 }
 
 /// A warning given during a run (a server that cut the prompt).

@@ -205,14 +205,21 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
                 ended.insert(end.call_id.clone());
                 batch.ended(&end.call_id, call_line(end), &mut out);
             }
-            Record::Compaction(compaction) => out.push(format!(
-                "  {}",
-                crate::agent::compaction_line(
-                    compaction.tokens_before,
-                    compaction.tokens_after,
-                    compaction.masked.len()
-                )
-            )),
+            Record::Compaction(compaction) => {
+                out.push(format!(
+                    "  {} reason={}",
+                    crate::agent::compaction_line(
+                        compaction.tokens_before,
+                        compaction.tokens_after,
+                        compaction.masked.len(),
+                        compaction.first_kept,
+                    ),
+                    compaction.reason.as_str()
+                ));
+                if let Some(summary) = &compaction.summary {
+                    out.push(format!("  summary: {}", one_line(summary, 200)));
+                }
+            }
             Record::Warning(warning) => {
                 out.push(format!("  warning: {}", one_line(&warning.message, 200)));
             }
@@ -262,10 +269,15 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
     let mut tokens = crate::provider::TokenTotals::default();
     let mut counted = false;
     for record in &file.records {
-        if let Record::Message(entry) = record
-            && let Message::Assistant(reply) = &entry.message
-            && let Some(usage) = &reply.usage
-        {
+        let usage = match record {
+            Record::Message(entry) => match &entry.message {
+                Message::Assistant(reply) => reply.usage.as_ref(),
+                _ => None,
+            },
+            Record::Compaction(compaction) => compaction.usage.as_ref(),
+            _ => None,
+        };
+        if let Some(usage) = usage {
             tokens.add(usage);
             counted = true;
         }

@@ -267,17 +267,23 @@ impl SessionWriter {
                 delivery: *delivery,
                 text: text.clone(),
             }),
-            AgentEvent::Compaction {
+            AgentEvent::CompactionEnd {
                 reason,
                 tokens_before,
                 tokens_after,
                 masked,
+                first_kept,
+                summary,
+                usage,
             } => Record::Compaction(CompactionRecord {
                 at: now(),
                 reason: *reason,
                 tokens_before: *tokens_before,
                 tokens_after: *tokens_after,
                 masked: masked.clone(),
+                first_kept: *first_kept,
+                summary: summary.clone(),
+                usage: usage.clone(),
             }),
             AgentEvent::Warning { message } => Record::Warning(WarningRecord {
                 at: now(),
@@ -294,6 +300,7 @@ impl SessionWriter {
                 continued_in: None,
             }),
             AgentEvent::AgentStart
+            | AgentEvent::CompactionStart { .. }
             | AgentEvent::ToolExecutionUpdate { .. }
             | AgentEvent::TurnEnd { .. } => return,
         };

@@ -485,7 +485,7 @@ fn resume_lists_the_sessions_and_continues_one_in_the_chat() {
 }
 
 #[test]
-fn compact_sets_old_results_aside_between_prompts() {
+fn compact_sets_old_results_aside_and_summarises_between_prompts() {
     let ws = Workspace::new();
     ws.write("one.txt", "first file line\n".repeat(1500));
     ws.write("two.txt", "second file line\n".repeat(1500));
@@ -495,17 +495,18 @@ fn compact_sets_old_results_aside_between_prompts() {
             {"tool_calls": [{"name": "read_file", "arguments": {"path": "one.txt"}}]},
             {"tool_calls": [{"name": "read_file", "arguments": {"path": "two.txt"}}]},
             {"text": "Both read."},
+            {"text": "The user asked for one.txt and two.txt to be read; both were."},
         ]),
     );
     let mut chat = Pty::spawn(&ws, &["chat", "--script", &script]);
     chat.wait_for("Ctrl+D quits");
     chat.keys("/compact\r");
-    chat.wait_for("nothing to set aside");
+    chat.wait_for("nothing to compact: the conversation before the last turn is too short");
     chat.keys("read them\r");
     chat.wait_for("Both read.");
     chat.wait_for("ready");
-    chat.keys("/compact\r");
-    chat.wait_for("(1 old tool result(s) set aside)");
+    chat.keys("/compact the two files\r");
+    chat.wait_for("(1 old tool result(s) set aside, 5 earlier entries summarised)");
     chat.keys("\x04");
     assert_eq!(chat.exit_code(), Some(0));
 
@@ -516,5 +517,10 @@ fn compact_sets_old_results_aside_between_prompts() {
         .collect();
     assert_eq!(compactions.len(), 1);
     assert_eq!(compactions[0]["reason"], "manual");
+    assert_eq!(compactions[0]["first_kept"], 5);
+    assert_eq!(
+        compactions[0]["summary"],
+        "The user asked for one.txt and two.txt to be read; both were."
+    );
     assert_eq!(compactions[0]["masked"][0]["message"], 2);
 }

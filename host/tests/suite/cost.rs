@@ -460,7 +460,7 @@ fn an_overflow_that_compaction_cannot_cure_ends_the_run_with_what_to_do() {
     assert_eq!(
         doc["stop"]["evidence"],
         "the conversation no longer fits the model's context window (13392 tokens; the window \
-         holds 8192) and nothing old enough was left to set aside: start a new session (/clear \
+         holds 8192) and nothing old enough was left to set aside or summarise: start a new session (/clear \
          in a chat), or use a model with a larger window"
     );
 }

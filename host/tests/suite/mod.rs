@@ -1,5 +1,6 @@
 mod chat;
 mod common;
+mod compaction;
 mod config_errors;
 mod corpus;
 mod cost;

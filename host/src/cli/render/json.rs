@@ -11,11 +11,19 @@ use crate::agent::{AgentEvent, Message, StopRecord};
 use crate::provider::TokenTotals;
 use crate::transcript::SessionWriter;
 
-pub(super) struct JsonOutput;
+/// Sums the run's usage as its events pass: the ledger of a resumed or
+/// compacted session holds other runs' replies, or no longer holds some.
+#[derive(Default)]
+pub(super) struct JsonOutput {
+    tokens: TokenTotals,
+}
 
 impl RunOutput for JsonOutput {
     fn event(&mut self, event: &AgentEvent) {
         stderr_notice(event);
+        if let Some(usage) = event.usage() {
+            self.tokens.add(usage);
+        }
     }
 
     fn finish(
@@ -37,7 +45,7 @@ impl RunOutput for JsonOutput {
             "session": session.map(|s| json!({"id": s.id(), "path": s.path()})),
             "stop": stop,
             "turns": stop.turns,
-            "usage": TokenTotals::of(ledger),
+            "usage": self.tokens,
         });
         put_json(&mut io::stdout().lock(), &doc, false)
     }

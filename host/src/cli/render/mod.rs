@@ -55,7 +55,7 @@ impl RunRenderer {
     pub(super) fn new(format: OutputFormat, resume: ResumeCommand, header: String) -> Self {
         let output: Box<dyn RunOutput> = match format {
             OutputFormat::Text => Box::new(text::TextOutput::new(resume, header)),
-            OutputFormat::Json => Box::new(json::JsonOutput),
+            OutputFormat::Json => Box::<json::JsonOutput>::default(),
             OutputFormat::StreamJson => Box::new(stream_json::StreamJsonOutput),
         };
         RunRenderer {
@@ -165,10 +165,17 @@ fn stderr_notice(event: &AgentEvent) {
     if let AgentEvent::Warning { message } = event {
         note(format_args!("warning: {}", one_line(message)));
     }
-    if let AgentEvent::Compaction {
+    if let AgentEvent::CompactionStart {
+        summarising: true, ..
+    } = event
+    {
+        note("compacting: the model is summarising the conversation so far");
+    }
+    if let AgentEvent::CompactionEnd {
         tokens_before,
         tokens_after,
         masked,
+        first_kept,
         ..
     } = event
     {
@@ -176,6 +183,7 @@ fn stderr_notice(event: &AgentEvent) {
             *tokens_before,
             *tokens_after,
             masked.len(),
+            *first_kept,
         ));
     }
     if let AgentEvent::ModelRetry {

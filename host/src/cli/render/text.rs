@@ -141,6 +141,9 @@ impl RunOutput for TextOutput {
             self.update_spinner(event);
         }
         stderr_notice(event);
+        if let Some(usage) = event.usage() {
+            self.tokens.add(usage);
+        }
         match event {
             AgentEvent::AgentStart => {
                 if let Some(header) = self.header.take() {
@@ -156,12 +159,7 @@ impl RunOutput for TextOutput {
             }
             AgentEvent::Message {
                 message: Message::Assistant(assistant),
-            } => {
-                if let Some(usage) = &assistant.usage {
-                    self.tokens.add(usage);
-                }
-                self.print_reply(assistant);
-            }
+            } => self.print_reply(assistant),
             AgentEvent::ToolExecutionStart {
                 call_id, arguments, ..
             } => {

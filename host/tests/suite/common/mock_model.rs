@@ -300,6 +300,56 @@ pub struct MockModel {
     addr: SocketAddr,
     requests: Arc<Mutex<Vec<Recorded>>>,
     gets: Arc<Mutex<HashMap<String, String>>>,
+    window: Arc<Mutex<Option<Window>>>,
+}
+
+/// How a server with a context window answers what does not fit.
+#[derive(Clone, Copy, Debug)]
+pub enum OverflowShape {
+    /// OpenAI's 400 `context_length_exceeded`.
+    OpenAi,
+    /// Anthropic's 400 `prompt is too long: N tokens > M maximum`.
+    Anthropic,
+    /// llama.cpp's 400 `exceed_context_size_error`.
+    LlamaCpp,
+}
+
+/// In a scripted reply to a server with a [`Window`], this number becomes
+/// the request's size in tokens, as a real server reports its usage.
+pub const PROMPT_TOKENS: u64 = 987_654_321;
+
+/// A server's window: a request over `tokens` (four bytes of body each) is
+/// refused in `shape`, and a request for a summary (its system prompt says
+/// "You summarise") is answered with `summary`; neither takes a scripted
+/// reply. Both are recorded.
+#[derive(Clone, Debug)]
+pub struct Window {
+    pub tokens: u64,
+    pub shape: OverflowShape,
+    pub summary: String,
+}
+
+impl OverflowShape {
+    /// The error body this server sends for a prompt of `prompt` tokens.
+    pub fn body(self, prompt: u64, window: u64) -> String {
+        use serde_json::json;
+        match self {
+            OverflowShape::OpenAi => json!({"error": {
+                "message": format!("This model's maximum context length is {window} tokens. \
+                    However, your messages resulted in {prompt} tokens. Please reduce the length \
+                    of the messages."),
+                "type": "invalid_request_error", "param": "messages",
+                "code": "context_length_exceeded"}}),
+            OverflowShape::Anthropic => json!({"type": "error", "error": {
+                "type": "invalid_request_error",
+                "message": format!("prompt is too long: {prompt} tokens > {window} maximum")}}),
+            OverflowShape::LlamaCpp => json!({"error": {"code": 400,
+                "message": format!("request ({prompt} tokens) exceeds the available context \
+                    size ({window} tokens), try increasing it"),
+                "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": window}}),
+        }
+        .to_string()
+    }
 }
 
 impl MockModel {
@@ -311,13 +361,16 @@ impl MockModel {
         let recorded = Arc::clone(&requests);
         let gets = Arc::new(Mutex::new(HashMap::new()));
         let answers = Arc::clone(&gets);
+        let window: Arc<Mutex<Option<Window>>> = Arc::new(Mutex::new(None));
+        let windowed = Arc::clone(&window);
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
                 let replies = Arc::clone(&replies);
                 let recorded = Arc::clone(&recorded);
                 let answers = Arc::clone(&answers);
-                thread::spawn(move || serve(stream, &replies, &recorded, &answers));
+                let window = windowed.lock().expect("window lock").clone();
+                thread::spawn(move || serve(stream, &replies, &recorded, &answers, window));
             }
         });
         MockModel {
@@ -325,7 +378,13 @@ impl MockModel {
             addr,
             requests,
             gets,
+            window,
         }
+    }
+
+    /// Gives the server a context window from now on (see [`Window`]).
+    pub fn set_window(&self, window: Window) {
+        *self.window.lock().expect("window lock") = Some(window);
     }
 
     /// Answers `GET path` with `body` (JSON, 200) from now on.
@@ -356,6 +415,7 @@ fn serve(
     replies: &Mutex<VecDeque<Reply>>,
     recorded: &Mutex<Vec<Recorded>>,
     gets: &Mutex<HashMap<String, String>>,
+    window: Option<Window>,
 ) {
     let mut reader = BufReader::new(stream.try_clone().expect("clone socket"));
     let mut request_line = String::new();
@@ -394,17 +454,51 @@ fn serve(
         }
         return;
     }
+    let anthropic = path.ends_with("/messages");
     recorded.lock().expect("requests lock").push(Recorded {
         at: Instant::now(),
         path,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
     });
-    let reply = replies.lock().expect("replies lock").pop_front();
     let mut stream = stream;
+    if let Some(window) = window {
+        let prompt = body.len() as u64 / 4;
+        if prompt > window.tokens {
+            let refusal = window.shape.body(prompt, window.tokens);
+            return write_status(&mut stream, 400, &[], &refusal);
+        }
+        if String::from_utf8_lossy(&body).contains("You summarise") {
+            let reply = if anthropic {
+                anthropic_text(
+                    &window.summary,
+                    &serde_json::json!({"input_tokens": prompt, "output_tokens": 50}),
+                )
+            } else {
+                openai_text(&window.summary)
+            };
+            return write_sse(&mut stream, reply.as_bytes(), 3, End::Complete);
+        }
+        let reply = replies.lock().expect("replies lock").pop_front();
+        return match reply {
+            Some(Reply::Sse { body, pieces, end }) => {
+                let body = String::from_utf8_lossy(&body)
+                    .replace(&PROMPT_TOKENS.to_string(), &prompt.to_string());
+                write_sse(&mut stream, body.as_bytes(), pieces, end);
+            }
+            Some(reply) => answer(&mut stream, reply),
+            None => write_status(&mut stream, 418, &[], "no reply scripted"),
+        };
+    }
+    answer_scripted(&mut stream, replies);
+}
+
+/// The next scripted reply, or a 418 when there is none.
+fn answer_scripted(stream: &mut TcpStream, replies: &Mutex<VecDeque<Reply>>) {
+    let reply = replies.lock().expect("replies lock").pop_front();
     match reply {
-        None => write_status(&mut stream, 418, &[], "no reply scripted"),
-        Some(reply) => answer(&mut stream, reply),
+        None => write_status(stream, 418, &[], "no reply scripted"),
+        Some(reply) => answer(stream, reply),
     }
 }
 

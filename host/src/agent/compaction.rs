@@ -1,0 +1,187 @@
+//! Compaction, as the loop runs it: stage 1 sets old tool results aside
+//! (module `context`, no model call); when that is not enough, stage 2
+//! asks the model to summarise the conversation before a cut point (module
+//! `summary`). Each compaction is told as a `compaction_start` and a
+//! `compaction_end` event, which the session file keeps as one record.
+
+use tokio_util::sync::CancellationToken;
+
+use super::context::{self, CompactionReason};
+use super::events::AgentEvent;
+use super::run::AgentLoop;
+use super::summary;
+use super::{ModelClient, ModelError, ToolRunner, ToolSpecForModel};
+use crate::provider::{Asking, Message, ProviderError, Usage};
+
+/// What a compaction is asked to do.
+pub(super) struct Goal<'a> {
+    pub reason: CompactionReason,
+    /// The estimate of the next request now.
+    pub before: u64,
+    /// What to bring it to.
+    pub target: u64,
+    pub window: Option<u64>,
+    /// What the user wants the summary to keep (`/compact FOCUS`).
+    pub focus: Option<&'a str>,
+}
+
+/// What a compaction did.
+pub(super) struct Compacted {
+    /// The estimate of the next request after it.
+    pub after: u64,
+    /// The summary request's usage, when there was one.
+    pub usage: Option<Usage>,
+}
+
+/// Times the summary request is sent, the oldest half of what it held
+/// dropped after each overflow.
+const SUMMARY_ATTEMPTS: usize = 3;
+
+/// Tokens the summariser's instructions and the wire format take, about.
+const SUMMARY_OVERHEAD: u64 = 512;
+
+impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
+    /// Compacts `ledger` towards `goal.target`; `None` when there was
+    /// nothing to do (no event then).
+    pub(super) async fn compact(
+        &self,
+        ledger: &mut Vec<Message>,
+        specs: &[ToolSpecForModel],
+        goal: Goal<'_>,
+        cancel: &CancellationToken,
+    ) -> Option<Compacted> {
+        let excess = goal.before.saturating_sub(goal.target);
+        let (masked, freed) =
+            context::set_aside_old_results(ledger, excess, self.config.result_budget.as_ref());
+        let mut after = goal.before.saturating_sub(freed);
+
+        let room = summary::summary_room(goal.window);
+        let overhead = context::overhead(&self.config.system_prompt, specs);
+        let cut = (after > goal.target)
+            .then(|| {
+                let keep = goal.target.saturating_sub(overhead + room) / 2;
+                summary::cut_point(ledger, keep)
+            })
+            .flatten()
+            .filter(|&cut| {
+                // Asked for, any conversation is worth it; else only one
+                // larger than the summary would be.
+                let least = if goal.reason == CompactionReason::Manual {
+                    room / 8
+                } else {
+                    room
+                };
+                summary::worth_summarising(&ledger[..cut], least)
+            });
+        if masked.is_empty() && cut.is_none() {
+            return None;
+        }
+        self.emit(AgentEvent::CompactionStart {
+            reason: goal.reason,
+            tokens_before: goal.before,
+            summarising: cut.is_some(),
+        });
+
+        let mut summarised = None;
+        let mut usage = None;
+        if let Some(cut) = cut {
+            let fits = goal
+                .window
+                .map(|window| window.saturating_sub(room + SUMMARY_OVERHEAD));
+            match self
+                .summarise(&ledger[..cut], room, fits, goal.focus, cancel)
+                .await
+            {
+                Ok((text, used)) => {
+                    usage = used;
+                    if summary::cut_and_summarise(ledger, cut, &text) {
+                        summarised = Some((cut, text));
+                        after = overhead.saturating_add(context::bytes(ledger) / 4);
+                    }
+                }
+                Err(Some(why)) => self.emit(AgentEvent::Warning {
+                    message: format!(
+                        "the conversation could not be summarised to fit the model's context \
+                         window: {why}"
+                    ),
+                }),
+                Err(None) => {}
+            }
+        }
+        self.usage_counts_from(ledger.len());
+        let (first_kept, summary) = summarised.unzip();
+        self.emit(AgentEvent::CompactionEnd {
+            reason: goal.reason,
+            tokens_before: goal.before,
+            tokens_after: after,
+            masked,
+            first_kept,
+            summary,
+            usage: usage.clone(),
+        });
+        Some(Compacted { after, usage })
+    }
+
+    /// Asks the model for a summary of `part` within `room` tokens, its
+    /// transcript cut to `fits` tokens when the window is known; the
+    /// summary and the request's usage. `Err(None)` when cancelled,
+    /// `Err(Some(why))` when it failed.
+    async fn summarise(
+        &self,
+        part: &[Message],
+        room: u64,
+        fits: Option<u64>,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<(String, Option<Usage>), Option<String>> {
+        let mut left_out = fits.map_or(0, |tokens| summary::left_out_to_fit(part, tokens));
+        let mut why = String::new();
+        for _ in 0..SUMMARY_ATTEMPTS {
+            if left_out >= part.len() {
+                break;
+            }
+            let transcript = summary::transcript(&part[left_out..], left_out, focus);
+            let asking = Asking {
+                on_text: None,
+                on_retry: None,
+                max_tokens: Some(u32::try_from(room).unwrap_or(u32::MAX)),
+            };
+            let history = [Message::prompt(transcript)];
+            let request = self
+                .model
+                .next(summary::SUMMARY_SYSTEM, &history, &[], cancel, asking);
+            let reply = match self.config.request_timeout {
+                None => request.await,
+                Some(limit) => match tokio::time::timeout(limit, request).await {
+                    Ok(reply) => reply,
+                    Err(_) => {
+                        return Err(Some(format!(
+                            "the summary request was unanswered after {} s",
+                            limit.as_secs()
+                        )));
+                    }
+                },
+            };
+            match reply {
+                Ok(Some(reply)) => {
+                    let text = reply.text();
+                    if text.trim().is_empty() {
+                        return Err(Some("the model's summary was empty".into()));
+                    }
+                    return Ok((text, reply.usage));
+                }
+                Ok(None) => return Err(None),
+                Err(ModelError::Provider(ProviderError::ContextOverflow { .. })) => {
+                    // Drop the older half of what was sent.
+                    left_out += (part.len() - left_out).div_ceil(2);
+                    why = "even its most recent part did not fit the window".into();
+                }
+                Err(error) => return Err(Some(error.to_string())),
+            }
+        }
+        if why.is_empty() {
+            why = "each message is too long for the window".into();
+        }
+        Err(Some(why))
+    }
+}
