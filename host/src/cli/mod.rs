@@ -3,6 +3,7 @@
 
 mod background;
 mod chat;
+mod compact;
 pub mod exit;
 mod flags;
 mod headless;
@@ -198,6 +199,12 @@ enum SessionsCommand {
         #[arg(long, value_name = "CALL")]
         call: Option<String>,
     },
+    /// Compact one session now, as `/compact` does in a chat
+    ///
+    /// Old tool results are set aside and what came before the last turn is
+    /// summarised by the model; `run --resume` goes on from the smaller
+    /// conversation.
+    Compact(compact::CompactArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -360,6 +367,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
                         );
                     };
                     render::session_call(&lines)?;
+                }
+                Some(SessionsCommand::Compact(compact)) => {
+                    let sandbox = before.then(&SandboxArgs {
+                        workspace: args.workspace.clone(),
+                        ..SandboxArgs::default()
+                    });
+                    return compact::compact(&sandbox, compact, args.session_dir.as_ref()).await;
                 }
             }
             Ok(Ended::Done)

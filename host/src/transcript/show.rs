@@ -60,11 +60,18 @@ impl Summary {
             continues: start.continues.clone(),
             continued_in: None,
         };
+        // A start that only `sessions compact` followed begins no run: the
+        // last stop holds until a message comes.
+        let mut started = false;
         for record in &file.records {
+            if started && runs_something(record) {
+                started = false;
+                summary.stop = None;
+            }
             match record {
                 Record::SessionStart(_) => {
                     summary.runs += 1;
-                    summary.stop = None;
+                    started = true;
                 }
                 Record::Message(entry) => match &entry.message {
                     Message::User { text, .. } if summary.first_prompt.is_empty() => {
@@ -104,7 +111,11 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
     // concurrent calls end in any order, and are shown in the reply's.
     let mut batch = Batch::default();
     let mut stopped = true;
+    // Whether the run since the last start recorded a message: a start
+    // that only `sessions compact` followed ran nothing, so lacks no stop.
+    let mut ran = false;
     for record in &file.records {
+        ran |= runs_something(record);
         if !matches!(
             record,
             Record::ToolExecutionStart(_) | Record::ToolExecutionEnd(_)
@@ -113,10 +124,11 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
         }
         match record {
             Record::SessionStart(start) => {
-                if !stopped {
+                if !stopped && ran {
                     close_run(&mut out, &mut running);
                 }
                 stopped = false;
+                ran = false;
                 let verb = if start.resumed { "resumed" } else { "session" };
                 let model = start.model.as_deref().unwrap_or("-");
                 out.push(format!(
@@ -263,7 +275,7 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
             out.push(format!("  call={id} tool={tool} status=running"));
         }
         out.push("stop: none yet (it is still running)".into());
-    } else if !stopped {
+    } else if !stopped && ran {
         close_run(&mut out, &mut running);
     }
     let mut tokens = crate::provider::TokenTotals::default();
@@ -311,6 +323,15 @@ impl Batch {
         self.lines.sort_by_key(|(at, _)| *at);
         out.extend(self.lines.drain(..).map(|(_, line)| line));
     }
+}
+
+/// Whether `record` is part of a run (a message or a call, as an MCP
+/// server records), not only of a start and a compaction.
+fn runs_something(record: &Record) -> bool {
+    matches!(
+        record,
+        Record::Message(_) | Record::ToolExecutionStart(_) | Record::ToolExecutionEnd(_)
+    )
 }
 
 /// The end of a run that has no stop record.

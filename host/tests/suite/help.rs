@@ -29,8 +29,9 @@ List the recorded sessions, newest first, or show one
 Usage: toolhost sessions [OPTIONS] [COMMAND]
 
 Commands:
-  show  Print one session: one line per model step and per tool call
-  help  Print this message or the help of the given subcommand(s)
+  show     Print one session: one line per model step and per tool call
+  compact  Compact one session now, as `/compact` does in a chat
+  help     Print this message or the help of the given subcommand(s)
 
 Options:
       --workspace <DIR>    The workspace: the directory tools see as `.` [default: .]

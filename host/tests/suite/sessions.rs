@@ -1100,3 +1100,132 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// `toolhost sessions compact`: the model summarises the recorded session
+/// (keeping the focus asked for), the record is appended, and the next
+/// `--resume` sends the summary and the last turn only.
+#[test]
+fn sessions_compact_summarises_a_session_that_a_resume_then_continues() {
+    let ws = Workspace::new();
+    ws.write("one.txt", "first file line\n".repeat(1500));
+    ws.write("two.txt", "second file line\n".repeat(1500));
+    let mock = MockModel::start(vec![
+        Reply::sse_body(openai_tool_call(
+            "call_1",
+            "read_file",
+            &json!({"path": "one.txt"}),
+        )),
+        Reply::sse_body(openai_tool_call(
+            "call_2",
+            "read_file",
+            &json!({"path": "two.txt"}),
+        )),
+        Reply::sse_body(openai_text("Both read.")),
+        Reply::sse_body(openai_text("The user had both files read.")),
+        Reply::sse_body(openai_text("Going on.")),
+    ]);
+    run_openai(&ws, &mock, &["--model", "m", "read both"]);
+    let compact = |focus: &[&str]| {
+        ws.toolhost()
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .args([
+                "sessions",
+                "compact",
+                "last",
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+            ])
+            .args(["--base-url", &format!("{}/v1", mock.url)])
+            .args(focus)
+            .output()
+            .expect("sessions compact")
+    };
+    let output = compact(&["--focus", "the two files"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let digits = regex_lite_digits(&String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        digits,
+        "compacting: the model is summarising the conversation so far\n\
+         context compacted: Nk -> Nk tokens (N old tool result(s) set aside, N earlier entries \
+         summarised)\n"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    let asked = requests[3].body.to_string();
+    assert!(asked.contains("Focus on: the two files"), "{asked}");
+    assert!(requests[3].body.get("tools").is_none(), "{asked}");
+
+    let file = &session_files(&ws)[0];
+    let compaction = records(file)
+        .into_iter()
+        .find(|r| r["type"] == "compaction")
+        .expect("a compaction record");
+    assert_eq!(compaction["reason"], "manual");
+    assert_eq!(compaction["first_kept"], 5);
+    assert_eq!(compaction["summary"], "The user had both files read.");
+    let shown = stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
+    assert!(
+        shown.contains("\n  summary: The user had both files read.\n"),
+        "{shown}"
+    );
+    assert!(!shown.contains("stop: none recorded"), "{shown}");
+
+    run_openai(&ws, &mock, &["--model", "m", "--resume", "last", "go on"]);
+    let sent: Vec<(String, String)> = mock.requests()[4].body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .skip(1)
+        .map(|m| {
+            let text = m["content"].as_str().unwrap_or_default();
+            (
+                m["role"].as_str().unwrap_or("?").to_owned(),
+                text.chars().take(40).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            (
+                "user".to_owned(),
+                "[toolhost replaced the earlier part of t".to_owned()
+            ),
+            ("assistant".to_owned(), "Both read.".to_owned()),
+            ("user".to_owned(), "go on".to_owned()),
+        ]
+    );
+
+    // Nothing left to compact: refused, with why.
+    let output = compact(&[]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.ends_with(
+            "is unchanged: nothing before its last turn could be set aside or summarised (too \
+             short, or the summary failed: see above)\n"
+        ),
+        "{stderr}"
+    );
+}
+
+/// `text` with each run of digits as `N`.
+fn regex_lite_digits(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('N');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}

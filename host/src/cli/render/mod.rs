@@ -157,6 +157,11 @@ fn error_chain<'a>(
     text
 }
 
+/// The sink of a command that runs no prompt: the notices alone.
+pub(super) fn notices() -> EventSink {
+    std::sync::Arc::new(stderr_notice)
+}
+
 /// A model retry or a warning, told on stderr by the formats whose stdout
 /// is the reply or one JSON object. A reason the same as the last retry's
 /// is not repeated whole.
