@@ -524,6 +524,9 @@ fn merged_model(
         if section.base_url.is_some() {
             model.base_url = section.base_url.clone();
         }
+        if section.context_window.is_some() {
+            model.context_window = section.context_window;
+        }
     }
     Ok(model)
 }

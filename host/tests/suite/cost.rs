@@ -282,6 +282,19 @@ fn the_context_window_is_asked_of_a_local_server_or_configured_and_recorded() {
     let silent = MockModel::start(vec![Reply::sse_body(openai_text("hello"))]);
     run(&silent, &[]);
     assert_eq!(window_of_last_session(), Value::Null);
+
+    // Said in toolhost.toml, nothing is asked either.
+    ws.write("toolhost.toml", "[model]\ncontext_window = 12345\n");
+    let configured = MockModel::start(vec![Reply::sse_body(openai_text("hello"))]);
+    configured.answer_get(
+        "/props",
+        &json!({"default_generation_settings": {"n_ctx": 4096}}),
+    );
+    run(&configured, &[]);
+    assert_eq!(
+        window_of_last_session(),
+        json!({"tokens": 12345, "source": "configured"})
+    );
 }
 
 #[test]
