@@ -97,6 +97,7 @@ fn agent_turn(c: &mut Criterion) {
         continues: None,
         project_instructions: None,
         context_window: None,
+        prices: None,
     };
     let writer = Arc::new(
         SessionStore::new(sessions.path().to_path_buf())

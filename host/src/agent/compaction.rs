@@ -37,6 +37,9 @@ pub(super) struct Compacted {
 /// dropped after each overflow.
 const SUMMARY_ATTEMPTS: usize = 3;
 
+/// The fewest tokens a compaction the user did not ask for summarises.
+const LEAST_SUMMARISED: u64 = 2048;
+
 /// Tokens the summariser's instructions and the wire format take, about.
 const SUMMARY_OVERHEAD: u64 = 512;
 
@@ -65,11 +68,13 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             .flatten()
             .filter(|&cut| {
                 // Asked for, any conversation is worth it; else only one
-                // larger than the summary would be.
+                // larger than the summary would be, and than a floor that
+                // a tiny window (a workspace may set one) cannot lower: a
+                // model call per turn would double what a run costs.
                 let least = if goal.reason == CompactionReason::Manual {
                     room / 8
                 } else {
-                    room
+                    room.max(LEAST_SUMMARISED)
                 };
                 summary::worth_summarising(&ledger[..cut], least)
             });

@@ -27,6 +27,7 @@ use super::{ModelClient, ModelError, ToolResult, ToolRunner, ToolSpecForModel};
 use crate::provider::Asking;
 use crate::provider::http::{RetryNotice, RetryObserver};
 use crate::provider::overflow::{Overflow, OverflowKind};
+use crate::provider::prices::{CostBudget, dollars};
 use crate::provider::{Finish, ProviderError, TokenTotals};
 
 /// The result of every call of a reply that asked for tools after the last
@@ -40,7 +41,7 @@ pub const NOT_EXECUTED_TRUNCATED: &str = "not executed: the reply hit the output
 pub const INTERRUPTED: &str = "(interrupted before this tool ran)";
 
 /// How a run is bounded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LoopConfig {
     /// Assistant messages allowed per run; a reply at this turn that still
     /// asks for tools ends the run with `max_turns`. Default 100.
@@ -60,6 +61,10 @@ pub struct LoopConfig {
     /// stops as `budget_exhausted` before the request that would pass it
     /// (module `context` estimates it). Default `None`.
     pub max_tokens_total: Option<u64>,
+    /// Dollars a run may spend at the user's prices: the run stops as
+    /// `budget_exhausted` before the request whose prompt would pass it.
+    /// Default `None`.
+    pub cost_budget: Option<CostBudget>,
     /// The longest one model request may take, its retries included; past
     /// it the run stops as `request_timeout`. Default `None`.
     pub request_timeout: Option<std::time::Duration>,
@@ -78,6 +83,7 @@ impl Default for LoopConfig {
             system_prompt: String::new(),
             result_budget: None,
             max_tokens_total: None,
+            cost_budget: None,
             request_timeout: None,
             context_window: None,
         }
@@ -288,6 +294,24 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                         format!(
                             "the next model request (about {next} tokens) would pass the run's \
                              budget of {budget} tokens; {spent} spent so far ({used})"
+                        ),
+                    );
+                }
+            }
+            if let Some(budget) = &self.config.cost_budget {
+                let spent = budget.prices.cost(&used);
+                let next_cost = budget.prices.prompt_cost(next);
+                if spent + next_cost > budget.dollars {
+                    return stop(
+                        StopReason::BudgetExhausted,
+                        turns,
+                        false,
+                        format!(
+                            "the next model request (about {next} tokens, {}) would pass the \
+                             run's cost budget of {}; {} spent so far ({used})",
+                            dollars(next_cost),
+                            dollars(budget.dollars),
+                            dollars(spent)
                         ),
                     );
                 }

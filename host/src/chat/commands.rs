@@ -100,7 +100,7 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                 ),
                 None => "no session file (--no-session)".into(),
             }),
-            ("/usage", []) => Reply::line(format!("{} this session", screen.status.tokens)),
+            ("/usage", []) => Reply::line(format!("{} this session", screen.status.spent())),
             ("/queue", []) => Reply::lines(self.queue_lines()),
             ("/queue", ["clear"]) => {
                 let dropped = self.inbox.give_back().len();

@@ -33,6 +33,8 @@ pub(crate) struct Status {
     pub(crate) turn: u32,
     /// This session's tokens so far.
     pub(crate) tokens: TokenTotals,
+    /// What they cost (`[model.prices]`), when known.
+    pub(crate) prices: Option<crate::provider::prices::Prices>,
     /// What is running: `waiting for the model`, or the tools by name.
     pub(crate) activity: Option<String>,
     /// Since when the current prompt runs.
@@ -59,8 +61,13 @@ impl Status {
             one_line(&self.model),
             one_line(&self.workspace),
             self.turn,
-            self.tokens
+            self.spent()
         )
+    }
+
+    /// This session's tokens, and their cost when the prices are known.
+    pub(crate) fn spent(&self) -> String {
+        crate::provider::prices::spent(&self.tokens, self.prices.as_ref())
     }
 }
 
@@ -220,7 +227,8 @@ impl Transcript {
                 // As `run`'s text output ends each prompt.
                 lines.push(format!(
                     "{} turn(s) · {} · {seconds:.1} s",
-                    stop.turns, self.tokens
+                    stop.turns,
+                    crate::provider::prices::spent(&self.tokens, status.prices.as_ref())
                 ));
                 status.activity = None;
                 status.since = None;
@@ -354,6 +362,7 @@ mod tests {
                 output_tokens: 80,
                 ..Default::default()
             },
+            prices: None,
             activity: Some("running read_file".into()),
             since: None,
         }

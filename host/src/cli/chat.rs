@@ -49,6 +49,7 @@ pub(super) async fn run_chat(
         ledger,
         instructions,
         delivery,
+        prices,
         start,
         store,
         early: (),
@@ -76,6 +77,7 @@ pub(super) async fn run_chat(
     let status = Status {
         model: model_name(&model),
         workspace: workspace.display().to_string(),
+        prices,
         ..Status::default()
     };
     let control = ChatControl {

@@ -22,6 +22,7 @@ use crate::agent::{
 };
 use crate::config::{self, ProviderKind};
 use crate::provider::Model;
+use crate::provider::prices::{CostBudget, Prices};
 use crate::sandbox::Sandbox;
 use crate::transcript::{ContextWindowInfo, SessionFile, SessionWriter, WindowSource};
 use crate::workspace::{self, Layout};
@@ -55,6 +56,11 @@ pub(super) struct AgentArgs {
     /// [default: `[run] max_tokens_total`, else no limit].
     #[arg(long, value_name = "N")]
     pub(super) max_tokens_total: Option<std::num::NonZeroU64>,
+    /// Stop the run (exit 5) before a model request that would take what
+    /// it spends past USD dollars, at `[model.prices]` [default: `[run]
+    /// max_cost`, else no limit].
+    #[arg(long, value_name = "USD", value_parser = positive_dollars)]
+    pub(super) max_cost: Option<f64>,
     /// The model's context window in tokens [default: `[model]
     /// context_window`, else what a server on this machine says (vLLM,
     /// llama.cpp)].
@@ -100,6 +106,16 @@ pub(super) struct AgentArgs {
     /// head and tail; the whole text is saved in .toolhost/outputs.
     #[arg(long, default_value_t = crate::agent::DEFAULT_RESULT_BUDGET / 1024, value_name = "KIB")]
     pub(super) result_budget: usize,
+}
+
+/// `--max-cost`'s value: dollars above 0.
+fn positive_dollars(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value > 0.0 => Ok(value),
+        _ => Err(format!(
+            "`{text}` is not an amount of US dollars above 0 (e.g. 0.50)"
+        )),
+    }
 }
 
 /// `--request-timeout`'s default: generous, since a long reply of a slow
@@ -168,6 +184,8 @@ pub(super) struct Prepared<T> {
     pub(super) ledger: Vec<Message>,
     pub(super) instructions: ProjectInstructions,
     pub(super) delivery: DeliveryMode,
+    /// `[model.prices]`, for the cost figures.
+    pub(super) prices: Option<Prices>,
     /// The session's first record, for a new session in the same chat.
     pub(super) start: crate::transcript::SessionStart,
     pub(super) store: crate::transcript::SessionStore,
@@ -207,6 +225,12 @@ pub(super) async fn prepare<T>(
     });
     let max_tokens_total = resolved.max_tokens_total;
     let configured_window = resolved.model.context_window;
+    let prices = resolved.model.prices;
+    let cost_budget = cost_budget(
+        args.max_cost.or(resolved.max_cost),
+        prices,
+        resolved.prices_from_you,
+    )?;
     let store = session_store(args.session_dir.as_ref(), &workspace);
     let resumed = match &args.resume {
         Some(which) => Some(SessionFile::read(&store.find(which)?)?),
@@ -286,6 +310,7 @@ pub(super) async fn prepare<T>(
             .max_tokens_total
             .map(std::num::NonZeroU64::get)
             .or(max_tokens_total),
+        cost_budget,
         request_timeout: Some(std::time::Duration::from_secs(args.request_timeout)),
         context_window: context_window.map(|window| window.tokens),
     };
@@ -293,6 +318,7 @@ pub(super) async fn prepare<T>(
     let mut start = session::start_record(&model, &sandbox, &config);
     start.project_instructions = instructions.recorded();
     start.context_window = context_window;
+    start.prices = prices;
     let writer = if args.no_session {
         None
     } else {
@@ -319,10 +345,40 @@ pub(super) async fn prepare<T>(
         ledger,
         instructions,
         delivery: args.delivery.or(configured).unwrap_or_default(),
+        prices,
         start,
         store,
         early,
     })
+}
+
+/// A cost budget, which needs prices the user set: an untrusted
+/// workspace's could be 0.
+fn cost_budget(
+    dollars: Option<f64>,
+    prices: Option<Prices>,
+    prices_from_you: bool,
+) -> anyhow::Result<Option<CostBudget>> {
+    let Some(dollars) = dollars else {
+        return Ok(None);
+    };
+    match prices {
+        Some(prices) if prices_from_you => Ok(Some(CostBudget { dollars, prices })),
+        Some(_) => Err(UsageError(
+            "a cost budget (--max-cost, [run] max_cost) counts at prices you set, and the only \
+             [model.prices] come from this workspace's toolhost.toml, which you do not trust: \
+             add them to your own config.toml, or run `toolhost trust` in the workspace"
+                .into(),
+        )
+        .into()),
+        None => Err(UsageError(
+            "a cost budget (--max-cost, [run] max_cost) needs prices: add \
+             `[model.prices]` with `input` and `output` (US dollars per million tokens, e.g. \
+             `prices = { input = 3.0, output = 15.0 }` under [model]) to your config.toml"
+                .into(),
+        )
+        .into()),
+    }
 }
 
 /// `toolhost run`: prepare, run the loop (one prompt, or prompts from
@@ -356,6 +412,7 @@ pub(super) async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> any
         mut ledger,
         mut instructions,
         delivery,
+        prices,
         early: prompt,
         ..
     } = prepared;
@@ -372,6 +429,7 @@ pub(super) async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> any
             sandbox.tools().len(),
             writer.as_deref(),
         ),
+        prices,
     );
     let sink = match &writer {
         Some(writer) => session::record_then(writer, renderer.sink()),

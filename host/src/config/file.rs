@@ -12,7 +12,7 @@ use toml::Spanned;
 pub(crate) type GrantList = Option<Vec<Spanned<String>>>;
 
 /// The whole file. Every section is optional.
-#[derive(Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConfigFile {
     #[serde(default)]
@@ -35,11 +35,28 @@ pub(crate) struct ConfigFile {
 }
 
 /// `[run]`: bounds of one run (one prompt and the work it leads to).
-#[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RunSection {
     /// Tokens a run may spend, in and out, over all its requests.
     pub(crate) max_tokens_total: Option<std::num::NonZeroU64>,
+    /// US dollars a run may spend, at `[model.prices]`.
+    #[serde(default, deserialize_with = "positive_dollars")]
+    pub(crate) max_cost: Option<f64>,
+}
+
+/// A budget in dollars: a number above 0.
+fn positive_dollars<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<f64>, D::Error> {
+    let value = f64::deserialize(deserializer)?;
+    if value.is_finite() && value > 0.0 {
+        Ok(Some(value))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "a cost budget is US dollars above 0; {value} is not"
+        )))
+    }
 }
 
 /// `[chat]`: how a session takes the input typed while it works.
@@ -87,7 +104,7 @@ pub(crate) struct SandboxSection {
 }
 
 /// `[model]`: which model `toolhost run` talks to when no flag says.
-#[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSection {
     /// `openai`, `anthropic` or `scripted`; anything else is an error of
@@ -104,6 +121,9 @@ pub struct ModelSection {
     /// The model's context window in tokens, where the server does not say
     /// it (the vendors' APIs, Ollama).
     pub context_window: Option<std::num::NonZeroU64>,
+    /// `[model.prices]`: US dollars per million tokens, for the cost
+    /// figure and a cost budget.
+    pub prices: Option<crate::provider::prices::Prices>,
 }
 
 /// The model's wire API, as `--provider` and `[model] provider` name it.

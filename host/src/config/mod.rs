@@ -150,6 +150,13 @@ pub struct Resolved {
     /// `[run] max_tokens_total`: the lowest any file gives (a budget only
     /// stops a run sooner, so a workspace's may lower the user's).
     pub max_tokens_total: Option<u64>,
+    /// `[run] max_cost`, in dollars: the lowest any file gives.
+    pub max_cost: Option<f64>,
+    /// Whether `[model.prices]` came from the user's config or a trusted
+    /// workspace: a cost budget counts only with prices the user set (an
+    /// untrusted file may only raise them, and could otherwise set them
+    /// to 0).
+    pub prices_from_you: bool,
     /// What the user should know about the configuration: each limit an
     /// untrusted workspace file asked to raise, and what applies instead.
     pub notices: Vec<String>,
@@ -433,6 +440,13 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             .filter_map(|source| source.file.run.max_tokens_total)
             .map(std::num::NonZeroU64::get)
             .min(),
+        max_cost: sources
+            .iter()
+            .filter_map(|source| source.file.run.max_cost)
+            .reduce(f64::min),
+        prices_from_you: sources.iter().any(|source| {
+            source.file.model.prices.is_some() && (source.kind != FileKind::Workspace || trusted)
+        }),
         notices,
     })
 }
@@ -526,6 +540,13 @@ fn merged_model(
         }
         if section.context_window.is_some() {
             model.context_window = section.context_window;
+        }
+        if let Some(prices) = section.prices {
+            let untrusted = source.kind == FileKind::Workspace && !trusted;
+            model.prices = Some(match model.prices {
+                Some(before) if untrusted => before.at_least(prices),
+                _ => prices,
+            });
         }
     }
     Ok(model)

@@ -21,6 +21,7 @@ mod conversation;
 pub mod http;
 pub mod openai;
 pub mod overflow;
+pub mod prices;
 pub mod scripted;
 mod sse;
 pub mod window;

@@ -87,6 +87,10 @@ pub struct SessionStart {
     /// The model's context window, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<ContextWindowInfo>,
+    /// `[model.prices]` when the user set them (`sessions show` costs the
+    /// session's tokens with them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<crate::provider::prices::Prices>,
 }
 
 /// A model's context window and who said it.
@@ -141,6 +145,7 @@ impl SessionStart {
             continues: None,
             project_instructions: None,
             context_window: None,
+            prices: None,
         }
     }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::reader::SessionFile;
 use super::record::{ExecutionEnd, Record};
 use crate::agent::{Message, StopReason};
+use crate::provider::prices::{dollars, spent};
 
 /// One line of `toolhost sessions`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -114,7 +115,13 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
     // Whether the run since the last start recorded a message: a start
     // that only `sessions compact` followed ran nothing, so lacks no stop.
     let mut ran = false;
+    // The tokens of the run since the last start, and that start's prices.
+    let mut run_tokens: Option<crate::provider::TokenTotals> = None;
+    let mut prices = None;
     for record in &file.records {
+        if let Some(usage) = usage_of(record) {
+            run_tokens.get_or_insert_default().add(usage);
+        }
         ran |= runs_something(record);
         if !matches!(
             record,
@@ -129,6 +136,8 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
                 }
                 stopped = false;
                 ran = false;
+                run_tokens = None;
+                prices = start.prices;
                 let verb = if start.resumed { "resumed" } else { "session" };
                 let model = start.model.as_deref().unwrap_or("-");
                 out.push(format!(
@@ -254,6 +263,9 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
                     },
                     one_line(&entry.stop.evidence, 120)
                 ));
+                if let Some(tokens) = run_tokens.take() {
+                    out.push(format!("  spent: {}", spent(&tokens, prices.as_ref())));
+                }
             }
             Record::InputQueued(input) => out.push(format!(
                 "  queued ({}): {}",
@@ -278,24 +290,31 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
     } else if !stopped && ran {
         close_run(&mut out, &mut running);
     }
+    // The session's tokens, and their cost at each run's prices when every
+    // run that spent any had prices.
     let mut tokens = crate::provider::TokenTotals::default();
     let mut counted = false;
+    let mut cost = Some(0.0);
+    let mut prices = None;
     for record in &file.records {
-        let usage = match record {
-            Record::Message(entry) => match &entry.message {
-                Message::Assistant(reply) => reply.usage.as_ref(),
-                _ => None,
-            },
-            Record::Compaction(compaction) => compaction.usage.as_ref(),
-            _ => None,
-        };
-        if let Some(usage) = usage {
+        if let Record::SessionStart(start) = record {
+            prices = start.prices;
+        }
+        if let Some(usage) = usage_of(record) {
             tokens.add(usage);
             counted = true;
+            let mut one = crate::provider::TokenTotals::default();
+            one.add(usage);
+            cost = cost
+                .zip(prices)
+                .map(|(sum, prices)| sum + prices.cost(&one));
         }
     }
     if counted {
-        out.push(format!("total: {tokens}"));
+        match cost {
+            Some(cost) => out.push(format!("total: {tokens} · {}", dollars(cost))),
+            None => out.push(format!("total: {tokens}")),
+        }
     }
     out.extend(file.warnings.iter().map(|w| format!("warning: {w}")));
     out
@@ -322,6 +341,19 @@ impl Batch {
     fn flush(&mut self, out: &mut Vec<String>) {
         self.lines.sort_by_key(|(at, _)| *at);
         out.extend(self.lines.drain(..).map(|(_, line)| line));
+    }
+}
+
+/// The tokens a record's model request used: a reply's, or a compaction's
+/// summary request's.
+fn usage_of(record: &Record) -> Option<&crate::provider::Usage> {
+    match record {
+        Record::Message(entry) => match &entry.message {
+            Message::Assistant(reply) => reply.usage.as_ref(),
+            _ => None,
+        },
+        Record::Compaction(compaction) => compaction.usage.as_ref(),
+        _ => None,
     }
 }
 

@@ -331,3 +331,40 @@ fn a_request_refused_again_after_compaction_ends_the_run_as_error() {
         )
     );
 }
+
+/// A workspace's toolhost.toml may say the window is small: compaction
+/// then comes before every request, but a summary (a model call) needs
+/// 2,048 tokens to summarise, so the stubs a dozen reads leave buy none
+/// (with a floor of the summary's room alone, two).
+#[test]
+fn a_small_window_from_the_workspace_does_not_buy_summaries() {
+    let server = SERVERS[0];
+    let ws = Workspace::new();
+    ws.write("toolhost.toml", "[model]\ncontext_window = 3000\n");
+    let mut replies = Vec::new();
+    for part in 1..=12 {
+        ws.write(&format!("part{part}.txt"), "a short line\n".repeat(200));
+        replies.push(server.call(&format!("call_{part}"), &format!("part{part}.txt")));
+    }
+    replies.push(server.text("Done."));
+    let mock = MockModel::start(replies);
+    mock.set_window(Window {
+        tokens: 1_000_000,
+        shape: server.shape,
+        summary: SUMMARY.into(),
+    });
+    let output = toolhost_run(&ws)
+        .args(["--no-session", "--provider", server.api, "--model", "m"])
+        .args(["--base-url", &server.url(&mock), "read the six parts"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let requests = mock.requests();
+    assert_eq!(
+        requests.iter().filter(|r| is_summary_request(r)).count(),
+        0,
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(requests.len(), 13);
+}

@@ -622,3 +622,102 @@ fn a_reply_room_overflow_is_sent_again_asking_for_less() {
         );
     }
 }
+
+/// `[model.prices]` in the user's config: each figure gains its cost (the
+/// prompt's line, `json`, `sessions show`), a cost budget stops a run
+/// before the request that would pass it, and a workspace the user does
+/// not trust may raise the prices but not lower them, nor give the only
+/// prices a cost budget counts at.
+#[test]
+fn prices_turn_tokens_into_a_cost_and_a_cost_budget_stops_the_run() {
+    let ws = Workspace::new();
+    std::fs::write(
+        ws.user_config().join("config.toml"),
+        "[model]\nprices = { input = 3.0, output = 15.0, cache_read = 0.3, cache_write = 3.75 }\n",
+    )
+    .expect("user config");
+    // Cheaper, from a workspace not trusted: ignored where lower.
+    ws.write(
+        "toolhost.toml",
+        "[model]\nprices = { input = 0.0, output = 0.0 }\n",
+    );
+    let usage = json!({"input_tokens": 1000, "cache_creation_input_tokens": 2000,
+                       "cache_read_input_tokens": 0, "output_tokens": 100});
+    let mock = MockModel::start(vec![
+        Reply::sse_body(anthropic_text("Hello.", &usage)),
+        Reply::sse_body(anthropic_text("Hello again.", &usage)),
+        Reply::sse_body(anthropic_tool_call(
+            "toolu_1",
+            "list_files",
+            &json!({}),
+            &usage,
+        )),
+        Reply::sse_body(anthropic_text("never sent", &usage)),
+    ]);
+    let run = |extra: &[&str]| {
+        toolhost_run(&ws)
+            .args(["--provider", "anthropic", "--model", "m"])
+            .args(["--base-url", &mock.anthropic_url()])
+            .args(extra)
+            .output()
+            .expect("run")
+    };
+    // 1000 × $3 + 2000 × $3.75 + 100 × $15 per million: $0.0120.
+    let output = run(&["hi"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let last = stderr.lines().rev().nth(1).expect("the prompt's line");
+    assert_text(
+        &super::common::mask_between(last, " · $0.0120 · ", " s", "_"),
+        "1 turn(s) · 1000 in + 2000 cache write / 100 out tokens · $0.0120 · _ s",
+    );
+    let output = run(&["--output-format", "json", "--resume", "last", "again"]);
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    assert!(
+        (doc["cost_usd"].as_f64().expect("cost_usd") - 0.012).abs() < 1e-9,
+        "{doc}"
+    );
+    let shown = super::common::stdout_of(ws.toolhost().args(["sessions", "show", "last"]));
+    assert_eq!(
+        shown
+            .lines()
+            .filter(|line| line.contains('$'))
+            .collect::<Vec<_>>(),
+        [
+            "  spent: 1000 in + 2000 cache write / 100 out tokens · $0.0120",
+            "  spent: 1000 in + 2000 cache write / 100 out tokens · $0.0120",
+            "total: 2000 in + 4000 cache write / 200 out tokens · $0.0240",
+        ]
+    );
+
+    // $0.0120 spent by the first request: the second would pass $0.015.
+    let output = run(&["--output-format", "json", "--max-cost", "0.015", "list"]);
+    assert_eq!(output.status.code(), Some(5), "{output:?}");
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    assert_text(
+        &super::common::mask_between(
+            doc["stop"]["evidence"].as_str().expect("evidence"),
+            "(about ",
+            ")",
+            "_",
+        ),
+        "the next model request (about _) would pass the run's cost budget of $0.0150; $0.0120 \
+         spent so far (1000 in + 2000 cache write / 100 out tokens)",
+    );
+    assert_eq!(
+        mock.requests().len(),
+        3,
+        "the request past the budget was not sent"
+    );
+
+    // Prices from the untrusted workspace alone: a cost budget is refused.
+    std::fs::remove_file(ws.user_config().join("config.toml")).expect("remove");
+    let output = run(&["--max-cost", "1", "hi"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "error: a cost budget (--max-cost, [run] max_cost) counts at prices you set, and the \
+         only [model.prices] come from this workspace's toolhost.toml, which you do not trust: \
+         add them to your own config.toml, or run `toolhost trust` in the workspace\n"
+    );
+}

@@ -755,6 +755,7 @@ fn retries_and_model_timings_are_recorded() {
              \x20 text: I'm unable to provide real-time weather updates. To get the current weather \
              in San Francisco, I reco...\n\
              stop reason=completed turns=1: the model replied without tool calls (finish: stop)\n\
+             \x20 spent: 14 in / 30 out tokens\n\
              total: 14 in / 30 out tokens\n",
             env!("CARGO_PKG_VERSION")
         ),

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::{RunOutput, put_json, stderr_notice};
 use crate::agent::{AgentEvent, Message, StopRecord};
 use crate::provider::TokenTotals;
+use crate::provider::prices::Prices;
 use crate::transcript::SessionWriter;
 
 /// Sums the run's usage as its events pass: the ledger of a resumed or
@@ -16,6 +17,17 @@ use crate::transcript::SessionWriter;
 #[derive(Default)]
 pub(super) struct JsonOutput {
     tokens: TokenTotals,
+    /// What tokens cost, when the user said: adds `cost_usd`.
+    prices: Option<Prices>,
+}
+
+impl JsonOutput {
+    pub(super) fn new(prices: Option<Prices>) -> Self {
+        JsonOutput {
+            prices,
+            ..JsonOutput::default()
+        }
+    }
 }
 
 impl RunOutput for JsonOutput {
@@ -40,13 +52,16 @@ impl RunOutput for JsonOutput {
                 _ => None,
             })
             .unwrap_or_default();
-        let doc = json!({
+        let mut doc = json!({
             "final_text": final_text,
             "session": session.map(|s| json!({"id": s.id(), "path": s.path()})),
             "stop": stop,
             "turns": stop.turns,
             "usage": self.tokens,
         });
+        if let Some(prices) = &self.prices {
+            doc["cost_usd"] = prices.cost(&self.tokens).into();
+        }
         put_json(&mut io::stdout().lock(), &doc, false)
     }
 }

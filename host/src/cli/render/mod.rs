@@ -25,6 +25,7 @@ use serde_json::json;
 use super::exit::Ended;
 use super::run::OutputFormat;
 use crate::agent::{AgentEvent, EventSink, Message, StopRecord};
+use crate::provider::prices::Prices;
 use crate::sandbox::{CallReport, Grant, Limits, LoadEvent, Sandbox, Tier, Tool, ToolOutcome};
 use crate::terminal::{self, one_line, short};
 use crate::transcript::show::{self, Summary};
@@ -52,10 +53,16 @@ trait RunOutput: Send {
 
 impl RunRenderer {
     /// `header` opens the text output (model, workspace, tools, session).
-    pub(super) fn new(format: OutputFormat, resume: ResumeCommand, header: String) -> Self {
+    /// `prices`, when the user gave them, turn the token counts into a cost.
+    pub(super) fn new(
+        format: OutputFormat,
+        resume: ResumeCommand,
+        header: String,
+        prices: Option<Prices>,
+    ) -> Self {
         let output: Box<dyn RunOutput> = match format {
-            OutputFormat::Text => Box::new(text::TextOutput::new(resume, header)),
-            OutputFormat::Json => Box::<json::JsonOutput>::default(),
+            OutputFormat::Text => Box::new(text::TextOutput::new(resume, header, prices)),
+            OutputFormat::Json => Box::new(json::JsonOutput::new(prices)),
             OutputFormat::StreamJson => Box::new(stream_json::StreamJsonOutput),
         };
         RunRenderer {

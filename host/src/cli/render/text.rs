@@ -7,6 +7,7 @@ use std::io::{self, Write as _};
 use super::{RunOutput, note, stderr_notice};
 use crate::agent::{AgentEvent, Message, StopReason, StopRecord};
 use crate::provider::TokenTotals;
+use crate::provider::prices::{Prices, spent};
 use crate::terminal::call_summary;
 use crate::terminal::{self, one_line};
 use crate::transcript::SessionWriter;
@@ -33,6 +34,8 @@ pub(super) struct TextOutput {
     started: Option<std::time::Instant>,
     /// Tokens in and out of the current prompt's replies.
     tokens: TokenTotals,
+    /// What tokens cost, when the user said.
+    prices: Option<Prices>,
 }
 
 /// `toolhost ... run --resume ID ... "..."` with everything that makes it
@@ -78,12 +81,13 @@ struct RunningCall {
 }
 
 impl TextOutput {
-    pub(super) fn new(resume: ResumeCommand, header: String) -> Self {
+    pub(super) fn new(resume: ResumeCommand, header: String, prices: Option<Prices>) -> Self {
         use std::io::IsTerminal as _;
         TextOutput {
             interactive: io::stderr().is_terminal(),
             resume,
             header: Some(header),
+            prices,
             ..TextOutput::default()
         }
     }
@@ -239,7 +243,8 @@ impl RunOutput for TextOutput {
             .map_or(0.0, |started| started.elapsed().as_secs_f64());
         note(format_args!(
             "{} turn(s) · {} · {seconds:.1} s",
-            stop.turns, self.tokens
+            stop.turns,
+            spent(&self.tokens, self.prices.as_ref())
         ));
         if let Some(session) = session {
             note(format_args!(
