@@ -721,3 +721,50 @@ fn prices_turn_tokens_into_a_cost_and_a_cost_budget_stops_the_run() {
          add them to your own config.toml, or run `toolhost trust` in the workspace\n"
     );
 }
+
+/// OpenAI caches a byte-identical prefix by itself: through a run of tool
+/// calls and a resumed prompt, each request's bytes up to the end of its
+/// messages start the next request.
+#[test]
+fn each_openai_request_starts_with_the_previous_ones_bytes() {
+    use super::common::mock_model::{openai_text, openai_tool_call};
+    let ws = Workspace::new();
+    ws.write("a.txt", "alpha\n");
+    let mock = MockModel::start(vec![
+        Reply::sse_body(openai_tool_call("call_1", "list_files", &json!({}))),
+        Reply::sse_body(openai_tool_call(
+            "call_2",
+            "read_file",
+            &json!({"path": "a.txt"}),
+        )),
+        Reply::sse_body(openai_text("It says alpha.")),
+        Reply::sse_body(openai_text("Yes.")),
+    ]);
+    for (prompt, extra) in [
+        ("read a.txt", &[][..]),
+        ("sure?", &["--resume", "last"][..]),
+    ] {
+        let output = toolhost_run(&ws)
+            .args(["--provider", "openai", "--model", "m"])
+            .args(["--base-url", &mock.openai_url()])
+            .args(extra)
+            .arg(prompt)
+            .output()
+            .expect("run");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+    }
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    for pair in requests.windows(2) {
+        let (before, after) = (&pair[0].raw, &pair[1].raw);
+        let text = String::from_utf8_lossy(before);
+        // Keys go out sorted: `messages` first, then `model`.
+        let end = text.find("],\"model\"").expect("the end of the messages");
+        assert!(
+            after.starts_with(&before[..end]),
+            "{}\nis not the start of\n{}",
+            &text[..end],
+            String::from_utf8_lossy(after)
+        );
+    }
+}

@@ -287,6 +287,8 @@ pub struct Recorded {
     /// Lower-cased names.
     pub headers: HashMap<String, String>,
     pub body: Value,
+    /// The body's bytes as they came.
+    pub raw: Vec<u8>,
 }
 
 /// The server: scripted replies in order, one thread per connection (an
@@ -460,6 +462,7 @@ fn serve(
         path,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        raw: body.clone(),
     });
     let mut stream = stream;
     if let Some(window) = window {
