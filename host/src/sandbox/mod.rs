@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 pub use cache::CacheStatus;
 pub use call::{CAPTURE_LIMIT, CallStats, Captured, ProgressSink};
 pub use capabilities::filesystem::{Denial, Held};
+pub use capabilities::network::grant::{Destination, GrantError, NetGrant};
 pub use capabilities::protect::{Hit, ProtectedPath, Protection};
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::{CONCURRENT_CALLS, Tier};

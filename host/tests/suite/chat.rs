@@ -23,6 +23,17 @@ struct Pty {
     screen: Arc<Mutex<vt100::Parser>>,
 }
 
+/// A chat left running by a failed test would wait for keys forever (the
+/// screen reader keeps the terminal open): it is killed.
+impl Drop for Pty {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Pty {
     fn spawn(ws: &Workspace, args: &[&str]) -> Pty {
         let (mut master, mut slave) = (0, 0);

@@ -10,6 +10,9 @@
 //! wasmtime-wasi-http's default sender (that crate feature is off, so
 //! nothing here can open a connection).
 
+mod address;
+pub(crate) mod grant;
+
 use wasmtime::component::Linker;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks, WasiHttpView};
 
