@@ -203,7 +203,7 @@ pub(crate) async fn run<E: Export>(
         limiter: MemoryLimiter::new(limits.memory),
         fs_guard: FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write)),
         http: WasiHttpCtx::new(),
-        network: NetworkPolicy,
+        network: NetworkPolicy::default(),
         progress_sink,
     };
     let mut store = Store::new(engine, state);
