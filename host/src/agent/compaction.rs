@@ -113,7 +113,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 Err(None) => {}
             }
         }
-        self.usage_counts_from(ledger.len());
+        context::forget_usage(ledger);
         let (first_kept, summary) = summarised.unzip();
         self.emit(AgentEvent::CompactionEnd {
             reason: goal.reason,

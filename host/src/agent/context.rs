@@ -17,33 +17,37 @@ use crate::provider::{Message, TokenTotals, Usage};
 /// for English and code, and on the safe (high) side for both.
 pub(super) const BYTES_PER_TOKEN: u64 = 4;
 
-/// The tokens the next request will hold, about. Usage reported before
-/// `fresh_from` is not used: a compaction has since made the ledger before
-/// it smaller than what the server counted.
+/// The tokens the next request will hold, about.
 pub(super) fn estimate_next_prompt(
     system: &str,
     tools: &[ToolSpecForModel],
     ledger: &[Message],
-    fresh_from: usize,
 ) -> u64 {
-    let counted = ledger
-        .iter()
-        .enumerate()
-        .skip(fresh_from)
-        .rev()
-        .find_map(|(at, message)| {
-            let Message::Assistant(reply) = message else {
-                return None;
-            };
-            let usage = reply.usage.as_ref()?;
-            Some((
-                at,
-                usage.prompt_tokens().saturating_add(usage.output_tokens),
-            ))
-        });
+    let counted = ledger.iter().enumerate().rev().find_map(|(at, message)| {
+        let Message::Assistant(reply) = message else {
+            return None;
+        };
+        let usage = reply.usage.as_ref()?;
+        Some((
+            at,
+            usage.prompt_tokens().saturating_add(usage.output_tokens),
+        ))
+    });
     match counted {
         Some((at, tokens)) => tokens.saturating_add(bytes(&ledger[at + 1..]) / BYTES_PER_TOKEN),
         None => overhead(system, tools).saturating_add(bytes(ledger) / BYTES_PER_TOKEN),
+    }
+}
+
+/// Drops the usage the replies in `ledger` carry: a compaction made the
+/// conversation smaller than what the server counted for them, so they no
+/// longer say how large the next request is. (The session file keeps each
+/// reply's usage as it came: figures are summed from the records.)
+pub fn forget_usage(ledger: &mut [Message]) {
+    for message in ledger {
+        if let Message::Assistant(reply) = message {
+            reply.usage = None;
+        }
     }
 }
 
@@ -369,7 +373,7 @@ mod tests {
     #[test]
     fn without_usage_every_byte_counts() {
         let ledger = vec![Message::prompt("x".repeat(4000))];
-        let estimate = estimate_next_prompt("", &[], &ledger, 0);
+        let estimate = estimate_next_prompt("", &[], &ledger);
         // The text and its JSON around it.
         assert!((1000..1020).contains(&estimate), "{estimate}");
     }
@@ -395,10 +399,15 @@ mod tests {
                 }],
             },
         ];
-        let estimate = estimate_next_prompt("system", &[], &ledger, 0);
+        let mut ledger = ledger;
+        let estimate = estimate_next_prompt("system", &[], &ledger);
         // 5450 counted by the server, then about 2000 for the result: the
         // 40 KB prompt is inside the count, not added again.
         assert!((7450..7480).contains(&estimate), "{estimate}");
+        // After a compaction the count says nothing: every byte counts.
+        forget_usage(&mut ledger);
+        let estimate = estimate_next_prompt("system", &[], &ledger);
+        assert!((12_000..12_080).contains(&estimate), "{estimate}");
     }
 
     mod property {

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use context::{CompactionReason, MaskedResult, compaction_line, put_stubs_back};
+pub use context::{CompactionReason, MaskedResult, compaction_line, forget_usage, put_stubs_back};
 pub use events::{AgentEvent, EventSink};
 pub use inbox::{DeliveryMode, Inbox, InboxFull, Queued};
 pub use ledger::{CallRef, Delivery, Message, ToolResultEntry, tool_calls};

@@ -8,7 +8,6 @@
 //! `cancel` has fired; every run ends with one [`StopRecord`].
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use futures_util::future::join_all;
@@ -105,10 +104,6 @@ pub struct AgentLoop<M, T> {
     pub(super) config: LoopConfig,
     events: Option<EventSink>,
     inbox: Option<Inbox>,
-    /// The ledger's length after the last compaction: replies before it
-    /// reported the usage of a conversation since made smaller, so the
-    /// estimate of the next request does not go by them.
-    usage_fresh_from: AtomicUsize,
 }
 
 /// Threshold compactions in a row that may fail to bring the estimate
@@ -124,7 +119,6 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             config,
             events: None,
             inbox: None,
-            usage_fresh_from: AtomicUsize::new(0),
         }
     }
 
@@ -166,13 +160,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
 
     /// The tokens the next request will hold, about (module `context`).
     fn estimate(&self, specs: &[ToolSpecForModel], ledger: &[Message]) -> u64 {
-        let fresh_from = self.usage_fresh_from.load(Ordering::Relaxed);
-        context::estimate_next_prompt(&self.config.system_prompt, specs, ledger, fresh_from)
-    }
-
-    /// Replies before `len` no longer say how large the conversation is.
-    pub(super) fn usage_counts_from(&self, len: usize) {
-        self.usage_fresh_from.store(len, Ordering::Relaxed);
+        context::estimate_next_prompt(&self.config.system_prompt, specs, ledger)
     }
 
     /// Takes the user's queued messages from `inbox` while a run goes on

@@ -180,6 +180,7 @@ impl SessionFile {
                 // The model went on with the stubs and the summary: so does
                 // a resume.
                 Record::Compaction(compaction) => {
+                    crate::agent::forget_usage(&mut ledger);
                     crate::agent::put_stubs_back(&mut ledger, &compaction.masked);
                     if let (Some(first_kept), Some(summary)) =
                         (compaction.first_kept, &compaction.summary)

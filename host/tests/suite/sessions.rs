@@ -1121,7 +1121,14 @@ fn sessions_compact_summarises_a_session_that_a_resume_then_continues() {
             "read_file",
             &json!({"path": "two.txt"}),
         )),
-        Reply::sse_body(openai_text("Both read.")),
+        // The server counted a large prompt for the last reply: after the
+        // compaction that count no longer holds, so a budget below it does
+        // not stop the resumed run.
+        Reply::sse_body(super::common::mock_model::openai_with_usage(
+            &openai_text("Both read."),
+            20_000,
+            10,
+        )),
         Reply::sse_body(openai_text("The user had both files read.")),
         Reply::sse_body(openai_text("Going on.")),
     ]);
@@ -1174,7 +1181,19 @@ fn sessions_compact_summarises_a_session_that_a_resume_then_continues() {
     );
     assert!(!shown.contains("stop: none recorded"), "{shown}");
 
-    run_openai(&ws, &mock, &["--model", "m", "--resume", "last", "go on"]);
+    run_openai(
+        &ws,
+        &mock,
+        &[
+            "--model",
+            "m",
+            "--resume",
+            "last",
+            "--max-tokens-total",
+            "15000",
+            "go on",
+        ],
+    );
     let sent: Vec<(String, String)> = mock.requests()[4].body["messages"]
         .as_array()
         .expect("messages")
