@@ -117,7 +117,7 @@ impl ResultBudget {
 /// Where the head ends and the tail starts: about half the budget each,
 /// moved to line ends when a line boundary is near, and always to char
 /// boundaries.
-fn cut_points(text: &str, budget: usize) -> (usize, usize) {
+pub(super) fn cut_points(text: &str, budget: usize) -> (usize, usize) {
     let half = budget / 2;
     let mut head_end = floor_char_boundary(text, half);
     if let Some(newline) = text[..head_end].rfind('\n') {

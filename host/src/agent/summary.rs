@@ -186,29 +186,13 @@ fn bounded(text: &str, most: usize) -> String {
     if text.len() <= most {
         return text.to_owned();
     }
-    let half = most / 2;
-    let head = floor_char_boundary(text, half);
-    let tail = ceil_char_boundary(text, text.len() - half);
+    let (head, tail) = super::long_output::cut_points(text, most);
     format!(
         "{}\n[... {} bytes left out ...]\n{}",
         &text[..head],
         tail - head,
         &text[tail..]
     )
-}
-
-fn floor_char_boundary(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
 
 #[cfg(test)]

@@ -216,7 +216,7 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
         let mut quit_after: Option<ChatEnd> = None;
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         if let Some(prompt) = first {
-            self.start(prompt, &mut ledger, &mut running, &mut cancel);
+            self.start(Work::Prompt(prompt), &mut ledger, &mut running, &mut cancel);
         }
         loop {
             let queued = self.inbox.queued();
@@ -258,7 +258,7 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                     }
                     // Input that came just as the run ended starts the next.
                     if let Some(next) = self.inbox.next_prompt() {
-                        self.start(next.text, &mut ledger, &mut running, &mut cancel);
+                        self.start(Work::Prompt(next.text), &mut ledger, &mut running, &mut cancel);
                     }
                 }
                 key = keys.next() => {
@@ -293,14 +293,14 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                                             print_above(terminal, &[full.to_string()])?;
                                         }
                                     } else {
-                                        self.start(message, &mut ledger, &mut running, &mut cancel);
+                                        self.start(Work::Prompt(message), &mut ledger, &mut running, &mut cancel);
                                     }
                                 }
                                 commands::Parsed::Command(command) => {
                                     let reply = self.command(&command, busy, screen, &mut ledger);
                                     print_above(terminal, &reply.lines)?;
                                     if let Some(focus) = reply.compact {
-                                        self.start_compaction(focus, &mut ledger, &mut running, &mut cancel);
+                                        self.start(Work::Compact { focus }, &mut ledger, &mut running, &mut cancel);
                                     }
                                     if let Some(end) = reply.quit
                                         && !stop_then_quit(cancel.as_ref(), end, &mut quit_after)
@@ -317,11 +317,11 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
         }
     }
 
-    /// Starts a run of `prompt` on the ledger (which the run holds until
-    /// it ends).
+    /// Starts `work` on the ledger, which it holds until it ends (Esc
+    /// stops it).
     fn start<'a>(
         &mut self,
-        prompt: String,
+        work: Work,
         ledger: &mut Option<Vec<Message>>,
         running: &mut Option<Running<'a>>,
         cancel: &mut Option<CancellationToken>,
@@ -332,53 +332,48 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
         let Some(mut owned) = ledger.take() else {
             return;
         };
-        if self.prompts > 0
-            && let Some(system) = self.control.refreshed_system_prompt()
-            && let Some(agent) = Arc::get_mut(&mut self.agent)
-        {
-            agent.set_system_prompt(system);
+        if let Work::Prompt(_) = work {
+            if self.prompts > 0
+                && let Some(system) = self.control.refreshed_system_prompt()
+                && let Some(agent) = Arc::get_mut(&mut self.agent)
+            {
+                agent.set_system_prompt(system);
+            }
+            self.prompts += 1;
         }
-        self.prompts += 1;
         let token = CancellationToken::new();
         *cancel = Some(token.clone());
         let agent = Arc::clone(&self.agent);
         *running = Some(Box::pin(async move {
-            agent.run(&mut owned, prompt, &token).await;
-            (owned, None)
-        }));
-    }
-
-    /// Compacts the conversation as a turn would run (Esc stops it), the
-    /// summary keeping `focus` when it is not empty.
-    fn start_compaction<'a>(
-        &mut self,
-        focus: String,
-        ledger: &mut Option<Vec<Message>>,
-        running: &mut Option<Running<'a>>,
-        cancel: &mut Option<CancellationToken>,
-    ) where
-        M: 'a,
-        T: 'a,
-    {
-        let Some(mut owned) = ledger.take() else {
-            return;
-        };
-        let token = CancellationToken::new();
-        *cancel = Some(token.clone());
-        let agent = Arc::clone(&self.agent);
-        *running = Some(Box::pin(async move {
-            let focus = (!focus.trim().is_empty()).then_some(focus);
-            let smaller = agent
-                .compact_now(&mut owned, focus.as_deref(), &token)
-                .await;
-            let said = (!smaller && !token.is_cancelled()).then(|| {
-                "nothing to compact: the conversation before the last turn is too short to \
-                 summarise and holds no long tool result"
-                    .to_string()
-            });
+            let said = match work {
+                Work::Prompt(prompt) => {
+                    agent.run(&mut owned, prompt, &token).await;
+                    None
+                }
+                Work::Compact { focus } => {
+                    let focus = (!focus.trim().is_empty()).then_some(focus);
+                    let smaller = agent
+                        .compact_now(&mut owned, focus.as_deref(), &token)
+                        .await;
+                    (!smaller && !token.is_cancelled()).then(|| {
+                        "nothing to compact: the conversation before the last turn is too \
+                         short to summarise and holds no long tool result"
+                            .to_string()
+                    })
+                }
+            };
             (owned, said)
         }));
     }
+}
+
+/// What a turn of the chat does with the conversation.
+enum Work {
+    /// Runs the prompt.
+    Prompt(String),
+    /// Compacts it (`/compact`), the summary keeping `focus` when it is not
+    /// empty.
+    Compact { focus: String },
 }
 
 /// Quitting while a turn runs stops it first and quits when it has ended

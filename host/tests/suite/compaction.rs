@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::common::Workspace;
 use super::common::mock_model::{
     MockModel, OverflowShape, PROMPT_TOKENS, Recorded, Reply, Window, anthropic_text,
-    anthropic_tool_call, openai_text, openai_tool_call, openai_with_usage,
+    anthropic_tool_call, openai_text, openai_tool_call, openai_with_usage, toolhost_run,
 };
 
 /// The window: the tools' descriptions and the system prompt take about
@@ -21,16 +21,6 @@ const PARTS: usize = 24;
 
 const SUMMARY: &str = "SUMMARY: the user asked for the parts to be read; parts read so far \
                        were noted.";
-
-fn toolhost_run(ws: &Workspace) -> assert_cmd::Command {
-    let mut command = ws.toolhost();
-    command
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("ANTHROPIC_API_KEY")
-        .arg("run");
-    command
-}
 
 /// Which wire API the run talks, and how its server refuses.
 #[derive(Clone, Copy, Debug)]

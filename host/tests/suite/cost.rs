@@ -5,20 +5,10 @@
 
 use serde_json::{Value, json};
 
-use super::common::mock_model::{MockModel, Reply, anthropic_text, anthropic_tool_call};
+use super::common::mock_model::{
+    MockModel, Reply, anthropic_text, anthropic_tool_call, toolhost_run,
+};
 use super::common::{Workspace, assert_text, mask_prompt_times};
-
-/// `toolhost run` in `ws`, the user's own keys and servers out of the way
-/// (the mock model server is named on the command line).
-fn toolhost_run(ws: &Workspace) -> assert_cmd::Command {
-    let mut command = ws.toolhost();
-    command
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("ANTHROPIC_API_KEY")
-        .arg("run");
-    command
-}
 
 /// Where a request carries `cache_control`: the paths of the marked
 /// objects.

@@ -18,6 +18,18 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// `toolhost run` in `ws`, the user's own keys and servers out of the way
+/// (the mock model server is named on the command line).
+pub fn toolhost_run(ws: &super::Workspace) -> assert_cmd::Command {
+    let mut command = ws.toolhost();
+    command
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ANTHROPIC_API_KEY")
+        .arg("run");
+    command
+}
+
 /// The recorded provider streams, `<name>.sse` and `<name>.expected.json`.
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/providers");
 
