@@ -48,6 +48,7 @@ fn agent_turn(c: &mut Criterion) {
             protected: Vec::new(),
             typed: Default::default(),
             plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
+            ca_file: None,
             policy: Policy {
                 defaults: ToolPolicy {
                     grants,

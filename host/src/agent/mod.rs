@@ -83,6 +83,10 @@ pub struct Execution {
     /// [`Execution::CAPTURE_KEPT`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub captured_dropped: u64,
+    /// Every network request the call made (URL without its query), with
+    /// its status or error and whether the host refused it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<crate::sandbox::NetRequest>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -110,6 +114,7 @@ impl Execution {
             stdout,
             stderr,
             captured_dropped: dropped,
+            requests: report.requests.clone(),
         }
     }
 }

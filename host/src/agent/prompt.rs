@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::sandbox::{Access, Sandbox};
+use crate::sandbox::Sandbox;
 
 /// The system prompt used when the user gives none: the workspace, the tools
 /// and each tool's directories.
@@ -12,53 +12,15 @@ pub fn default_system_prompt(sandbox: &Sandbox) -> String {
     let mut prompt = format!(
         "You are an agent working in the workspace `{}`. You act only through the tools below. \
          Each tool runs in a sandbox: it may use only the directories listed for it, given relative \
-         to the workspace root (`.` is the root), and paths you pass are relative to the root too. \
+         to the workspace root (`.` is the root), and reach only the hosts listed for it (none \
+         unless listed); paths you pass are relative to the root too. \
          A tool result marked as an error says what went wrong and what to do instead; read it and \
          change your approach rather than repeating the same call. When the task is done, answer \
          with a short summary and no tool calls.\n\nTools and their directories:\n",
         sandbox.workspace().display()
     );
     for tool in sandbox.tools() {
-        let reads: Vec<&str> = tool
-            .policy
-            .grants
-            .iter()
-            .map(|g| g.guest_path.as_str())
-            .collect();
-        let writes: Vec<&str> = tool
-            .policy
-            .grants
-            .iter()
-            .filter(|g| g.access == Access::Write)
-            .map(|g| g.guest_path.as_str())
-            .collect();
-        let _ = write!(
-            prompt,
-            "- {}{}: ",
-            tool.name,
-            if tool.read_only { " (read-only)" } else { "" }
-        );
-        let _ = write!(
-            prompt,
-            "reads {}",
-            if reads.is_empty() {
-                "nothing".into()
-            } else {
-                reads.join(", ")
-            }
-        );
-        if !tool.read_only {
-            let _ = write!(
-                prompt,
-                "; writes {}",
-                if writes.is_empty() {
-                    "nothing".into()
-                } else {
-                    writes.join(", ")
-                }
-            );
-        }
-        prompt.push('\n');
+        let _ = writeln!(prompt, "- {}", tool.reach());
     }
     let protected = sandbox.protected();
     if !protected.is_empty() {
@@ -90,7 +52,7 @@ pub fn default_system_prompt(sandbox: &Sandbox) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::{Grant, Policy, ProtectedPath, SandboxOptions, ToolPolicy};
+    use crate::sandbox::{Access, Grant, Policy, ProtectedPath, SandboxOptions, ToolPolicy};
 
     #[tokio::test]
     async fn the_prompt_names_each_tools_directories_and_the_protected_paths() {
@@ -128,6 +90,7 @@ mod tests {
             ],
             typed: Default::default(),
             plugin_file_limit: crate::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
+            ca_file: None,
         })
         .await
         .expect("sandbox loads");

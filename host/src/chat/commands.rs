@@ -270,6 +270,9 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                 if !writes.is_empty() {
                     let _ = write!(line, "; writes {}", one_line(&writes.join(", ")));
                 }
+                if !tool.net.is_empty() {
+                    let _ = write!(line, "; reaches {}", one_line(&tool.net.join(", ")));
+                }
                 let limits = &tool.limits;
                 let _ = write!(
                     line,

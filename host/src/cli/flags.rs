@@ -72,6 +72,10 @@ pub(super) struct SandboxArgs {
     /// Let a tool (or every tool) read and write PATH (repeatable)
     #[arg(long, value_name = "[TOOL=]PATH")]
     pub(super) allow_write: Vec<String>,
+    /// Let a tool (or every tool) send requests to PATTERN,
+    /// scheme://host[:port] (repeatable)
+    #[arg(long, value_name = "[TOOL=]PATTERN")]
+    pub(super) allow_net: Vec<String>,
     #[command(flatten)]
     pub(super) cache: CacheArgs,
 }
@@ -86,6 +90,7 @@ impl SandboxArgs {
             plugins: [&self.plugins[..], &after.plugins[..]].concat(),
             allow_read: [&self.allow_read[..], &after.allow_read[..]].concat(),
             allow_write: [&self.allow_write[..], &after.allow_write[..]].concat(),
+            allow_net: [&self.allow_net[..], &after.allow_net[..]].concat(),
             cache: self.cache.then(&after.cache),
         }
     }
@@ -98,6 +103,7 @@ impl SandboxArgs {
             plugin_dirs: self.plugins.clone(),
             allow_read: self.allow_read.clone(),
             allow_write: self.allow_write.clone(),
+            allow_net: self.allow_net.clone(),
             cache_dir: self.cache.cache_dir.clone(),
             no_cache: self.cache.no_cache,
         }

@@ -32,6 +32,17 @@ pub(crate) struct ConfigFile {
     pub(crate) chat: ChatSection,
     #[serde(default)]
     pub(crate) run: RunSection,
+    #[serde(default)]
+    pub(crate) network: NetworkSection,
+}
+
+/// `[network]`: how tools' granted requests are sent.
+#[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NetworkSection {
+    /// PEM certificates to trust besides the system's roots (a company or
+    /// a test CA); relative to the file's directory.
+    pub(crate) ca_file: Option<Spanned<String>>,
 }
 
 /// `[run]`: bounds of one run (one prompt and the work it leads to).
@@ -146,6 +157,8 @@ pub enum ProviderKind {
 pub(crate) struct AccessSection {
     pub(crate) read: GrantList,
     pub(crate) write: GrantList,
+    /// Network grants, `scheme://host[:port]`.
+    pub(crate) net: GrantList,
 }
 
 /// Limit overrides; absent keys keep the value from the level above. Each
@@ -168,6 +181,7 @@ pub(crate) struct LimitsSection {
 pub(crate) struct ToolSection {
     pub(crate) read: GrantList,
     pub(crate) write: GrantList,
+    pub(crate) net: GrantList,
     #[serde(default)]
     pub(crate) limits: LimitsSection,
     /// For a tool derived from typed exports: which parameters are paths.

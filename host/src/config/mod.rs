@@ -27,6 +27,7 @@ mod git;
 mod grants;
 mod limits;
 mod model;
+mod network;
 mod protected;
 pub mod user;
 
@@ -61,6 +62,8 @@ pub struct ConfigInputs {
     pub allow_read: Vec<String>,
     /// `--allow-write [TOOL=]PATH`.
     pub allow_write: Vec<String>,
+    /// `--allow-net [TOOL=]PATTERN`.
+    pub allow_net: Vec<String>,
     /// `--cache-dir DIR`; falls back to the environment, then the user's cache.
     pub cache_dir: Option<PathBuf>,
     /// `--no-cache`: compile every plugin every time.
@@ -98,6 +101,36 @@ pub enum ConfigError {
         grant: String,
         origin: Box<GrantOrigin>,
         flag: String,
+        workspace: PathBuf,
+    },
+    #[error("{error} (from {origin})")]
+    NetGrant {
+        origin: GrantOrigin,
+        error: crate::sandbox::GrantError,
+    },
+    #[error(
+        "network grant `{grant}` (from {origin}) is refused: a workspace's own toolhost.toml may \
+         not give tools the network (it may have come with the repository, and a grant would let \
+         the model send your files where its author chose). To allow it, pass the grant yourself \
+         (`{flag}`), or trust this workspace (`toolhost trust {}`)",
+        .workspace.display()
+    )]
+    UntrustedNetGrant {
+        grant: String,
+        origin: Box<GrantOrigin>,
+        flag: String,
+        workspace: PathBuf,
+    },
+    #[error(
+        "`{}:{line}` sets [network] ca_file, a certificate authority every tool's https request \
+         would trust, and a workspace's own toolhost.toml is not trusted to choose that (it may \
+         have come with the repository). Set it in your own config.toml, or trust this workspace \
+         (`toolhost trust {}`)",
+        .file.display(), .workspace.display()
+    )]
+    UntrustedCaFile {
+        file: PathBuf,
+        line: usize,
         workspace: PathBuf,
     },
     #[error(
@@ -271,11 +304,14 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     let (global_write, tool_write) =
         grants::from_flags(&inputs.allow_write, "--allow-write", Access::Write);
 
+    let (global_net, tool_net) = network::from_flags(&inputs.allow_net);
+
     let mentioned: BTreeSet<String> = sources
         .iter()
         .flat_map(|s| s.file.tools.keys().cloned())
         .chain(tool_read.keys().cloned())
         .chain(tool_write.keys().cloned())
+        .chain(tool_net.keys().cloned())
         .collect();
 
     let cache_dir = if inputs.no_cache {
@@ -375,11 +411,25 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         Ok((simplify_grants(resolved), lifted))
     };
 
+    let mut net_notices = Vec::new();
+    let mut net_for = |tool: Option<&str>| {
+        let mut specs: Vec<_> = sources
+            .iter()
+            .flat_map(|s| network::from_source(s, tool))
+            .collect();
+        specs.extend(global_net.iter().cloned());
+        if let Some(tool) = tool {
+            specs.extend(tool_net.get(tool).into_iter().flatten().cloned());
+        }
+        network::resolve(&specs, trusted, &workspace, tool, &mut net_notices)
+    };
+
     let (grants, lifted) = grants_for(None)?;
     let defaults = ToolPolicy {
         grants,
         limits: defaults_limits,
         lifted,
+        net: net_for(None)?,
     };
     let mut per_tool = BTreeMap::new();
     for tool in &mentioned {
@@ -391,12 +441,15 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
                 grants,
                 limits: tool_limits,
                 lifted,
+                net: net_for(Some(tool))?,
             },
         );
     }
     let plugin_file_limit = limits.plugin_file()?;
     let mut notices = limits.into_notices();
     notices.extend(created);
+    notices.extend(net_notices);
+    let ca_file = network::ca_file(&sources, trusted, &workspace)?;
 
     let plugin_dirs = if inputs.plugin_dirs.is_empty() {
         let default = Layout::of(&workspace).plugins_dir();
@@ -429,6 +482,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             protected,
             typed: typed_config(&sources)?,
             plugin_file_limit,
+            ca_file,
         },
         config_file,
         model,

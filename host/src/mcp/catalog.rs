@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rmcp::model::{Tool as McpTool, ToolAnnotations};
 
-use crate::sandbox::{Access, Sandbox, Tool};
+use crate::sandbox::{Sandbox, Tool};
 
 /// Every loaded tool, in the sandbox's order (standard tools first, then
 /// plugins in file order), so the list is the same at every start.
@@ -42,8 +42,8 @@ fn entry(tool: &Tool) -> McpTool {
             .destructive(!tool.read_only)
             // Two calls of a write tool can differ (appends); claim nothing.
             .idempotent(false)
-            // No plugin has a network capability.
-            .open_world(false),
+            // Only a tool the user granted hosts reaches past the machine.
+            .open_world(tool.open_world()),
     )
 }
 
@@ -99,40 +99,17 @@ pub(super) fn instructions(sandbox: &Sandbox) -> String {
     let mut text = format!(
         "toolhost runs each of these tools in a fresh WebAssembly sandbox in the workspace `{}`. \
          A tool may use only the directories listed for it below, relative to the workspace \
-         (`.` is its root); pass paths relative to the workspace too. Each call is limited in \
+         (`.` is its root), and reach only the hosts listed for it (none unless listed); pass \
+         paths relative to the workspace too. Each call is limited in \
          compute, time, memory and output. A result marked as an error says what went wrong (a \
          path outside the tool's directories, input that does not match the schema, a limit \
          reached) and what to do instead.\n\nTools and their directories:\n",
         sandbox.workspace().display()
     );
     for tool in sandbox.tools() {
-        let _ = writeln!(text, "- {}", directories(tool));
+        let _ = writeln!(text, "- {}", tool.reach());
     }
     text
-}
-
-/// `read_file (read-only): reads .` or `write_file: reads .; writes out`.
-fn directories(tool: &Tool) -> String {
-    let list = |paths: Vec<&str>| {
-        if paths.is_empty() {
-            "nothing".to_string()
-        } else {
-            paths.join(", ")
-        }
-    };
-    let grants = &tool.policy.grants;
-    let reads = list(grants.iter().map(|g| g.guest_path.as_str()).collect());
-    if tool.read_only {
-        return format!("{} (read-only): reads {reads}", tool.name);
-    }
-    let writes = list(
-        grants
-            .iter()
-            .filter(|g| g.access == Access::Write)
-            .map(|g| g.guest_path.as_str())
-            .collect(),
-    );
-    format!("{}: reads {reads}; writes {writes}", tool.name)
 }
 
 #[cfg(test)]

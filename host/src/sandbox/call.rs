@@ -18,7 +18,8 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{CallError, Plugin};
 use super::capabilities::filesystem::{Denial, FsGuard, FsRules, Guarded, Held, WriteBudget};
-use super::capabilities::network::NetworkPolicy;
+use super::capabilities::network::account::{NetDenial, NetRequest};
+use super::capabilities::network::{NetAccess, NetworkPolicy};
 use super::capabilities::{self, Grant, OpenDirs, Preopens, PreopensView, SandboxView};
 use super::limits::{Limits, MemoryLimiter};
 use super::outcome::{self, ToolFault, ToolOutcome};
@@ -141,6 +142,9 @@ pub(crate) struct Run<T> {
     pub(crate) captured: Captured,
     /// The first file-system operation the guard refused.
     pub(crate) denial: Option<Denial>,
+    /// Every network request the run made, and the first the host refused.
+    pub(crate) requests: Vec<NetRequest>,
+    pub(crate) net_denial: Option<NetDenial>,
 }
 
 impl<T> Run<T> {
@@ -151,6 +155,8 @@ impl<T> Run<T> {
             stats: self.stats,
             captured: self.captured,
             denial: self.denial,
+            requests: self.requests,
+            net_denial: self.net_denial,
         }
     }
 }
@@ -163,6 +169,8 @@ pub(crate) struct RunPolicy<'a> {
     pub(crate) preopens: &'a Preopens,
     pub(crate) limits: &'a Limits,
     pub(crate) rules: &'a Arc<FsRules>,
+    /// What its requests may reach.
+    pub(crate) network: &'a NetAccess,
 }
 
 /// Instantiates `pre` in a new store under `policy` and calls `export`,
@@ -180,6 +188,7 @@ pub(crate) async fn run<E: Export>(
         preopens,
         limits,
         rules,
+        network,
     } = policy;
     let start = Instant::now();
     let deadline = deadline.unwrap_or(start + limits.timeout);
@@ -193,9 +202,12 @@ pub(crate) async fn run<E: Export>(
                 stats: CallStats::default(),
                 captured: Captured::default(),
                 denial: None,
+                requests: Vec::new(),
+                net_denial: None,
             };
         }
     };
+    let (network, account) = NetworkPolicy::for_call(network, deadline);
     let state = State {
         wasi,
         dirs,
@@ -203,7 +215,7 @@ pub(crate) async fn run<E: Export>(
         limiter: MemoryLimiter::new(limits.memory),
         fs_guard: FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write)),
         http: WasiHttpCtx::new(),
-        network: NetworkPolicy::default(),
+        network,
         progress_sink,
     };
     let mut store = Store::new(engine, state);
@@ -227,6 +239,8 @@ pub(crate) async fn run<E: Export>(
         }
     };
 
+    // The call is over: its connections close whatever the guest left.
+    let (requests, net_denial) = account.close();
     let fuel_left = store.get_fuel().unwrap_or(0);
     let state = store.data();
     let (stdout, out_dropped) = stdout.contents();
@@ -258,15 +272,19 @@ pub(crate) async fn run<E: Export>(
             dropped: out_dropped + err_dropped,
         },
         denial: state.fs_guard.denial().cloned(),
+        requests,
+        net_denial,
     }
 }
 
 /// The outcome of a `call-tool` run. A guest that failed or crashed after
-/// the file-system guard refused it an operation reads the refusal, which
-/// says what to do; a guest that handled the refusal keeps its answer.
+/// the file-system guard or the network refused it something reads the
+/// refusal, which says what to do; a guest that handled the refusal keeps
+/// its answer.
 pub(crate) fn outcome_of(
     result: Result<Result<String, CallError>, ToolFault>,
     denial: Option<&Denial>,
+    net_denial: Option<&NetDenial>,
     tool: &str,
     grants: &[Grant],
     limits: &Limits,
@@ -275,14 +293,16 @@ pub(crate) fn outcome_of(
         Ok(answer) => classify_answer(answer, tool, grants, limits),
         Err(fault) => ToolOutcome::Fault(fault),
     };
-    match (denial, outcome) {
-        (
-            Some(denial),
-            ToolOutcome::Fault(
-                ToolFault::Failed(_) | ToolFault::InvalidInput(_) | ToolFault::Trap { .. },
-            ),
-        ) => ToolOutcome::Fault(ToolFault::FsDenied(denial.clone())),
-        (_, outcome) => outcome,
+    let failed = matches!(
+        outcome,
+        ToolOutcome::Fault(
+            ToolFault::Failed(_) | ToolFault::InvalidInput(_) | ToolFault::Trap { .. }
+        )
+    );
+    match (denial, net_denial) {
+        (Some(denial), _) if failed => ToolOutcome::Fault(ToolFault::FsDenied(denial.clone())),
+        (_, Some(denial)) if failed => ToolOutcome::Fault(ToolFault::NetDenied(denial.clone())),
+        _ => outcome,
     }
 }
 

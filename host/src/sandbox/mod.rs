@@ -17,6 +17,7 @@ mod limits;
 mod outcome;
 mod output;
 mod plugin;
+mod reach;
 mod shape;
 mod tiers;
 mod typed;
@@ -31,6 +32,10 @@ use tokio_util::sync::CancellationToken;
 pub use cache::CacheStatus;
 pub use call::{CAPTURE_LIMIT, CallStats, Captured, ProgressSink};
 pub use capabilities::filesystem::{Denial, Held};
+pub use capabilities::network::account::{
+    MAX_CONNECTIONS, MAX_REQUEST_BYTES, MAX_REQUESTS, MAX_RESPONSE_BYTES, NetDenial, NetRefusal,
+    NetRequest,
+};
 pub use capabilities::network::grant::{Destination, GrantError, NetGrant};
 pub use capabilities::protect::{Hit, ProtectedPath, Protection};
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
@@ -44,6 +49,7 @@ pub use typed::{TypedConfig, TypedToolConfig};
 
 use call::RunPolicy;
 use capabilities::filesystem::FsRules;
+use capabilities::network::{NetAccess, Tls};
 use capabilities::{GrantDirs, PathCheck, Preopens};
 use plugin::{CallTool, CheckedSpec, Exports, LoadedPlugin};
 use tiers::{Code, Compilers, Optimizer};
@@ -59,6 +65,8 @@ pub struct ToolPolicy {
     /// them to it by name (`--allow-write git_tool=.git`). Canonical host
     /// paths.
     pub lifted: Vec<PathBuf>,
+    /// Where its `wasi:http` requests may go; none by default.
+    pub net: Vec<NetGrant>,
 }
 
 impl ToolPolicy {
@@ -116,6 +124,9 @@ pub struct SandboxOptions {
     /// Bytes a plugin file may have; a bigger one is refused unread.
     /// Default [`DEFAULT_PLUGIN_FILE_LIMIT`].
     pub plugin_file_limit: u64,
+    /// PEM certificates tools' `https` requests trust besides the
+    /// system's roots (`[network] ca_file`).
+    pub ca_file: Option<PathBuf>,
 }
 
 impl SandboxOptions {
@@ -132,6 +143,7 @@ impl SandboxOptions {
             protected: Vec::new(),
             typed: TypedConfig::default(),
             plugin_file_limit: DEFAULT_PLUGIN_FILE_LIMIT,
+            ca_file: None,
             policy: Policy {
                 defaults: ToolPolicy {
                     grants: vec![Grant {
@@ -204,6 +216,7 @@ pub struct Tool {
     pub policy: ToolPolicy,
     fs_rules: Arc<FsRules>,
     preopens: Preopens,
+    network: NetAccess,
     checker: input_schema::InputSchema,
     path_args: Vec<plugin::PathArg>,
     plugin_index: usize,
@@ -220,6 +233,8 @@ pub struct CallReport {
     pub structured: Option<serde_json::Value>,
     pub stats: CallStats,
     pub captured: Captured,
+    /// Every network request the call made, refused ones too.
+    pub requests: Vec<NetRequest>,
 }
 
 impl CallReport {
@@ -257,6 +272,8 @@ pub struct Sandbox {
     plugin_file_limit: u64,
     /// Every tool's granted directories, each opened once.
     grant_dirs: GrantDirs,
+    /// TLS for every tool's requests, set up at the first one.
+    tls: Arc<Tls>,
 }
 
 impl Sandbox {
@@ -322,6 +339,7 @@ impl Sandbox {
             compile_after_exit: options.tiering.compile_after_exit,
             plugin_file_limit: options.plugin_file_limit,
             grant_dirs: GrantDirs::default(),
+            tls: Arc::new(Tls::new(options.ca_file.clone())),
             workspace: options.workspace.clone(),
             protection: Arc::clone(&protection),
             plugins: Vec::new(),
@@ -333,6 +351,7 @@ impl Sandbox {
         // `list-tools` runs with no grants at all.
         let load_rules = Arc::new(FsRules::new(protection, Vec::new(), &[]));
         let no_preopens = Preopens::none();
+        let no_network = NetAccess::default();
         // Optimized compiles wait until every plugin is loaded: on two
         // cores they would otherwise slow the loads still to come.
         let mut to_optimize = Vec::new();
@@ -342,6 +361,7 @@ impl Sandbox {
                 preopens: &no_preopens,
                 limits: &load_limits,
                 rules: &load_rules,
+                network: &no_network,
             };
             match plugin::load(&compilers, origin, builtin, policy, progress).await {
                 Ok(mut loaded) => {
@@ -417,6 +437,10 @@ impl Sandbox {
                 plugin_sha256: loaded.sha256.clone(),
                 cache: loaded.cache,
                 preopens: self.grant_dirs.preopens(&tool_policy.grants),
+                network: NetAccess {
+                    grants: Arc::from(tool_policy.net.clone()),
+                    tls: Arc::clone(&self.tls),
+                },
                 policy: tool_policy,
                 fs_rules,
                 checker: spec.checker.clone(),
@@ -572,6 +596,7 @@ impl Sandbox {
                 ..CallStats::default()
             },
             captured: Captured::default(),
+            requests: Vec::new(),
         };
         let Some(tool) = self.tool(name) else {
             return refuse(ToolFault::UnknownTool {
@@ -598,6 +623,7 @@ impl Sandbox {
             preopens: &tool.preopens,
             limits: &tool.policy.limits,
             rules: &tool.fs_rules,
+            network: &tool.network,
         };
         // What each kind of export answered, as text and (typed) JSON.
         let run = match &code.exports {
@@ -635,6 +661,8 @@ impl Sandbox {
             stats,
             captured,
             denial,
+            requests,
+            net_denial,
         } = run;
         let (result, structured) = match result {
             Ok(Ok((text, structured))) => (Ok(Ok(text)), structured),
@@ -644,6 +672,7 @@ impl Sandbox {
         let outcome = call::outcome_of(
             result,
             denial.as_ref(),
+            net_denial.as_ref(),
             name,
             &tool.policy.grants,
             &tool.policy.limits,
@@ -654,6 +683,7 @@ impl Sandbox {
             structured,
             stats,
             captured,
+            requests,
         }
     }
 

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::capabilities::filesystem::{Denial, Held};
+use super::capabilities::network::{self, account::NetDenial};
 use super::capabilities::{Access, Grant};
 
 /// The end of one tool call.
@@ -95,6 +96,10 @@ pub enum ToolFault {
     /// out of the grants), before the call or while it ran.
     #[error("refused a file-system change: {0:?}")]
     FsDenied(Denial),
+    /// The host refused one of the tool's network requests (no grant, a
+    /// private address, over the call's budget), and the call then failed.
+    #[error("refused a network request: {} {} ({})", .0.method, .0.url, .0.refusal)]
+    NetDenied(NetDenial),
     /// The guest trapped: a panic, an uncaught exception, a stack overflow.
     #[error("crashed: {message}")]
     Trap { message: String },
@@ -119,6 +124,7 @@ impl ToolFault {
             ToolFault::WriteLimit { .. } => "write_limit",
             ToolFault::HoldLimit { .. } => "hold_limit",
             ToolFault::FsDenied(_) => "fs_denied",
+            ToolFault::NetDenied(_) => "net_denied",
             ToolFault::Trap { .. } => "trap",
             ToolFault::Cancelled => "cancelled",
         }
@@ -203,6 +209,7 @@ impl ToolFault {
                 Held::Listings.limit()
             ),
             ToolFault::FsDenied(denial) => fs_denied_text(tool, denial),
+            ToolFault::NetDenied(denial) => network::refusal::model_text(tool, denial),
             ToolFault::Trap { message } => format!(
                 "error: `{tool}` crashed: {message}\nThis is a bug in the tool, not in your arguments; \
                  calling it the same way will likely crash again."
@@ -368,6 +375,7 @@ mod tests {
             ToolFault::HoldLimit {
                 held: Held::Listings,
             } => 21,
+            ToolFault::NetDenied(_) => 22,
         }
     }
 
@@ -550,6 +558,17 @@ mod tests {
                 "error: `t` held more than 256 directory listings open at once and was stopped. Ask \
                  for a shallower or narrower listing in one call.",
             ),
+            (
+                ToolFault::NetDenied(NetDenial {
+                    method: "POST".into(),
+                    url: "https://paste.test/new".into(),
+                    refusal: network::account::NetRefusal::NotGranted,
+                    grants: Vec::new(),
+                }),
+                "error: `t` may not reach `POST https://paste.test/new`: no network grant of this \
+                 tool matches it. This tool has no network access. If this request is needed, ask \
+                 the user, who can allow it with `--allow-net t=https://paste.test`.",
+            ),
         ]
     }
 
@@ -559,7 +578,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 21;
+        let last = 22;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

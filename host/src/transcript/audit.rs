@@ -346,6 +346,7 @@ mod tests {
             structured: None,
             stats: CallStats::default(),
             captured: Captured::default(),
+            requests: Vec::new(),
         }
     }
 

@@ -159,6 +159,10 @@ pub struct ToolInfo {
     pub plugin_sha256: String,
     pub read_only: bool,
     pub grants: Vec<GrantInfo>,
+    /// Its network grants, as written (`https://docs.rs`); none before
+    /// network access existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub net: Vec<String>,
     pub limits: LimitsInfo,
 }
 
@@ -179,6 +183,12 @@ impl ToolInfo {
                     path: grant.guest_path.clone(),
                     access: grant.access.grant_label().into(),
                 })
+                .collect(),
+            net: tool
+                .policy
+                .net
+                .iter()
+                .map(|g| g.as_str().to_owned())
                 .collect(),
             limits: LimitsInfo {
                 fuel: limits.fuel,

@@ -58,6 +58,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         grants: grants.clone(),
         limits: Limits::default(),
         lifted: Vec::new(),
+        net: Vec::new(),
     };
     let per_tool: BTreeMap<String, ToolPolicy> = per_tool
         .iter()
@@ -68,6 +69,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
                     grants: grants.clone(),
                     limits: *limits,
                     lifted: Vec::new(),
+                    net: Vec::new(),
                 },
             )
         })
@@ -82,6 +84,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         protected: Vec::new(),
         typed: Default::default(),
         plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
+        ca_file: None,
         policy: Policy { defaults, per_tool },
     })
     .await

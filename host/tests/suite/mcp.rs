@@ -297,6 +297,8 @@ pub(super) struct RawServer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
+    /// The response to `initialize` (its `instructions`), once sent.
+    pub(super) init: Value,
 }
 
 impl RawServer {
@@ -306,6 +308,7 @@ impl RawServer {
         let init = server.initialize("2025-06-18");
         assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
         server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server.init = init;
         server
     }
 
@@ -332,6 +335,7 @@ impl RawServer {
             child,
             stdin,
             lines,
+            init: Value::Null,
         }
     }
 

@@ -67,6 +67,7 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)], optimize: 
                 grants: vec![grant.clone()],
                 limits: *limits,
                 lifted: Vec::new(),
+                net: Vec::new(),
             };
             (name.to_string(), policy)
         })
@@ -85,6 +86,7 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)], optimize: 
         protected: Vec::new(),
         typed: Default::default(),
         plugin_file_limit: DEFAULT_PLUGIN_FILE_LIMIT,
+        ca_file: None,
         policy: Policy {
             defaults: ToolPolicy {
                 grants: vec![grant],

@@ -457,6 +457,13 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
             &mut out,
             format_args!("    grants: {}{hint}", grants_text(&tool.policy.grants)),
         )?;
+        if !tool.policy.net.is_empty() {
+            let net: Vec<&str> = tool.policy.net.iter().map(|g| g.as_str()).collect();
+            put_line(
+                &mut out,
+                format_args!("    network: {}", one_line(&net.join(", "))),
+            )?;
+        }
         put_line(
             &mut out,
             format_args!("    limits: {}", limits_text(&tool.policy.limits)),
@@ -521,6 +528,7 @@ fn tool_json(tool: &Tool, tier: Tier) -> serde_json::Value {
         "compile_cache": tool.cache,
         "compiled": tier,
         "lifted": tool.policy.lifted,
+        "net": tool.policy.net.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
         "grants": tool.policy.grants.iter().map(|g| json!({
             "path": g.guest_path,
             "host_path": g.host_path,

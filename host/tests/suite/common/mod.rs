@@ -6,6 +6,7 @@ pub mod components;
 pub mod measure;
 pub mod mock_model;
 pub mod toolchains;
+pub mod web;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -100,10 +100,25 @@ pub(crate) async fn clear(
         return Err(Refusal::Dns("the name has no address".into()));
     }
     // Every address, not only the first: a server answering with one good
-    // and one private address must not get the private one tried.
+    // and one private address must not get the private one tried. An
+    // address that is not global passes only when a grant names it
+    // itself, for this scheme and port: the grant the name matched
+    // (`localhost`), or one of the address (`http://10.0.0.5:8080` lets
+    // `intranet.test` reach 10.0.0.5 on that port).
     for address in &addresses {
         let ip = address.ip();
-        if !matching.iter().any(|grant| grant.may_connect_to(ip)) {
+        let as_address = Destination {
+            host: match ip {
+                IpAddr::V4(v4) => Host::Ipv4(v4),
+                IpAddr::V6(v6) => Host::Ipv6(v6),
+            },
+            ..destination.clone()
+        };
+        let reachable = matching.iter().any(|grant| grant.may_connect_to(ip))
+            || grants
+                .iter()
+                .any(|grant| grant.names_address(ip) && grant.matches(&as_address));
+        if !reachable {
             return Err(Refusal::Prohibited { address: ip });
         }
     }
@@ -208,6 +223,38 @@ mod tests {
             decide(&["http://localhost:8080"], "http://127.0.0.1:8080/"),
             Err(Refusal::NotGranted)
         );
+    }
+
+    #[test]
+    fn a_private_address_behind_a_name_needs_a_grant_of_that_address() {
+        let name = "http://metadata.example.test:8080/";
+        assert!(matches!(
+            decide(&["http://metadata.example.test:8080"], name),
+            Err(Refusal::Prohibited { .. })
+        ));
+        assert_eq!(
+            decide(
+                &[
+                    "http://metadata.example.test:8080",
+                    "http://169.254.0.0/16:8080"
+                ],
+                name
+            ),
+            Ok(vec!["169.254.169.254:8080".to_string()])
+        );
+        // The address grant must cover the request's scheme and port too.
+        for other in [
+            "https://169.254.169.254:8080",
+            "http://169.254.169.254:9090",
+        ] {
+            assert!(
+                matches!(
+                    decide(&["http://metadata.example.test:8080", other], name),
+                    Err(Refusal::Prohibited { .. })
+                ),
+                "{other}"
+            );
+        }
     }
 
     #[test]

@@ -122,6 +122,12 @@ impl NetGrant {
         &self.text
     }
 
+    /// Whether `other` grants exactly what this one does, however each
+    /// was spelt (`https://Docs.RS:443` and `https://docs.rs`).
+    pub fn same_as(&self, other: &NetGrant) -> bool {
+        self.scheme == other.scheme && self.host == other.host && self.port == other.port
+    }
+
     /// Whether `*` (any public host): worth a warning, since the model can
     /// then send what it read anywhere.
     pub fn is_any_host(&self) -> bool {

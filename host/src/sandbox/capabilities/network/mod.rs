@@ -1,35 +1,72 @@
 //! `wasi:http`: linked so components whose toolchain imports it load
 //! (componentize-js links `fetch` to it by default), and each outgoing
-//! request decided in the host.
+//! request decided and sent by the host.
 //!
 //! wasmtime-wasi-http builds and checks the request (scheme, headers,
 //! body); the one place it would reach the network is
-//! [`WasiHttpHooks::send_request`], where [`NetworkPolicy`] clears the
-//! request against the tool's grants (module `clearance`: `grant` matches
-//! the destination, `address` says what a name may resolve to). It must
-//! never fall back to wasmtime-wasi-http's default sender (that crate
-//! feature is off, so nothing here can open a connection by itself). No
-//! grant can be given yet, so every request is refused inside the guest:
-//! `HTTP-request-denied` before any name is looked up.
+//! [`WasiHttpHooks::send_request`], where [`NetworkPolicy`] counts the
+//! request against the call's budget (`account`), clears it against the
+//! tool's grants (`clearance`: `grant` matches the destination, `address`
+//! says what a name may resolve to) and sends it to the addresses it
+//! checked (`send`). It must never fall back to wasmtime-wasi-http's
+//! default sender (that crate feature is off, so nothing else here can
+//! open a connection). A tool with no grant has every request refused
+//! inside the guest with `HTTP-request-denied`, before any name is looked
+//! up.
 
+pub(crate) mod account;
 mod address;
 mod clearance;
 pub(crate) mod grant;
+pub(crate) mod refusal;
+mod send;
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use std::time::Instant;
 
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
 use wasmtime::component::Linker;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks, WasiHttpView};
 
-use clearance::SystemResolver;
+use account::{Entry, MAX_REQUEST_BYTES, NetAccount, NetRefusal};
+use clearance::{Refusal, SystemResolver};
 use grant::NetGrant;
+pub(crate) use send::Tls;
 
-/// What a tool may send over `wasi:http`: what its grants match, to
-/// addresses they may reach ([`clearance`]). No flag or setting gives a
-/// grant yet, so every request is refused before any name is looked up.
-#[derive(Debug, Default)]
+/// What a tool may reach, shared by its calls: its grants and the TLS
+/// setup of every tool.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NetAccess {
+    pub(crate) grants: Arc<[NetGrant]>,
+    pub(crate) tls: Arc<Tls>,
+}
+
+/// One call's `wasi:http` hooks: the tool's access, the call's account
+/// and its deadline.
 pub(crate) struct NetworkPolicy {
-    grants: Arc<[NetGrant]>,
+    tls: Arc<Tls>,
+    account: Arc<NetAccount>,
+    deadline: Instant,
+}
+
+impl NetworkPolicy {
+    /// The hooks of a call under `access` that ends at `deadline`, and the
+    /// account to close when it ends.
+    pub(crate) fn for_call(access: &NetAccess, deadline: Instant) -> (Self, Arc<NetAccount>) {
+        let account = Arc::new(NetAccount::new(Arc::clone(&access.grants)));
+        (
+            NetworkPolicy {
+                tls: Arc::clone(&access.tls),
+                account: Arc::clone(&account),
+                deadline,
+            },
+            account,
+        )
+    }
 }
 
 type ResponseFuture = Box<
@@ -45,22 +82,230 @@ impl WasiHttpHooks for NetworkPolicy {
     fn send_request(
         &mut self,
         request: http::Request<WasiBody>,
-        _options: Option<RequestOptions>,
+        options: Option<RequestOptions>,
         _fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> ResponseFuture {
-        let grants = Arc::clone(&self.grants);
-        let url = request.uri().to_string();
-        Box::new(async move {
-            Err(
-                match clearance::clear(&grants, &url, &SystemResolver).await {
-                    Err(refusal) => refusal.error(),
-                    // Sending a cleared request is the next step of the
-                    // network work; until it lands no grant can be given, so
-                    // no request gets here.
-                    Ok(_) => Error::HttpRequestDenied,
-                },
-            )
-        })
+        let account = Arc::clone(&self.account);
+        let tls = Arc::clone(&self.tls);
+        let deadline = self.deadline;
+        Box::new(send_checked(request, options, account, tls, deadline))
+    }
+}
+
+/// Counts, clears and sends one request; every refusal recorded in the
+/// call's account.
+async fn send_checked(
+    request: http::Request<WasiBody>,
+    options: Option<RequestOptions>,
+    account: Arc<NetAccount>,
+    tls: Arc<Tls>,
+    deadline: Instant,
+) -> wasmtime_wasi_http::Result<(
+    http::Response<WasiBody>,
+    Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+)> {
+    let method = request.method().to_string();
+    let url = without_query(request.uri());
+    let entry = account
+        .begin(&method, &url)
+        .map_err(|refusal| error_of(&refusal))?;
+    let started = Instant::now();
+    let refuse = |refusal: NetRefusal| {
+        let error = error_of(&refusal);
+        account.refuse(entry, refusal);
+        error
+    };
+    let cleared = match clearance::clear(
+        account.grants(),
+        &request.uri().to_string(),
+        &SystemResolver,
+    )
+    .await
+    {
+        Ok(cleared) => cleared,
+        Err(Refusal::NotGranted) => return Err(refuse(NetRefusal::NotGranted)),
+        Err(Refusal::Prohibited { address }) => {
+            return Err(refuse(NetRefusal::Private { address }));
+        }
+        Err(Refusal::Malformed(why)) => return Err(refuse(NetRefusal::Malformed(why))),
+        Err(dns @ Refusal::Dns(_)) => {
+            let error = dns.error();
+            account.answered(entry, started, Err(describe(&error)));
+            return Err(error);
+        }
+    };
+    let connection = account.connection().map_err(refuse)?;
+    let request = request.map(|body| {
+        Capped {
+            inner: body,
+            sent: 0,
+            account: Arc::clone(&account),
+            entry,
+        }
+        .boxed_unsync()
+    });
+    let sent = match send::send(request, &cleared, &tls, options, deadline).await {
+        Ok(sent) => sent,
+        Err(error) => {
+            account.answered(entry, started, Err(describe(&error)));
+            return Err(error);
+        }
+    };
+    account.connected(entry, sent.address);
+    account.answered(entry, started, Ok(sent.response.status().as_u16()));
+    let closed = account.closed().clone();
+    let body_account = Arc::clone(&account);
+    let response = sent.response.map(move |incoming| {
+        Metered {
+            inner: incoming,
+            account: body_account,
+            entry,
+            over: false,
+        }
+        .boxed_unsync()
+    });
+    let connection_driver = sent.connection;
+    // Drives the connection until the body is read, the guest drops it or
+    // the call ends; the connection counts against the call until then.
+    let io = async move {
+        let _counted = connection;
+        tokio::select! {
+            ended = connection_driver => ended.map_err(Error::from),
+            () = closed.cancelled() => Ok(()),
+        }
+    };
+    Ok((response, Box::new(io)))
+}
+
+/// What the guest's `wasi:http` call fails with for a refusal.
+fn error_of(refusal: &NetRefusal) -> Error {
+    match refusal {
+        NetRefusal::NotGranted => Error::HttpRequestDenied,
+        NetRefusal::Private { .. } => Error::DestinationIpProhibited,
+        NetRefusal::Malformed(_) => Error::HttpRequestUriInvalid,
+        NetRefusal::Requests { .. } | NetRefusal::Connections { .. } => {
+            Error::ConnectionLimitReached
+        }
+        NetRefusal::ResponseBytes { limit } => Error::HttpResponseBodySize(Some(*limit)),
+        NetRefusal::RequestBytes { limit } => Error::HttpRequestBodySize(Some(*limit)),
+    }
+}
+
+/// A network error as the call's record shows it.
+fn describe(error: &Error) -> String {
+    match error {
+        Error::DnsError { rcode, .. } => format!(
+            "the name did not resolve ({})",
+            rcode.as_deref().unwrap_or("no reason given")
+        ),
+        Error::ConnectionRefused => "connection refused".into(),
+        Error::ConnectionTimeout => "timed out connecting".into(),
+        Error::ConnectionReadTimeout => "timed out waiting for the response".into(),
+        Error::TlsCertificateError => "the server's TLS certificate was not accepted".into(),
+        Error::TlsProtocolError => "the TLS handshake failed".into(),
+        other => format!("{other}"),
+    }
+}
+
+/// `uri` without its query and fragment, which may carry secrets, for
+/// records and messages.
+pub(crate) fn without_query(uri: &http::Uri) -> String {
+    let mut shown = String::new();
+    if let Some(scheme) = uri.scheme_str() {
+        shown.push_str(scheme);
+        shown.push_str("://");
+    }
+    if let Some(authority) = uri.authority() {
+        shown.push_str(authority.as_str());
+    }
+    shown.push_str(uri.path());
+    shown
+}
+
+/// The guest's request body, cut off past [`MAX_REQUEST_BYTES`].
+struct Capped {
+    inner: WasiBody,
+    sent: u64,
+    account: Arc<NetAccount>,
+    entry: Entry,
+}
+
+impl Body for Capped {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let frame = ready!(Pin::new(&mut self.inner).poll_frame(cx));
+        if let Some(Ok(data)) = frame.as_ref().map(|f| f.as_ref().map(Frame::data_ref)) {
+            self.sent += data.map_or(0, |d| d.len() as u64);
+            if self.sent > MAX_REQUEST_BYTES {
+                let refusal = NetRefusal::RequestBytes {
+                    limit: MAX_REQUEST_BYTES,
+                };
+                let error = error_of(&refusal);
+                self.account.refuse(self.entry, refusal);
+                return Poll::Ready(Some(Err(error)));
+            }
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A response body whose bytes count against the call's budget.
+struct Metered {
+    inner: Incoming,
+    account: Arc<NetAccount>,
+    entry: Entry,
+    over: bool,
+}
+
+impl Body for Metered {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        if self.over {
+            return Poll::Ready(None);
+        }
+        match ready!(Pin::new(&mut self.inner).poll_frame(cx)) {
+            None => Poll::Ready(None),
+            Some(Err(e)) => {
+                self.account.failed(self.entry, e.to_string());
+                Poll::Ready(Some(Err(Error::from(e))))
+            }
+            Some(Ok(frame)) => {
+                let bytes = frame.data_ref().map_or(0, |d| d.len() as u64);
+                if let Err(refusal) = self.account.read(self.entry, bytes) {
+                    self.over = true;
+                    let error = error_of(&refusal);
+                    self.account.cut(self.entry, refusal);
+                    return Poll::Ready(Some(Err(error)));
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.over || self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }
 

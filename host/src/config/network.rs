@@ -1,0 +1,187 @@
+//! Network grants as written (`--allow-net [TOOL=]PATTERN`, `net = [...]`
+//! under `[defaults]` and `[tools.NAME]`) and the `[network]` section,
+//! resolved into each tool's [`NetGrant`]s.
+//!
+//! Only the user gives a tool the network: a flag, their own config file,
+//! or the file of a workspace they trust. A cloned repository's
+//! `toolhost.toml` that grants it is refused at startup (a grant there
+//! would let the model send the workspace wherever the repository's
+//! author chose), and so is its `[network]`: a certificate authority it
+//! names would be trusted for every host.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::file::GrantList;
+use super::grants::{FileKind, GrantOrigin, line_of};
+use super::{ConfigError, Source};
+use crate::sandbox::{NetGrant, is_tool_name};
+
+/// A network grant as written, with where it came from.
+#[derive(Debug, Clone)]
+pub(super) struct NetSpec {
+    text: String,
+    origin: GrantOrigin,
+    /// The tool a `TOOL=PATTERN` flag or `[tools.TOOL]` section names.
+    tool: Option<String>,
+}
+
+/// Splits `--allow-net [TOOL=]PATTERN` flags into global grants and
+/// per-tool grants. A pattern has no `=` of its own (no query), so the
+/// first one ends the tool's name.
+pub(super) fn from_flags(flags: &[String]) -> (Vec<NetSpec>, BTreeMap<String, Vec<NetSpec>>) {
+    let mut global = Vec::new();
+    let mut per_tool: BTreeMap<String, Vec<NetSpec>> = BTreeMap::new();
+    for value in flags {
+        let origin = GrantOrigin::CommandLine {
+            flag: "--allow-net",
+            value: value.clone(),
+        };
+        match value.split_once('=') {
+            Some((tool, text)) if is_tool_name(tool) => {
+                per_tool.entry(tool.to_string()).or_default().push(NetSpec {
+                    text: text.to_string(),
+                    origin,
+                    tool: Some(tool.to_string()),
+                });
+            }
+            _ => global.push(NetSpec {
+                text: value.clone(),
+                origin,
+                tool: None,
+            }),
+        }
+    }
+    (global, per_tool)
+}
+
+/// The network grants `source` gives `tool` (or every tool, for `None`).
+pub(super) fn from_source(source: &Source, tool: Option<&str>) -> Vec<NetSpec> {
+    let list = |list: &GrantList, section: String, tool: Option<&str>| -> Vec<NetSpec> {
+        list.iter()
+            .flatten()
+            .map(|text| {
+                let line = line_of(&source.text, text.span().start);
+                let (file, section) = (source.path.clone(), section.clone());
+                NetSpec {
+                    text: text.get_ref().clone(),
+                    origin: match source.kind {
+                        FileKind::User => GrantOrigin::UserConfig {
+                            file,
+                            line,
+                            section,
+                        },
+                        FileKind::Workspace => GrantOrigin::WorkspaceConfig {
+                            file,
+                            line,
+                            section,
+                        },
+                    },
+                    tool: tool.map(str::to_string),
+                }
+            })
+            .collect()
+    };
+    let mut specs = list(&source.file.defaults.net, "[defaults] net".into(), None);
+    if let Some(tool) = tool
+        && let Some(section) = source.file.tools.get(tool)
+    {
+        specs.extend(list(
+            &section.net,
+            format!("[tools.{tool}] net"),
+            Some(tool),
+        ));
+    }
+    specs
+}
+
+/// Checks and parses `specs`: each must be the user's (or a trusted
+/// workspace's) and a valid pattern. Adds a notice for each grant of any
+/// public host, which lets the model send what it reads anywhere.
+pub(super) fn resolve(
+    specs: &[NetSpec],
+    trusted: bool,
+    workspace: &Path,
+    for_tool: Option<&str>,
+    notices: &mut Vec<String>,
+) -> Result<Vec<NetGrant>, ConfigError> {
+    let parse = |spec: &NetSpec| {
+        NetGrant::parse(&spec.text).map_err(|error| ConfigError::NetGrant {
+            origin: spec.origin.clone(),
+            error,
+        })
+    };
+    // What the user granted themselves: the same grant in an untrusted
+    // workspace's file then gives nothing more, and is no error (the fix
+    // the refusal names works when pasted).
+    let users_own: Vec<NetGrant> = specs
+        .iter()
+        .filter(|spec| spec.origin.is_users_own())
+        .map(parse)
+        .collect::<Result<_, _>>()?;
+    let mut grants: Vec<NetGrant> = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let grant = parse(spec)?;
+        let from_repository = matches!(spec.origin, GrantOrigin::WorkspaceConfig { .. });
+        if from_repository && !trusted && users_own.iter().any(|own| own.same_as(&grant)) {
+            continue;
+        }
+        if from_repository && !trusted {
+            let tool = spec.tool.as_deref().or(for_tool);
+            return Err(ConfigError::UntrustedNetGrant {
+                grant: spec.text.clone(),
+                origin: Box::new(spec.origin.clone()),
+                flag: format!(
+                    "--allow-net {}{}",
+                    tool.map(|t| format!("{t}=")).unwrap_or_default(),
+                    spec.text
+                ),
+                workspace: workspace.to_path_buf(),
+            });
+        }
+        if grant.is_any_host() {
+            let who = spec
+                .tool
+                .as_deref()
+                .map_or_else(|| "every tool".to_string(), |t| format!("`{t}`"));
+            let notice = format!(
+                "network grant `{}` (from {}) lets {who} reach any public host: the model can \
+                 send what it reads, your files included, to anyone in a URL",
+                spec.text, spec.origin
+            );
+            if !notices.contains(&notice) {
+                notices.push(notice);
+            }
+        }
+        if !grants.iter().any(|kept| kept.same_as(&grant)) {
+            grants.push(grant);
+        }
+    }
+    Ok(grants)
+}
+
+/// `[network] ca_file`: the last file's that sets it, as a path (relative
+/// to that file's directory). A workspace's must be trusted.
+pub(super) fn ca_file(
+    sources: &[Source],
+    trusted: bool,
+    workspace: &Path,
+) -> Result<Option<PathBuf>, ConfigError> {
+    let mut chosen = None;
+    for source in sources {
+        let Some(written) = &source.file.network.ca_file else {
+            continue;
+        };
+        if source.kind == FileKind::Workspace && !trusted {
+            return Err(ConfigError::UntrustedCaFile {
+                file: source.path.clone(),
+                line: line_of(&source.text, written.span().start),
+                workspace: workspace.to_path_buf(),
+            });
+        }
+        let path = Path::new(written.get_ref());
+        let base = source.path.parent().unwrap_or(Path::new("."));
+        chosen = Some(base.join(path));
+    }
+    Ok(chosen)
+}
