@@ -76,6 +76,21 @@ pub(super) struct GrantSpec {
     pub(super) tool: Option<String>,
 }
 
+impl GrantSpec {
+    /// Whether this grant names `tool` itself (`--allow-read TOOL=PATH`,
+    /// `[tools.TOOL]`), rather than every tool.
+    pub(super) fn names(&self, tool: &str) -> bool {
+        match &self.origin {
+            GrantOrigin::CommandLine { .. } => self.tool.as_deref() == Some(tool),
+            GrantOrigin::UserConfig { section, .. }
+            | GrantOrigin::WorkspaceConfig { section, .. } => {
+                section.starts_with(&format!("[tools.{tool}]"))
+            }
+            GrantOrigin::Default => false,
+        }
+    }
+}
+
 /// Which config file a section comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum FileKind {

@@ -251,6 +251,10 @@ impl Source {
     }
 }
 
+/// Standard tools that work on no files (`fetch` reaches only the
+/// network): they get no directory unless one is granted to them by name.
+const FILELESS_TOOLS: &[&str] = &["fetch"];
+
 /// Reads the config files and merges them with the flags.
 pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     let workspace = inputs
@@ -312,6 +316,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         .chain(tool_read.keys().cloned())
         .chain(tool_write.keys().cloned())
         .chain(tool_net.keys().cloned())
+        .chain(FILELESS_TOOLS.iter().map(|t| t.to_string()))
         .collect();
 
     let cache_dir = if inputs.no_cache {
@@ -349,7 +354,14 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             specs.extend(tool_read.get(tool).into_iter().flatten().cloned());
             specs.extend(tool_write.get(tool).into_iter().flatten().cloned());
         }
-        let reads_mentioned = sources.iter().any(|s| s.mentions_reads(tool))
+        // A tool that works on no files gets only the directories granted
+        // to it by name: not the defaults, not the workspace.
+        if let Some(tool) = tool.filter(|t| FILELESS_TOOLS.contains(t)) {
+            specs.retain(|spec| spec.names(tool));
+        }
+        let fileless = tool.is_some_and(|t| FILELESS_TOOLS.contains(&t));
+        let reads_mentioned = fileless
+            || sources.iter().any(|s| s.mentions_reads(tool))
             || specs.iter().any(|s| {
                 s.access == Access::Read && matches!(s.origin, GrantOrigin::CommandLine { .. })
             });

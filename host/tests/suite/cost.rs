@@ -125,7 +125,8 @@ fn a_token_budget_stops_the_run_before_the_request_that_would_pass_it() {
     let ws = Workspace::new();
     ws.write("a.txt", "a");
     // Each reply reports its usage; the first asks for a tool, so a second
-    // request would follow: 1,100 tokens of the first and the result's.
+    // request would follow: 1,100 tokens of the first and the result's,
+    // over 2,000 with the tools' schemas.
     let mock = MockModel::start(vec![
         Reply::sse_body(openai_with_usage(
             &openai_tool_call("call_1", "list_files", &json!({})),
@@ -143,7 +144,7 @@ fn a_token_budget_stops_the_run_before_the_request_that_would_pass_it() {
             "openai",
         ])
         .args(["--model", "m", "--base-url", &mock.openai_url()])
-        .args(["--max-tokens-total", "1500", "list the files"])
+        .args(["--max-tokens-total", "2000", "list the files"])
         .output()
         .expect("run");
     assert_eq!(output.status.code(), Some(5), "{output:?}");
@@ -152,7 +153,7 @@ fn a_token_budget_stops_the_run_before_the_request_that_would_pass_it() {
     let evidence = doc["stop"]["evidence"].as_str().expect("evidence");
     assert_text(
         &super::common::mask_between(evidence, "(about ", " tokens)", "_"),
-        "the next model request (about _ tokens) would pass the run's budget of 1500 tokens; \
+        "the next model request (about _ tokens) would pass the run's budget of 2000 tokens; \
          1100 spent so far (1000 in / 100 out tokens)",
     );
     assert_eq!(doc["stop"]["reason"], "budget_exhausted");

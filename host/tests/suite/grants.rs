@@ -104,20 +104,21 @@ fn tools_shows_each_tools_grants_and_limits() {
         names,
         [
             "edit_file",
+            "fetch",
             "list_files",
             "read_file",
             "search_text",
             "write_file"
         ]
     );
-    let write = &tools[4];
+    let write = &tools[5];
     assert_eq!(write["read_only"], false);
     assert_eq!(write["plugin"], "builtin:write-file");
     assert_eq!(write["grants"][1]["path"], "out");
     assert_eq!(write["grants"][1]["access"], "read-write");
     assert_eq!(write["limits"]["timeout_ms"], 2000);
     assert_eq!(write["input_schema"]["required"][0], "path");
-    assert_eq!(tools[2]["grants"].as_array().map(Vec::len), Some(1));
+    assert_eq!(tools[3]["grants"].as_array().map(Vec::len), Some(1));
 
     let text = stdout_of(ws.toolhost().arg("tools"));
     assert!(

@@ -8,6 +8,7 @@ mod docs;
 mod docs_format;
 mod escape;
 mod examples;
+mod fetch;
 mod grants;
 mod help;
 mod host_work;

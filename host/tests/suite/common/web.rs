@@ -6,8 +6,10 @@
 //!
 //! Paths: `/redirect?to=URL` answers 302 to URL; `/endless` streams
 //! chunks until the client goes; `/slow` sends its head, then a byte every
-//! 200 ms; `/size/N` sends N bytes; `/page/NAME` serves
-//! `tests/fixtures/web/NAME`; anything else answers `hello from PATH`.
+//! 200 ms; `/size/N` sends N bytes; `/text/N` N bytes of numbered lines
+//! as `text/plain`; `/status/N` answers status N; `/page/NAME` serves
+//! `tests/fixtures/web/NAME` as HTML; anything else answers `hello from
+//! PATH`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -204,6 +206,22 @@ fn answer(out: &mut impl Write, target: &str) -> std::io::Result<()> {
         let size: usize = size.parse().unwrap_or(0);
         out.write_all(head("200 OK", "", size).as_bytes())?;
         out.write_all(&vec![b'y'; size])?;
+    } else if let Some(size) = target.strip_prefix("/text/") {
+        // Numbered lines of 12 bytes, `size` bytes in all.
+        let size: usize = size.parse().unwrap_or(0);
+        out.write_all(head("200 OK", "content-type: text/plain\r\n", size).as_bytes())?;
+        out.write_all(&numbered_lines(size))?;
+    } else if let Some(status) = target.strip_prefix("/status/") {
+        let text = format!("no page here ({status})");
+        out.write_all(
+            head(
+                &format!("{status} Status"),
+                "content-type: text/plain\r\n",
+                text.len(),
+            )
+            .as_bytes(),
+        )?;
+        out.write_all(text.as_bytes())?;
     } else if let Some(name) = target.strip_prefix("/page/") {
         let page = std::fs::read(fixtures().join("web").join(name)).unwrap_or_default();
         out.write_all(
@@ -221,4 +239,17 @@ fn answer(out: &mut impl Write, target: &str) -> std::io::Result<()> {
         out.write_all(text.as_bytes())?;
     }
     out.flush()
+}
+
+/// `size` bytes of lines `00000000001\n`, `00000000002\n`, ... (the last
+/// line cut to fit).
+pub fn numbered_lines(size: usize) -> Vec<u8> {
+    let mut text = Vec::with_capacity(size + 12);
+    let mut line = 0u64;
+    while text.len() < size {
+        line += 1;
+        text.extend_from_slice(format!("{line:011}\n").as_bytes());
+    }
+    text.truncate(size);
+    text
 }
