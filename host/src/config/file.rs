@@ -182,6 +182,10 @@ pub(crate) struct ToolSection {
     pub(crate) read: GrantList,
     pub(crate) write: GrantList,
     pub(crate) net: GrantList,
+    /// `[tools.<name>.headers."https://api.example.com"]`: headers the host
+    /// adds to the tool's requests matching the pattern, `${VAR}` read from
+    /// toolhost's environment.
+    pub(crate) headers: Option<BTreeMap<String, BTreeMap<String, Spanned<String>>>>,
     #[serde(default)]
     pub(crate) limits: LimitsSection,
     /// For a tool derived from typed exports: which parameters are paths.

@@ -122,6 +122,26 @@ pub enum ConfigError {
         workspace: PathBuf,
     },
     #[error(
+        "`{}:{line}` sets headers for `{tool}`'s requests, and a workspace's own toolhost.toml is \
+         not trusted to (it may have come with the repository, and a header it sets could carry a \
+         token from your environment to a host of its choosing). Set them in your own \
+         config.toml, or trust this workspace (`toolhost trust {}`)",
+        .file.display(), .workspace.display()
+    )]
+    UntrustedHeaders {
+        file: PathBuf,
+        line: usize,
+        tool: String,
+        workspace: PathBuf,
+    },
+    #[error("`{}:{line}` [tools.{tool}.headers]: {problem}", .file.display())]
+    Header {
+        file: PathBuf,
+        line: usize,
+        tool: String,
+        problem: String,
+    },
+    #[error(
         "`{}:{line}` sets [network] ca_file, a certificate authority every tool's https request \
          would trust, and a workspace's own toolhost.toml is not trusted to choose that (it may \
          have come with the repository). Set it in your own config.toml, or trust this workspace \
@@ -442,6 +462,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         limits: defaults_limits,
         lifted,
         net: net_for(None)?,
+        credentials: Vec::new(),
     };
     let mut per_tool = BTreeMap::new();
     for tool in &mentioned {
@@ -454,6 +475,9 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
                 limits: tool_limits,
                 lifted,
                 net: net_for(Some(tool))?,
+                credentials: network::credentials(&sources, tool, trusted, &workspace, &|name| {
+                    std::env::var(name).ok()
+                })?,
             },
         );
     }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::file::GrantList;
 use super::grants::{FileKind, GrantOrigin, line_of};
 use super::{ConfigError, Source};
-use crate::sandbox::{NetGrant, is_tool_name};
+use crate::sandbox::{Credential, NetGrant, is_tool_name};
 
 /// A network grant as written, with where it came from.
 #[derive(Debug, Clone)]
@@ -184,4 +184,98 @@ pub(super) fn ca_file(
         chosen = Some(base.join(path));
     }
     Ok(chosen)
+}
+
+/// `[tools.TOOL.headers."PATTERN"] NAME = "VALUE"` of every file, for
+/// `tool`: each value with its `${VAR}`s read by `env` (toolhost's own
+/// environment). Only the user's config or a trusted workspace's sets them.
+pub(super) fn credentials(
+    sources: &[Source],
+    tool: &str,
+    trusted: bool,
+    workspace: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Credential>, ConfigError> {
+    let mut credentials = Vec::new();
+    for source in sources {
+        let Some(patterns) = source
+            .file
+            .tools
+            .get(tool)
+            .and_then(|section| section.headers.as_ref())
+        else {
+            continue;
+        };
+        for (pattern, headers) in patterns {
+            for (name, value) in headers {
+                let line = line_of(&source.text, value.span().start);
+                let problem = |problem: String| ConfigError::Header {
+                    file: source.path.clone(),
+                    line,
+                    tool: tool.to_string(),
+                    problem,
+                };
+                if source.kind == FileKind::Workspace && !trusted {
+                    return Err(ConfigError::UntrustedHeaders {
+                        file: source.path.clone(),
+                        line,
+                        tool: tool.to_string(),
+                        workspace: workspace.to_path_buf(),
+                    });
+                }
+                let to = NetGrant::parse(pattern).map_err(|e| problem(e.to_string()))?;
+                let value = expand(value.get_ref(), env).map_err(problem)?;
+                credentials.push(Credential::new(to, name, &value).map_err(problem)?);
+            }
+        }
+    }
+    Ok(credentials)
+}
+
+/// `text` with each `${NAME}` replaced by the variable's value.
+fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("`${{` without its `}}` in `{text}`"))?;
+        let name = &after[..end];
+        let valid = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!(
+                "`${{{name}}}` is not an environment variable's name"
+            ));
+        }
+        let value = env(name).ok_or_else(|| {
+            format!(
+                "`${{{name}}}` is not set in toolhost's environment; set it (`export \
+                 {name}=...`) before starting toolhost, or remove the header"
+            )
+        })?;
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_are_read_from_the_environment_given() {
+        let env = |name: &str| (name == "TOKEN").then(|| "s3cret".to_string());
+        assert_eq!(expand("Bearer ${TOKEN}", &env), Ok("Bearer s3cret".into()));
+        assert_eq!(expand("no variables", &env), Ok("no variables".into()));
+        assert_eq!(expand("$TOKEN", &env), Ok("$TOKEN".into()));
+        assert!(expand("${MISSING}", &env).is_err_and(|e| e.contains("export MISSING=")));
+        assert!(expand("${1X}", &env).is_err());
+        assert!(expand("${TOKEN", &env).is_err());
+    }
 }

@@ -36,6 +36,7 @@ pub use capabilities::network::account::{
     MAX_CONNECTIONS, MAX_REQUEST_BYTES, MAX_REQUESTS, MAX_RESPONSE_BYTES, NetDenial, NetRefusal,
     NetRequest,
 };
+pub use capabilities::network::credentials::Credential;
 pub use capabilities::network::grant::{Destination, GrantError, NetGrant};
 pub use capabilities::protect::{Hit, ProtectedPath, Protection};
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
@@ -67,6 +68,9 @@ pub struct ToolPolicy {
     pub lifted: Vec<PathBuf>,
     /// Where its `wasi:http` requests may go; none by default.
     pub net: Vec<NetGrant>,
+    /// Headers the host adds to its requests that match (credentials the
+    /// guest never sees).
+    pub credentials: Vec<Credential>,
 }
 
 impl ToolPolicy {
@@ -439,6 +443,7 @@ impl Sandbox {
                 preopens: self.grant_dirs.preopens(&tool_policy.grants),
                 network: NetAccess {
                     grants: Arc::from(tool_policy.net.clone()),
+                    credentials: Arc::from(tool_policy.credentials.clone()),
                     tls: Arc::clone(&self.tls),
                 },
                 policy: tool_policy,

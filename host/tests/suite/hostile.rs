@@ -59,6 +59,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         limits: Limits::default(),
         lifted: Vec::new(),
         net: Vec::new(),
+        credentials: Vec::new(),
     };
     let per_tool: BTreeMap<String, ToolPolicy> = per_tool
         .iter()
@@ -70,6 +71,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
                     limits: *limits,
                     lifted: Vec::new(),
                     net: Vec::new(),
+                    credentials: Vec::new(),
                 },
             )
         })

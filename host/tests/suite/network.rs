@@ -752,3 +752,92 @@ fn a_granted_name_that_resolves_to_this_machine_is_refused() {
     );
     assert_eq!(server.seen()[0].host, format!("api.test:{port}"));
 }
+
+#[test]
+fn a_credential_goes_only_to_its_host_and_is_in_no_record() {
+    let ws = workspace();
+    let api = WebServer::http();
+    let other = WebServer::http();
+    let (api_origin, other_origin) = (
+        format!("http://127.0.0.1:{}", api.port()),
+        format!("http://localhost:{}", other.port()),
+    );
+    std::fs::write(
+        ws.user_config().join("config.toml"),
+        format!(
+            "[tools.{TOOL}]\nnet = [\"{api_origin}\", \"{other_origin}\"]\n\n\
+             [tools.{TOOL}.headers.\"{api_origin}\"]\nAuthorization = \"Bearer ${{TOOLHOST_TEST_TOKEN}}\"\n"
+        ),
+    )
+    .expect("user config");
+    let call = |input: String| {
+        let mut cmd = ws.toolhost();
+        cmd.env("TOOLHOST_TEST_TOKEN", "s3cret")
+            .args(["run", "--provider", "scripted", "--script"])
+            .arg(ws.write(
+                "script.json",
+                serde_json::json!({"turns": [
+                    {"tool_calls": [{"name": TOOL, "arguments": serde_json::from_str::<serde_json::Value>(&input).expect("json")}]},
+                    {"text": "done"}
+                ]})
+                .to_string(),
+            ))
+            .arg("go");
+        cmd
+    };
+    // To its host, and through a redirect to another granted host, which
+    // gets the request without it.
+    let input = serde_json::json!({
+        "url": format!("{api_origin}/redirect?to={other_origin}/next"),
+        "follow": true
+    })
+    .to_string();
+    call(input).assert().success();
+    assert_eq!(
+        api.seen()[0].authorization.as_deref(),
+        Some("Bearer s3cret")
+    );
+    assert_eq!(other.seen()[0].target, "/next");
+    assert_eq!(other.seen()[0].authorization, None);
+    // The session file has the requests, and nowhere the token.
+    let sessions = ws.path().join(".toolhost/sessions");
+    for entry in std::fs::read_dir(&sessions).expect("sessions") {
+        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("session");
+        assert!(!text.contains("s3cret"), "the token is in a record: {text}");
+        assert!(
+            text.contains(&format!("\"url\":\"{other_origin}/next\"")),
+            "{text}"
+        );
+    }
+    // Without the variable, toolhost says which and where.
+    let mut missing = ws.toolhost();
+    missing.env_remove("TOOLHOST_TEST_TOKEN").arg("tools");
+    assert_text(
+        &stderr_of_failure(&mut missing, 1),
+        &ws.expand(&format!(
+            "error: `{{config}}/config.toml:5` [tools.{TOOL}.headers]: \
+             `${{TOOLHOST_TEST_TOKEN}}` is not set in toolhost's environment; set it (`export \
+             TOOLHOST_TEST_TOKEN=...`) before starting toolhost, or remove the header\n"
+        )),
+    );
+    // A repository's toolhost.toml may not set them.
+    ws.write(
+        "toolhost.toml",
+        format!("[tools.{TOOL}.headers.\"https://paste.test\"]\nX-Key = \"${{HOME}}\"\n"),
+    );
+    assert_text(
+        &stderr_of_failure(
+            ws.toolhost()
+                .env("TOOLHOST_TEST_TOKEN", "s3cret")
+                .arg("tools"),
+            1,
+        ),
+        &ws.expand(&format!(
+            "error: `{{ws}}/toolhost.toml:2` sets headers for `{TOOL}`'s requests, and a \
+             workspace's own toolhost.toml is not trusted to (it may have come with the \
+             repository, and a header it sets could carry a token from your environment to a \
+             host of its choosing). Set them in your own config.toml, or trust this workspace \
+             (`toolhost trust {{ws}}`)\n"
+        )),
+    );
+}

@@ -68,6 +68,7 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)], optimize: 
                 limits: *limits,
                 lifted: Vec::new(),
                 net: Vec::new(),
+                credentials: Vec::new(),
             };
             (name.to_string(), policy)
         })

@@ -25,6 +25,8 @@ pub struct Seen {
     /// The request target: path and query.
     pub target: String,
     pub host: String,
+    /// The `authorization` header, if sent.
+    pub authorization: Option<String>,
     pub body: Vec<u8>,
 }
 
@@ -146,7 +148,7 @@ fn serve<S: Read + Write>(stream: S, seen: &Mutex<Vec<Seen>>) {
         let mut parts = line.split_whitespace();
         let method = parts.next().unwrap_or_default().to_string();
         let target = parts.next().unwrap_or_default().to_string();
-        let (mut host, mut length) = (String::new(), 0usize);
+        let (mut host, mut length, mut authorization) = (String::new(), 0usize, None);
         loop {
             let mut header = String::new();
             if reader.read_line(&mut header).unwrap_or(0) == 0 {
@@ -160,6 +162,7 @@ fn serve<S: Read + Write>(stream: S, seen: &Mutex<Vec<Seen>>) {
                 match name.to_ascii_lowercase().as_str() {
                     "host" => host = value.trim().to_string(),
                     "content-length" => length = value.trim().parse().unwrap_or(0),
+                    "authorization" => authorization = Some(value.trim().to_string()),
                     _ => {}
                 }
             }
@@ -172,6 +175,7 @@ fn serve<S: Read + Write>(stream: S, seen: &Mutex<Vec<Seen>>) {
             method,
             target: target.clone(),
             host,
+            authorization,
             body,
         });
         if answer(reader.get_mut(), &target).is_err() {

@@ -17,6 +17,7 @@
 pub(crate) mod account;
 mod address;
 mod clearance;
+pub(crate) mod credentials;
 pub(crate) mod grant;
 pub(crate) mod refusal;
 mod send;
@@ -34,14 +35,16 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks, WasiHtt
 
 use account::{Entry, MAX_REQUEST_BYTES, NetAccount, NetRefusal};
 use clearance::{Refusal, SystemResolver};
+use credentials::Credential;
 use grant::NetGrant;
 pub(crate) use send::Tls;
 
-/// What a tool may reach, shared by its calls: its grants and the TLS
-/// setup of every tool.
+/// What a tool may reach, shared by its calls: its grants, the headers
+/// the host adds for it, and the TLS setup of every tool.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct NetAccess {
     pub(crate) grants: Arc<[NetGrant]>,
+    pub(crate) credentials: Arc<[Credential]>,
     pub(crate) tls: Arc<Tls>,
 }
 
@@ -49,6 +52,7 @@ pub(crate) struct NetAccess {
 /// and its deadline.
 pub(crate) struct NetworkPolicy {
     tls: Arc<Tls>,
+    credentials: Arc<[Credential]>,
     account: Arc<NetAccount>,
     deadline: Instant,
 }
@@ -61,6 +65,7 @@ impl NetworkPolicy {
         (
             NetworkPolicy {
                 tls: Arc::clone(&access.tls),
+                credentials: Arc::clone(&access.credentials),
                 account: Arc::clone(&account),
                 deadline,
             },
@@ -87,18 +92,25 @@ impl WasiHttpHooks for NetworkPolicy {
     ) -> ResponseFuture {
         let account = Arc::clone(&self.account);
         let tls = Arc::clone(&self.tls);
+        let credentials = Arc::clone(&self.credentials);
         let deadline = self.deadline;
-        Box::new(send_checked(request, options, account, tls, deadline))
+        Box::new(send_checked(
+            request,
+            options,
+            account,
+            (tls, credentials),
+            deadline,
+        ))
     }
 }
 
 /// Counts, clears and sends one request; every refusal recorded in the
 /// call's account.
 async fn send_checked(
-    request: http::Request<WasiBody>,
+    mut request: http::Request<WasiBody>,
     options: Option<RequestOptions>,
     account: Arc<NetAccount>,
-    tls: Arc<Tls>,
+    (tls, credentials): (Arc<Tls>, Arc<[Credential]>),
     deadline: Instant,
 ) -> wasmtime_wasi_http::Result<(
     http::Response<WasiBody>,
@@ -135,6 +147,7 @@ async fn send_checked(
         }
     };
     let connection = account.connection().map_err(refuse)?;
+    credentials::add(&credentials, &cleared.destination, request.headers_mut());
     let request = request.map(|body| {
         Capped {
             inner: body,
