@@ -34,6 +34,15 @@ pub(crate) fn model_text(tool: &str, denial: &NetDenial) -> String {
             )
         }
         NetRefusal::Private { address } => {
+            let named = matches!(
+                destination.as_ref().map(|to| &to.host),
+                Some(Host::Domain(_))
+            );
+            let what = if named {
+                format!("its host resolved to {address}, which is")
+            } else {
+                format!("{address} is")
+            };
             let allow = destination.map_or_else(String::new, |to| {
                 let host = match address {
                     std::net::IpAddr::V4(v4) => Host::Ipv4(*v4),
@@ -45,9 +54,9 @@ pub(crate) fn model_text(tool: &str, denial: &NetDenial) -> String {
                 )
             });
             format!(
-                "error: `{tool}` may not reach {request}: its host resolved to {address}, which \
-                 is not a public address (this machine, a private network or a cloud metadata \
-                 service), and no grant of this tool names that address. {reach}{allow}"
+                "error: `{tool}` may not reach {request}: {what} not a public address (this \
+                 machine, a private network or a cloud metadata service), and no grant of this \
+                 tool names that address. {reach}{allow}"
             )
         }
         NetRefusal::Malformed(why) => format!(
@@ -142,6 +151,27 @@ mod tests {
             "error: `fetch` may not reach `GET http://[::1]:8080/`: no network grant of this \
              tool matches it. This tool has no network access. If this request is needed, ask \
              the user, who can allow it with `--allow-net fetch=http://[::1]:8080`."
+        );
+    }
+
+    #[test]
+    fn an_address_that_is_not_public_is_called_so() {
+        assert_eq!(
+            model_text(
+                "fetch",
+                &denial(
+                    "http://169.254.169.254/latest",
+                    NetRefusal::Private {
+                        address: "169.254.169.254".parse().expect("ip")
+                    },
+                    &["http://*"]
+                )
+            ),
+            "error: `fetch` may not reach `GET http://169.254.169.254/latest`: 169.254.169.254 \
+             is not a public address (this machine, a private network or a cloud metadata \
+             service), and no grant of this tool names that address. This tool may reach only \
+             `http://*`. If this server is meant, ask the user, who can allow its address with \
+             `--allow-net fetch=http://169.254.169.254`."
         );
     }
 
