@@ -73,20 +73,40 @@ impl Refusal {
     }
 }
 
-/// Decides whether a request to `url` may go under `grants`.
+/// Decides whether a request to `url` may go under `grants`: both steps
+/// at once, as the tests ask (the hook takes a connection slot between
+/// them).
+#[cfg(test)]
 pub(crate) async fn clear(
     grants: &[NetGrant],
     url: &str,
     resolver: &dyn Resolve,
 ) -> Result<Cleared, Refusal> {
+    let destination = granted(grants, url)?;
+    resolve(grants, destination, resolver).await
+}
+
+/// Where a request to `url` goes, when a grant matches it: the check that
+/// needs no lookup, made first so a request no grant matches costs nothing.
+pub(crate) fn granted(grants: &[NetGrant], url: &str) -> Result<Destination, Refusal> {
     let destination = Destination::of_url(url).map_err(Refusal::Malformed)?;
+    if !grants.iter().any(|grant| grant.matches(&destination)) {
+        return Err(Refusal::NotGranted);
+    }
+    Ok(destination)
+}
+
+/// The addresses of a granted `destination`, each one its grants may
+/// reach.
+pub(crate) async fn resolve(
+    grants: &[NetGrant],
+    destination: Destination,
+    resolver: &dyn Resolve,
+) -> Result<Cleared, Refusal> {
     let matching: Vec<&NetGrant> = grants
         .iter()
         .filter(|grant| grant.matches(&destination))
         .collect();
-    if matching.is_empty() {
-        return Err(Refusal::NotGranted);
-    }
     let port = destination.port;
     let addresses = match &destination.host {
         Host::Ipv4(address) => vec![SocketAddr::new(IpAddr::V4(*address), port)],

@@ -127,26 +127,30 @@ async fn send_checked(
         account.refuse(entry, refusal);
         error
     };
-    let cleared = match clearance::clear(
-        account.grants(),
-        &request.uri().to_string(),
-        &SystemResolver,
-    )
-    .await
-    {
-        Ok(cleared) => cleared,
-        Err(Refusal::NotGranted) => return Err(refuse(NetRefusal::NotGranted)),
-        Err(Refusal::Prohibited { address }) => {
-            return Err(refuse(NetRefusal::Private { address }));
-        }
-        Err(Refusal::Malformed(why)) => return Err(refuse(NetRefusal::Malformed(why))),
-        Err(dns @ Refusal::Dns(_)) => {
+    let refused = |refusal: Refusal| match refusal {
+        Refusal::NotGranted => refuse(NetRefusal::NotGranted),
+        Refusal::Prohibited { address } => refuse(NetRefusal::Private { address }),
+        Refusal::Malformed(why) => refuse(NetRefusal::Malformed(why)),
+        dns @ Refusal::Dns(_) => {
             let error = dns.error();
             account.answered(entry, started, Err(describe(&error)));
-            return Err(error);
+            error
         }
     };
+    let url_text = request.uri().to_string();
+    let destination = clearance::granted(account.grants(), &url_text).map_err(refused)?;
+    // The slot is taken before the lookup: a call has at most as many
+    // lookups in flight as it may have connections open, and each ends by
+    // the call's deadline.
     let connection = account.connection().map_err(refuse)?;
+    let lookup = clearance::resolve(account.grants(), destination, &SystemResolver);
+    let cleared = match tokio::time::timeout_at(deadline.into(), lookup).await {
+        Ok(cleared) => cleared.map_err(refused)?,
+        Err(_) => {
+            account.answered(entry, started, Err("timed out resolving the name".into()));
+            return Err(Error::DnsTimeout);
+        }
+    };
     credentials::add(&credentials, &cleared.destination, request.headers_mut());
     let request = request.map(|body| {
         Capped {
