@@ -84,7 +84,7 @@ fn send(url: &url::Url) -> Result<IncomingResponse, ErrorCode> {
         ),
     ] {
         headers
-            .append(&name.to_string(), &value.as_bytes().to_vec())
+            .append(name, value.as_bytes())
             .map_err(|e| internal(&format!("header {name}: {e:?}")))?;
     }
     let request = OutgoingRequest::new(headers);
@@ -127,7 +127,7 @@ fn send(url: &url::Url) -> Result<IncomingResponse, ErrorCode> {
 
 /// The first value of header `name`, as text.
 fn header(response: &IncomingResponse, name: &str) -> Option<String> {
-    let values = response.headers().get(&name.to_string());
+    let values = response.headers().get(name);
     values
         .first()
         .map(|value| String::from_utf8_lossy(value).into_owned())

@@ -145,7 +145,7 @@ fn send(method: &str, url: &str, body: &str) -> Result<IncomingResponse, ErrorCo
 
 /// The first value of header `name`, as text.
 fn header(response: &IncomingResponse, name: &str) -> Option<String> {
-    let values = response.headers().get(&name.to_string());
+    let values = response.headers().get(name);
     values
         .first()
         .map(|value| String::from_utf8_lossy(value).into_owned())
