@@ -49,6 +49,7 @@ fn agent_turn(c: &mut Criterion) {
             typed: Default::default(),
             plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
             ca_file: None,
+            shipped_plugins: None,
             policy: Policy {
                 defaults: ToolPolicy {
                     grants,

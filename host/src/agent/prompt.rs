@@ -91,6 +91,7 @@ mod tests {
             typed: Default::default(),
             plugin_file_limit: crate::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
             ca_file: None,
+            shipped_plugins: None,
         })
         .await
         .expect("sandbox loads");

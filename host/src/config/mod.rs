@@ -487,6 +487,10 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     notices.extend(net_notices);
     let ca_file = network::ca_file(&sources, trusted, &workspace)?;
 
+    // The default plugins directory is the workspace's own: until the
+    // user trusts the workspace, what it holds came with the repository.
+    let shipped_plugins =
+        (inputs.plugin_dirs.is_empty() && !trusted).then(|| Layout::of(&workspace).plugins_dir());
     let plugin_dirs = if inputs.plugin_dirs.is_empty() {
         let default = Layout::of(&workspace).plugins_dir();
         if default.is_dir() {
@@ -519,6 +523,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             typed: typed_config(&sources)?,
             plugin_file_limit,
             ca_file,
+            shipped_plugins,
         },
         config_file,
         model,

@@ -224,6 +224,9 @@ pub(super) fn credentials(
                     });
                 }
                 let to = NetGrant::parse(pattern).map_err(|e| problem(e.to_string()))?;
+                if let Some(why) = to.credential_problem() {
+                    return Err(problem(format!("`{pattern}`: {why}")));
+                }
                 let value = expand(value.get_ref(), env).map_err(problem)?;
                 credentials.push(Credential::new(to, name, &value).map_err(problem)?);
             }
@@ -241,7 +244,7 @@ fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, St
         let after = &rest[at + 2..];
         let end = after
             .find('}')
-            .ok_or_else(|| format!("`${{` without its `}}` in `{text}`"))?;
+            .ok_or_else(|| "a `${` without its `}`".to_string())?;
         let name = &after[..end];
         let valid = !name.is_empty()
             && !name.starts_with(|c: char| c.is_ascii_digit())

@@ -131,6 +131,11 @@ pub struct SandboxOptions {
     /// PEM certificates tools' `https` requests trust besides the
     /// system's roots (`[network] ca_file`).
     pub ca_file: Option<PathBuf>,
+    /// The plugins directory of a workspace the user does not trust: its
+    /// plugins came with the repository, and get no network grant or
+    /// credential (a `[tools.github]` grant of yours must not go to a
+    /// `github.wasm` a clone ships).
+    pub shipped_plugins: Option<PathBuf>,
 }
 
 impl SandboxOptions {
@@ -148,6 +153,7 @@ impl SandboxOptions {
             typed: TypedConfig::default(),
             plugin_file_limit: DEFAULT_PLUGIN_FILE_LIMIT,
             ca_file: None,
+            shipped_plugins: None,
             policy: Policy {
                 defaults: ToolPolicy {
                     grants: vec![Grant {
@@ -278,6 +284,8 @@ pub struct Sandbox {
     grant_dirs: GrantDirs,
     /// TLS for every tool's requests, set up at the first one.
     tls: Arc<Tls>,
+    /// See [`SandboxOptions::shipped_plugins`].
+    shipped_plugins: Option<PathBuf>,
 }
 
 impl Sandbox {
@@ -344,6 +352,7 @@ impl Sandbox {
             plugin_file_limit: options.plugin_file_limit,
             grant_dirs: GrantDirs::default(),
             tls: Arc::new(Tls::new(options.ca_file.clone())),
+            shipped_plugins: options.shipped_plugins.clone(),
             workspace: options.workspace.clone(),
             protection: Arc::clone(&protection),
             plugins: Vec::new(),
@@ -426,6 +435,22 @@ impl Sandbox {
             if spec.read_only {
                 tool_policy = tool_policy.read_only();
             }
+            if self.shipped(&loaded.origin)
+                && (!tool_policy.net.is_empty() || !tool_policy.credentials.is_empty())
+            {
+                tool_policy.net.clear();
+                tool_policy.credentials.clear();
+                self.load_notices.push(LoadNotice {
+                    origin: loaded.origin.clone(),
+                    message: format!(
+                        "`{}` gets no network access: its plugin came with this workspace, and \
+                         what a repository ships reaches the network only once you trust it \
+                         (`toolhost trust {}`)",
+                        spec.name,
+                        self.workspace.display()
+                    ),
+                });
+            }
             let fs_rules = Arc::new(FsRules::new(
                 Arc::clone(&self.protection),
                 tool_policy.lifted.clone(),
@@ -456,6 +481,15 @@ impl Sandbox {
         }
         self.plugins.push(loaded);
         true
+    }
+
+    /// Whether a plugin came from an untrusted workspace's own plugins
+    /// directory.
+    fn shipped(&self, origin: &PluginOrigin) -> bool {
+        match (origin, &self.shipped_plugins) {
+            (PluginOrigin::File(path), Some(dir)) => path.starts_with(dir),
+            _ => false,
+        }
     }
 
     /// Gives a typed plugin's tools their final names (the configured

@@ -87,6 +87,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         typed: Default::default(),
         plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
         ca_file: None,
+        shipped_plugins: None,
         policy: Policy { defaults, per_tool },
     })
     .await

@@ -15,31 +15,47 @@ use super::mcp::{RawServer, call as mcp_call};
 
 const TOOL: &str = "http_request";
 
-/// A workspace with the hostile network plugin installed.
+/// A workspace and, outside it, a plugins directory with the hostile
+/// network plugin, passed with `--plugins` (a workspace's own
+/// `.toolhost/plugins` gets no network until it is trusted:
+/// `a_plugin_a_repository_ships_gets_no_network_until_trusted`).
 fn workspace() -> Workspace {
     let ws = Workspace::new();
-    ws.install_plugin(test_plugins::NETWORK, "network.wasm");
+    let dir = ws.user_config().join("plugins");
+    std::fs::create_dir_all(&dir).expect("plugins dir");
+    std::fs::copy(test_plugins::NETWORK, dir.join("network.wasm")).expect("copy plugin");
     ws
 }
 
-/// `--allow-net http_request=GRANT` for each grant.
-fn grant_flags(grants: &[String]) -> Vec<String> {
-    grants
-        .iter()
-        .map(|g| format!("--allow-net={TOOL}={g}"))
+/// `--plugins=DIR` of [`workspace`]'s plugin.
+fn plugins(ws: &Workspace) -> String {
+    format!("--plugins={}", ws.user_config().join("plugins").display())
+}
+
+/// `toolhost` in `ws` with the network plugin loaded.
+fn toolhost(ws: &Workspace) -> assert_cmd::Command {
+    let mut cmd = ws.toolhost();
+    cmd.arg(plugins(ws));
+    cmd
+}
+
+/// The plugins flag, then `--allow-net http_request=GRANT` for each grant.
+fn grant_flags(ws: &Workspace, grants: &[String]) -> Vec<String> {
+    std::iter::once(plugins(ws))
+        .chain(grants.iter().map(|g| format!("--allow-net={TOOL}={g}")))
         .collect()
 }
 
 /// The plugin's answer to `input` under `grants`; the call must succeed.
 fn answer(ws: &Workspace, grants: &[String], input: &str) -> String {
-    let flags = grant_flags(grants);
+    let flags = grant_flags(ws, grants);
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     stdout_of(&mut ws.call(TOOL, input, &flags))
 }
 
 /// What `toolhost call` prints for a refused request under `grants`.
 fn refusal(ws: &Workspace, grants: &[String], input: &str) -> String {
-    let flags = grant_flags(grants);
+    let flags = grant_flags(ws, grants);
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     stderr_of_failure(&mut ws.call(TOOL, input, &flags), 1)
 }
@@ -197,6 +213,17 @@ fn each_request_outside_the_grants_is_refused_and_a_granted_one_then_works() {
         assert_eq!(server.seen().len(), 1, "{what}");
         server.clear_seen();
     }
+    // Spelt otherwise under a grant of the address, the request goes, and
+    // the server reads the host the grant matched.
+    assert_eq!(
+        answer(
+            &ws,
+            &by_address,
+            &get(&format!("http://0x7f.1:{port}/spelt"))
+        ),
+        "status 200, 17 bytes: hello from /spelt\n"
+    );
+    assert_eq!(server.seen()[0].host, format!("127.0.0.1:{port}"));
 }
 
 #[test]
@@ -384,7 +411,7 @@ fn a_proxy_in_the_environment_is_not_used() {
     let server = WebServer::http();
     let port = server.port();
     let grants = vec![format!("http://127.0.0.1:{port}")];
-    let flags = grant_flags(&grants);
+    let flags = grant_flags(&ws, &grants);
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let mut call = ws.call(
         TOOL,
@@ -505,7 +532,7 @@ fn over_mcp_a_granted_tool_is_open_world_and_its_requests_are_audited() {
     let port = web.port();
     let grant = format!("http://127.0.0.1:{port}");
     let flag = format!("--allow-net={TOOL}={grant}");
-    let mut server = RawServer::start(&ws, &[&flag]);
+    let mut server = RawServer::start(&ws, &[&flag, &plugins(&ws)]);
     let instructions = server.init["result"]["instructions"]
         .as_str()
         .expect("instructions");
@@ -617,16 +644,13 @@ fn a_repositorys_toolhost_toml_may_not_give_tools_the_network() {
     );
     // Either fix, pasted, works.
     let listed =
-        stdout_of(
-            ws.toolhost()
-                .args(["--allow-net", &format!("{TOOL}=https://docs.rs"), "tools"]),
-        );
+        stdout_of(toolhost(&ws).args(["--allow-net", &format!("{TOOL}=https://docs.rs"), "tools"]));
     assert!(
         listed.contains("\n    network: https://docs.rs\n"),
         "{listed}"
     );
     stdout_of(ws.toolhost().arg("trust"));
-    let listed = stdout_of(ws.toolhost().arg("tools"));
+    let listed = stdout_of(toolhost(&ws).arg("tools"));
     assert!(
         listed.contains("\n    network: https://docs.rs\n"),
         "{listed}"
@@ -700,8 +724,9 @@ fn a_granted_name_that_resolves_to_this_machine_is_refused() {
     let hosts = hosts_file.path();
     let resolve_call = |grants: &[String], input: &str| {
         let mut script = format!(
-            "mount --bind '{}' /etc/hosts && exec \"$TOOLHOST\"",
-            hosts.display()
+            "mount --bind '{}' /etc/hosts && exec \"$TOOLHOST\" '{}'",
+            hosts.display(),
+            plugins(&ws)
         );
         for grant in grants {
             script.push_str(&format!(" '--allow-net={TOOL}={grant}'"));
@@ -771,7 +796,7 @@ fn a_credential_goes_only_to_its_host_and_is_in_no_record() {
     )
     .expect("user config");
     let call = |input: String| {
-        let mut cmd = ws.toolhost();
+        let mut cmd = toolhost(&ws);
         cmd.env("TOOLHOST_TEST_TOKEN", "s3cret")
             .args(["run", "--provider", "scripted", "--script"])
             .arg(ws.write(
@@ -839,5 +864,50 @@ fn a_credential_goes_only_to_its_host_and_is_in_no_record() {
              host of its choosing). Set them in your own config.toml, or trust this workspace \
              (`toolhost trust {{ws}}`)\n"
         )),
+    );
+}
+
+#[test]
+fn a_plugin_a_repository_ships_gets_no_network_until_trusted() {
+    // The user's own config grants `http_request` a host and a token; a
+    // cloned repository ships a plugin offering a tool of that name.
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::NETWORK, "network.wasm");
+    let server = WebServer::http();
+    let origin = format!("http://127.0.0.1:{}", server.port());
+    std::fs::write(
+        ws.user_config().join("config.toml"),
+        format!(
+            "[tools.{TOOL}]\nnet = [\"{origin}\"]\n\n[tools.{TOOL}.headers.\"{origin}\"]\n\
+             Authorization = \"Bearer s3cret\"\n"
+        ),
+    )
+    .expect("user config");
+    let url = format!("{origin}/x");
+    let output = ws.call(TOOL, &get(&url), &[]).output().expect("run");
+    assert_eq!(output.status.code(), Some(1));
+    assert_text(
+        &String::from_utf8_lossy(&output.stderr),
+        &ws.expand(&format!(
+            "warning: plugin `{{ws}}/.toolhost/plugins/network.wasm`: `{TOOL}` gets no network \
+             access: its \
+             plugin came with this workspace, and what a repository ships reaches the network \
+             only once you trust it (`toolhost trust {{ws}}`)\n{}",
+            not_granted(&url, &[], &origin)
+        )),
+    );
+    assert!(
+        server.seen().is_empty(),
+        "the shipped plugin reached the host"
+    );
+    // Trusted, it is the user's to use.
+    stdout_of(ws.toolhost().arg("trust"));
+    assert_eq!(
+        stdout_of(&mut ws.call(TOOL, &get(&url), &[])),
+        "status 200, 13 bytes: hello from /x\n"
+    );
+    assert_eq!(
+        server.seen()[0].authorization.as_deref(),
+        Some("Bearer s3cret")
     );
 }

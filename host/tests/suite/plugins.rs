@@ -279,6 +279,7 @@ async fn loading_reports_each_compile_and_no_cache_hit() {
         typed: Default::default(),
         plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
         ca_file: None,
+        shipped_plugins: None,
         policy: Default::default(),
     };
     let load = |options: SandboxOptions| async move {

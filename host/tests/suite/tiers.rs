@@ -88,6 +88,7 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)], optimize: 
         typed: Default::default(),
         plugin_file_limit: DEFAULT_PLUGIN_FILE_LIMIT,
         ca_file: None,
+        shipped_plugins: None,
         policy: Policy {
             defaults: ToolPolicy {
                 grants: vec![grant],

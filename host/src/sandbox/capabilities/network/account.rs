@@ -127,7 +127,12 @@ impl NetAccount {
     /// its [`MAX_REQUESTS`] (the request is then refused, and only the
     /// first such is recorded: the log stays bounded).
     pub(crate) fn begin(&self, method: &str, url: &str) -> Result<Entry, NetRefusal> {
-        let made = self.requests.fetch_add(1, Ordering::AcqRel);
+        let made = self
+            .requests
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                Some(n.saturating_add(1))
+            })
+            .unwrap_or(u32::MAX);
         let refusal = NetRefusal::Requests {
             limit: MAX_REQUESTS,
         };
@@ -169,7 +174,9 @@ impl NetAccount {
     fn deny(&self, entry: Entry, refusal: NetRefusal, before_sending: bool) {
         let (method, url) = {
             let mut log = lock(&self.log);
-            let request = &mut log[entry.0];
+            let Some(request) = log.get_mut(entry.0) else {
+                return;
+            };
             request.refused = before_sending;
             request.error = Some(refusal.to_string());
             (request.method.clone(), request.url.clone())
@@ -202,7 +209,7 @@ impl NetAccount {
     /// [`MAX_RESPONSE_BYTES`].
     pub(crate) fn read(&self, entry: Entry, bytes: u64) -> Result<(), NetRefusal> {
         let before = self.response_bytes.fetch_add(bytes, Ordering::AcqRel);
-        lock(&self.log)[entry.0].bytes += bytes;
+        self.with(entry, |request| request.bytes += bytes);
         if before + bytes > MAX_RESPONSE_BYTES {
             return Err(NetRefusal::ResponseBytes {
                 limit: MAX_RESPONSE_BYTES,
@@ -213,24 +220,32 @@ impl NetAccount {
 
     /// Records where `entry` connected.
     pub(crate) fn connected(&self, entry: Entry, address: SocketAddr) {
-        lock(&self.log)[entry.0].address = Some(address);
+        self.with(entry, |request| request.address = Some(address));
     }
 
     /// Records how `entry`'s request ended: a status or an error.
     pub(crate) fn answered(&self, entry: Entry, started: Instant, outcome: Result<u16, String>) {
-        let mut log = lock(&self.log);
-        let request = &mut log[entry.0];
-        request.ms = millis(started.elapsed());
-        match outcome {
-            Ok(status) => request.status = Some(status),
-            Err(error) => request.error = Some(error),
-        }
+        self.with(entry, |request| {
+            request.ms = millis(started.elapsed());
+            match outcome {
+                Ok(status) => request.status = Some(status),
+                Err(error) => request.error = Some(error),
+            }
+        });
     }
 
     /// Records a failure while the body was read.
     pub(crate) fn failed(&self, entry: Entry, error: String) {
-        let mut log = lock(&self.log);
-        log[entry.0].error.get_or_insert(error);
+        self.with(entry, |request| {
+            request.error.get_or_insert(error);
+        });
+    }
+
+    /// Changes `entry`'s record.
+    fn with(&self, entry: Entry, change: impl FnOnce(&mut NetRequest)) {
+        if let Some(request) = lock(&self.log).get_mut(entry.0) {
+            change(request);
+        }
     }
 
     /// Cancelled when the call ends: every connection closes.
@@ -238,14 +253,12 @@ impl NetAccount {
         &self.closed
     }
 
-    /// Ends the call's connections and hands over its record and its
-    /// first refusal.
+    /// Ends the call's connections and hands over a copy of its record and
+    /// its first refusal. The record stays: a request task wasmtime has not
+    /// dropped yet may still write to it.
     pub(crate) fn close(&self) -> (Vec<NetRequest>, Option<NetDenial>) {
         self.closed.cancel();
-        (
-            std::mem::take(&mut *lock(&self.log)),
-            lock(&self.denial).take(),
-        )
+        (lock(&self.log).clone(), lock(&self.denial).clone())
     }
 }
 

@@ -27,13 +27,31 @@ pub(crate) trait Resolve: Send + Sync {
 /// The system's resolver (getaddrinfo, on tokio's blocking pool).
 pub(crate) struct SystemResolver;
 
+/// Lookups in flight in the whole process. getaddrinfo cannot be
+/// cancelled: a lookup holds a thread of the blocking pool (which file
+/// I/O shares) until the resolver gives up, also after its call has ended.
+/// A plugin pointing names at a server that never answers would otherwise
+/// hold as many threads as it asks; the permit lives as long as the thread.
+const MAX_LOOKUPS: usize = 16;
+static LOOKUPS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_LOOKUPS);
+
 impl Resolve for SystemResolver {
     fn lookup<'a>(
         &'a self,
         name: &'a str,
         port: u16,
     ) -> Pin<Box<dyn Future<Output = io::Result<Vec<SocketAddr>>> + Send + 'a>> {
-        Box::pin(async move { Ok(tokio::net::lookup_host((name, port)).await?.collect()) })
+        Box::pin(async move {
+            let permit = LOOKUPS.acquire().await.map_err(io::Error::other)?;
+            let name = name.to_owned();
+            tokio::task::spawn_blocking(move || {
+                let _held = permit;
+                std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), port))
+                    .map(Iterator::collect)
+            })
+            .await
+            .map_err(io::Error::other)?
+        })
     }
 }
 

@@ -128,6 +128,35 @@ impl NetGrant {
         self.scheme == other.scheme && self.host == other.host && self.port == other.port
     }
 
+    /// Why a credential may not be tied to this pattern: a credential
+    /// goes to one host (no `*`, `*.suffix` or network, where anyone who
+    /// registers a name below would get it) over https (plain http only to
+    /// `localhost` or an address that is not public).
+    pub fn credential_problem(&self) -> Option<&'static str> {
+        match &self.host {
+            HostPattern::Below(_) | HostPattern::AnyPublic | HostPattern::Network { .. } => {
+                return Some(
+                    "a credential goes to one host: name it exactly (`https://api.example.com`), \
+                     not a pattern of hosts",
+                );
+            }
+            HostPattern::Name(_) | HostPattern::Address(_) => {}
+        }
+        let local = match &self.host {
+            HostPattern::Name(name) => name == "localhost",
+            HostPattern::Address(address) => !super::address::is_global(*address),
+            _ => false,
+        };
+        match self.scheme {
+            Scheme::Https => None,
+            Scheme::Http | Scheme::Any if local => None,
+            Scheme::Http | Scheme::Any => Some(
+                "a credential over plain http can be read on the way: write an `https://` \
+                 pattern (plain http only to localhost or an address that is not public)",
+            ),
+        }
+    }
+
     /// Whether `*` (any public host): worth a warning, since the model can
     /// then send what it read anywhere.
     pub fn is_any_host(&self) -> bool {
@@ -340,6 +369,31 @@ mod tests {
 
     fn allows(grant_text: &str, url: &str) -> bool {
         grant(grant_text).matches(&to(url))
+    }
+
+    #[test]
+    fn a_credential_goes_to_one_host_over_https_or_to_this_machine() {
+        let problem = |text: &str| NetGrant::parse(text).expect(text).credential_problem();
+        for fine in [
+            "https://api.example.com",
+            "https://api.example.com:8443",
+            "http://localhost:8080",
+            "http://127.0.0.1:8080",
+            "http://10.0.0.5",
+            "https://203.0.114.9",
+        ] {
+            assert_eq!(problem(fine), None, "{fine}");
+        }
+        for refused in [
+            "https://*",
+            "https://*.example.com",
+            "https://10.0.0.0/8",
+            "http://api.example.com",
+            "*://api.example.com",
+            "http://8.8.8.8",
+        ] {
+            assert!(problem(refused).is_some(), "{refused}");
+        }
     }
 
     #[test]

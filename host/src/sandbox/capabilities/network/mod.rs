@@ -137,11 +137,31 @@ async fn send_checked(
             error
         }
     };
-    let url_text = request.uri().to_string();
-    let destination = clearance::granted(account.grants(), &url_text).map_err(refused)?;
+    // What is cleared is what is recorded: no user name (refused), no
+    // query (never quoted back, it may hold a secret).
+    if request
+        .uri()
+        .authority()
+        .is_some_and(|a| a.as_str().contains('@'))
+    {
+        return Err(refuse(NetRefusal::Malformed(
+            "a URL with a user name or password is refused".into(),
+        )));
+    }
+    let destination = clearance::granted(account.grants(), &url).map_err(refused)?;
+    if request.method() == http::Method::TRACE
+        && credentials.iter().any(|c| c.to.matches(&destination))
+    {
+        return Err(refuse(NetRefusal::Malformed(
+            "TRACE echoes a request's headers, and this one would carry a credential the host \
+             adds"
+                .into(),
+        )));
+    }
     // The slot is taken before the lookup: a call has at most as many
-    // lookups in flight as it may have connections open, and each ends by
-    // the call's deadline.
+    // lookups waiting as it may have connections open, each waits until
+    // the call's deadline, and the process runs a bounded number at once
+    // (`clearance::SystemResolver`).
     let connection = account.connection().map_err(refuse)?;
     let lookup = clearance::resolve(account.grants(), destination, &SystemResolver);
     let cleared = match tokio::time::timeout_at(deadline.into(), lookup).await {
@@ -224,8 +244,8 @@ fn describe(error: &Error) -> String {
     }
 }
 
-/// `uri` without its query and fragment, which may carry secrets, for
-/// records and messages.
+/// `uri` without a user name, query or fragment, which may carry
+/// secrets, for records and messages.
 pub(crate) fn without_query(uri: &http::Uri) -> String {
     let mut shown = String::new();
     if let Some(scheme) = uri.scheme_str() {
@@ -233,7 +253,11 @@ pub(crate) fn without_query(uri: &http::Uri) -> String {
         shown.push_str("://");
     }
     if let Some(authority) = uri.authority() {
-        shown.push_str(authority.as_str());
+        let authority = authority.as_str();
+        let host = authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host);
+        shown.push_str(host);
     }
     shown.push_str(uri.path());
     shown
@@ -263,7 +287,8 @@ impl Body for Capped {
                     limit: MAX_REQUEST_BYTES,
                 };
                 let error = error_of(&refusal);
-                self.account.refuse(self.entry, refusal);
+                // Part of it went: a cut, not a refusal before sending.
+                self.account.cut(self.entry, refusal);
                 return Poll::Ready(Some(Err(error)));
             }
         }

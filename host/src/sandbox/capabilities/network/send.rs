@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use http::uri::Scheme;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
@@ -116,7 +115,9 @@ pub(crate) async fn send(
     };
     let connect_by = Instant::now() + bound(options.and_then(|o| o.connect_timeout));
     let (tcp, address) = connect(&cleared.addresses, connect_by).await?;
-    let stream: Box<dyn Stream> = if request.uri().scheme() == Some(&Scheme::HTTPS) {
+    // TLS by the scheme that was cleared (and that credentials matched),
+    // not by another reading of the request.
+    let stream: Box<dyn Stream> = if cleared.destination.scheme == "https" {
         let name = match &cleared.destination.host {
             Host::Domain(name) => {
                 ServerName::try_from(name.clone()).map_err(|_| Error::HttpRequestUriInvalid)?
@@ -140,23 +141,18 @@ pub(crate) async fn send(
         .map_err(|_| Error::ConnectionTimeout)??;
 
     // The request line names the path only (a URL with the host is for a
-    // proxy); the `Host` header names what was cleared.
-    let authority = request
-        .uri()
-        .authority()
-        .map(|a| a.as_str().to_owned())
-        .ok_or(Error::HttpRequestUriInvalid)?;
+    // proxy); the `Host` header names what was cleared, in its canonical
+    // form (`0x7f.1` is sent as `127.0.0.1`), so the server reads the host
+    // the grant matched and nothing spelt to look like another.
     let path = request
         .uri()
         .path_and_query()
         .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
     *request.uri_mut() = path.parse().map_err(|_| Error::HttpRequestUriInvalid)?;
-    request.headers_mut().insert(
-        http::header::HOST,
-        authority
-            .parse()
-            .map_err(|_| Error::HttpRequestUriInvalid)?,
-    );
+    let host = host_header(&cleared.destination)
+        .parse()
+        .map_err(|_| Error::HttpRequestUriInvalid)?;
+    request.headers_mut().insert(http::header::HOST, host);
 
     let first_byte_by = Instant::now() + bound(options.and_then(|o| o.first_byte_timeout));
     let exchange = async {
@@ -179,6 +175,16 @@ pub(crate) async fn send(
         address,
         connection,
     })
+}
+
+/// `host[:port]` of `to`, the port left out when it is the scheme's own.
+fn host_header(to: &super::grant::Destination) -> String {
+    let default = matches!((to.scheme, to.port), ("https", 443) | ("http", 80));
+    if default {
+        to.host.to_string()
+    } else {
+        format!("{}:{}", to.host, to.port)
+    }
 }
 
 /// Connects to the first of `addresses` that answers by `by`.
