@@ -56,6 +56,23 @@ impl fmt::Display for GrantOrigin {
 }
 
 impl GrantOrigin {
+    /// A grant written at `line` of `section` in a config file of `kind`.
+    pub(super) fn in_file(kind: FileKind, file: &Path, line: usize, section: String) -> Self {
+        let file = file.to_path_buf();
+        match kind {
+            FileKind::User => GrantOrigin::UserConfig {
+                file,
+                line,
+                section,
+            },
+            FileKind::Workspace => GrantOrigin::WorkspaceConfig {
+                file,
+                line,
+                section,
+            },
+        }
+    }
+
     /// Whether the user wrote this grant themselves, so it may reach outside
     /// the workspace and lift the protection of a path it names.
     pub(super) fn is_users_own(&self) -> bool {
@@ -112,21 +129,9 @@ pub(super) fn from_file(
         .flatten()
         .map(|path| {
             let line = line_of(text, path.span().start);
-            let (file, section) = (file.to_path_buf(), section.clone());
             GrantSpec {
                 path: path.get_ref().clone(),
-                origin: match kind {
-                    FileKind::User => GrantOrigin::UserConfig {
-                        file,
-                        line,
-                        section,
-                    },
-                    FileKind::Workspace => GrantOrigin::WorkspaceConfig {
-                        file,
-                        line,
-                        section,
-                    },
-                },
+                origin: GrantOrigin::in_file(kind, file, line, section.clone()),
                 access,
                 tool: tool.map(str::to_string),
             }

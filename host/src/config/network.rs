@@ -62,21 +62,9 @@ pub(super) fn from_source(source: &Source, tool: Option<&str>) -> Vec<NetSpec> {
             .flatten()
             .map(|text| {
                 let line = line_of(&source.text, text.span().start);
-                let (file, section) = (source.path.clone(), section.clone());
                 NetSpec {
                     text: text.get_ref().clone(),
-                    origin: match source.kind {
-                        FileKind::User => GrantOrigin::UserConfig {
-                            file,
-                            line,
-                            section,
-                        },
-                        FileKind::Workspace => GrantOrigin::WorkspaceConfig {
-                            file,
-                            line,
-                            section,
-                        },
-                    },
+                    origin: GrantOrigin::in_file(source.kind, &source.path, line, section.clone()),
                     tool: tool.map(str::to_string),
                 }
             })
