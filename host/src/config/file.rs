@@ -171,6 +171,9 @@ pub(crate) struct LimitsSection {
     pub(crate) memory_mib: Option<Spanned<u64>>,
     pub(crate) output_kib: Option<Spanned<u64>>,
     pub(crate) write_mib: Option<Spanned<u64>>,
+    pub(crate) net_mib: Option<Spanned<u64>>,
+    pub(crate) net_requests: Option<Spanned<u64>>,
+    pub(crate) net_connections: Option<Spanned<u64>>,
     /// Only in `[limits]`: MiB a plugin file may have (not per tool).
     pub(crate) plugin_file_mib: Option<Spanned<u64>>,
 }

@@ -37,15 +37,21 @@ enum Key {
     MemoryMib,
     OutputKib,
     WriteMib,
+    NetMib,
+    NetRequests,
+    NetConnections,
 }
 
 impl Key {
-    const ALL: [Key; 5] = [
+    const ALL: [Key; 8] = [
         Key::Fuel,
         Key::TimeoutMs,
         Key::MemoryMib,
         Key::OutputKib,
         Key::WriteMib,
+        Key::NetMib,
+        Key::NetRequests,
+        Key::NetConnections,
     ];
 
     fn name(self) -> &'static str {
@@ -55,6 +61,9 @@ impl Key {
             Key::MemoryMib => "memory_mib",
             Key::OutputKib => "output_kib",
             Key::WriteMib => "write_mib",
+            Key::NetMib => "net_mib",
+            Key::NetRequests => "net_requests",
+            Key::NetConnections => "net_connections",
         }
     }
 
@@ -65,6 +74,9 @@ impl Key {
             Key::MemoryMib => section.memory_mib.as_ref(),
             Key::OutputKib => section.output_kib.as_ref(),
             Key::WriteMib => section.write_mib.as_ref(),
+            Key::NetMib => section.net_mib.as_ref(),
+            Key::NetRequests => section.net_requests.as_ref(),
+            Key::NetConnections => section.net_connections.as_ref(),
         }
     }
 
@@ -72,8 +84,8 @@ impl Key {
     /// milliseconds, bytes).
     fn unit(self) -> u64 {
         match self {
-            Key::Fuel | Key::TimeoutMs => 1,
-            Key::MemoryMib | Key::WriteMib => 1 << 20,
+            Key::Fuel | Key::TimeoutMs | Key::NetRequests | Key::NetConnections => 1,
+            Key::MemoryMib | Key::WriteMib | Key::NetMib => 1 << 20,
             Key::OutputKib => 1 << 10,
         }
     }
@@ -86,6 +98,9 @@ impl Key {
             Key::MemoryMib => limits.memory,
             Key::OutputKib => u64::try_from(limits.output).unwrap_or(u64::MAX),
             Key::WriteMib => limits.write,
+            Key::NetMib => limits.net_bytes,
+            Key::NetRequests => limits.net_requests,
+            Key::NetConnections => limits.net_connections,
         }
     }
 
@@ -96,6 +111,9 @@ impl Key {
             Key::MemoryMib => limits.memory = value,
             Key::OutputKib => limits.output = usize::try_from(value).unwrap_or(usize::MAX),
             Key::WriteMib => limits.write = value,
+            Key::NetMib => limits.net_bytes = value,
+            Key::NetRequests => limits.net_requests = value,
+            Key::NetConnections => limits.net_connections = value,
         }
     }
 }

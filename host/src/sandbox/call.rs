@@ -207,7 +207,7 @@ pub(crate) async fn run<E: Export>(
             };
         }
     };
-    let (network, account) = NetworkPolicy::for_call(network, deadline);
+    let (network, account) = NetworkPolicy::for_call(network, deadline, limits);
     let state = State {
         wasi,
         dirs,

@@ -28,6 +28,12 @@ pub struct Limits {
     /// Bytes the call may write to files (a file grown with `set-size`
     /// counts as written). Default 256 MiB.
     pub write: u64,
+    /// Bytes of network responses the call may read. Default 16 MiB.
+    pub net_bytes: u64,
+    /// Network requests the call may make, refused ones too. Default 64.
+    pub net_requests: u64,
+    /// Network connections the call may have open at once. Default 8.
+    pub net_connections: u64,
 }
 
 impl Default for Limits {
@@ -38,6 +44,9 @@ impl Default for Limits {
             memory: 256 << 20,
             output: 1 << 20,
             write: 256 << 20,
+            net_bytes: 16 << 20,
+            net_requests: 64,
+            net_connections: 8,
         }
     }
 }

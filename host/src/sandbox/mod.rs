@@ -32,10 +32,7 @@ use tokio_util::sync::CancellationToken;
 pub use cache::CacheStatus;
 pub use call::{CAPTURE_LIMIT, CallStats, Captured, ProgressSink};
 pub use capabilities::filesystem::{Denial, Held};
-pub use capabilities::network::account::{
-    MAX_CONNECTIONS, MAX_REQUEST_BYTES, MAX_REQUESTS, MAX_RESPONSE_BYTES, NetDenial, NetRefusal,
-    NetRequest,
-};
+pub use capabilities::network::account::{MAX_REQUEST_BYTES, NetDenial, NetRefusal, NetRequest};
 pub use capabilities::network::credentials::Credential;
 pub use capabilities::network::grant::{Destination, GrantError, NetGrant};
 pub use capabilities::protect::{Hit, ProtectedPath, Protection};

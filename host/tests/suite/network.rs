@@ -361,6 +361,41 @@ fn one_call_is_bounded_in_bytes_requests_and_connections() {
     );
     let sent = server.seen().iter().filter(|s| s.target == "/n").count();
     assert_eq!(sent, 64, "requests that reached the server");
+    // The budgets are limits: a repository's file may lower them.
+    ws.write(
+        "toolhost.toml",
+        format!("[tools.{TOOL}.limits]\nnet_requests = 3\nnet_mib = 1\n"),
+    );
+    assert_text(
+        &refusal(&ws, &grants, &many),
+        &format!(
+            "error: `{TOOL}` tried more than 3 requests in one call and was refused the rest \
+             (the last was `GET http://127.0.0.1:{port}/n`). Ask for less in one call.\n"
+        ),
+    );
+    assert_text(
+        &refusal(&ws, &grants, &get(&endless)),
+        &format!(
+            "error: `{TOOL}` read more than 1 MiB of responses in one call and was cut off at \
+             `GET {endless}`. Ask for a smaller part of it (a page, a range) in one call.\n"
+        ),
+    );
+    // ... and may not raise them: the value is clamped, with a warning.
+    ws.write(
+        "toolhost.toml",
+        format!("[tools.{TOOL}.limits]\nnet_requests = 1000\n"),
+    );
+    let raised = refusal(&ws, &grants, &many);
+    assert!(
+        raised.starts_with("warning: ")
+            && raised.contains("net_requests")
+            && raised.ends_with(&format!(
+                "error: `{TOOL}` tried more than 64 requests in one call and was refused the rest \
+                 (the last was `GET http://127.0.0.1:{port}/n`). Ask for less in one call.\n"
+            )),
+        "{raised}"
+    );
+    std::fs::remove_file(ws.path().join("toolhost.toml")).expect("remove");
 
     // Responses whose bodies are still coming hold their connections open.
     let hold = |n: u64| {
@@ -646,13 +681,17 @@ fn a_repositorys_toolhost_toml_may_not_give_tools_the_network() {
     let listed =
         stdout_of(toolhost(&ws).args(["--allow-net", &format!("{TOOL}=https://docs.rs"), "tools"]));
     assert!(
-        listed.contains("\n    network: https://docs.rs\n"),
+        listed.contains(
+            "\n    network: https://docs.rs (64 requests, 8 connections at once, 16 MiB of responses a call)\n"
+        ),
         "{listed}"
     );
     stdout_of(ws.toolhost().arg("trust"));
     let listed = stdout_of(toolhost(&ws).arg("tools"));
     assert!(
-        listed.contains("\n    network: https://docs.rs\n"),
+        listed.contains(
+            "\n    network: https://docs.rs (64 requests, 8 connections at once, 16 MiB of responses a call)\n"
+        ),
         "{listed}"
     );
 

@@ -223,6 +223,10 @@ fn limits_json(
         "memory_bytes": memory_mib.saturating_mul(1 << 20),
         "write_bytes": write_mib.saturating_mul(1 << 20),
         "output_bytes": output_kib.saturating_mul(1 << 10),
+        // The network budgets at their defaults (`network.rs` lowers them).
+        "net_bytes": 16 << 20,
+        "net_requests": 64,
+        "net_connections": 8,
     })
 }
 
@@ -434,7 +438,7 @@ fn your_own_config_may_set_any_limit_without_breaking_a_call() {
         ws.user_config().join("config.toml"),
         format!(
             "[limits]\nfuel = {MAX}\ntimeout_ms = {MAX}\nmemory_mib = {MAX}\nwrite_mib = {MAX}\n\
-             output_kib = {MAX}\n"
+             output_kib = {MAX}\nnet_mib = {MAX}\nnet_requests = {MAX}\nnet_connections = {MAX}\n"
         ),
     )
     .expect("user config");
@@ -449,6 +453,9 @@ fn your_own_config_may_set_any_limit_without_breaking_a_call() {
             "memory_bytes": MAX,
             "write_bytes": MAX,
             "output_bytes": MAX,
+            "net_bytes": MAX,
+            "net_requests": MAX,
+            "net_connections": MAX,
         })
     );
     // The deadline of 584 million years does not overflow the clock.

@@ -459,9 +459,16 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
         )?;
         if !tool.policy.net.is_empty() {
             let net: Vec<&str> = tool.policy.net.iter().map(|g| g.as_str()).collect();
+            let limits = &tool.policy.limits;
             put_line(
                 &mut out,
-                format_args!("    network: {}", one_line(&net.join(", "))),
+                format_args!(
+                    "    network: {} ({} requests, {} connections at once, {} MiB of responses a call)",
+                    one_line(&net.join(", ")),
+                    limits.net_requests,
+                    limits.net_connections,
+                    limits.net_bytes.div_ceil(1 << 20)
+                ),
             )?;
         }
         put_line(
@@ -540,6 +547,9 @@ fn tool_json(tool: &Tool, tier: Tier) -> serde_json::Value {
             "memory_bytes": limits.memory,
             "output_bytes": limits.output,
             "write_bytes": limits.write,
+            "net_bytes": limits.net_bytes,
+            "net_requests": limits.net_requests,
+            "net_connections": limits.net_connections,
         },
         "input_schema": tool.input_schema,
         "output_schema": tool.output_schema,

@@ -8,7 +8,7 @@
 //! still has open, wherever wasmtime keeps the response.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -16,14 +16,29 @@ use tokio_util::sync::CancellationToken;
 
 use super::grant::NetGrant;
 
-/// Requests one call may make (refused ones count too).
-pub const MAX_REQUESTS: u32 = 64;
-/// Connections one call may have open at once.
-pub const MAX_CONNECTIONS: u32 = 8;
-/// Bytes of response bodies one call may read, over all its requests.
-pub const MAX_RESPONSE_BYTES: u64 = 16 << 20;
 /// Bytes of one request's body.
 pub const MAX_REQUEST_BYTES: u64 = 16 << 20;
+
+/// What one call's requests may spend together: the `net_*` limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NetBudget {
+    /// Requests, refused ones too.
+    pub(crate) requests: u64,
+    /// Connections open at once (a lookup in flight holds one).
+    pub(crate) connections: u64,
+    /// Bytes of response bodies, over all requests.
+    pub(crate) response_bytes: u64,
+}
+
+impl NetBudget {
+    pub(crate) fn of(limits: &crate::sandbox::Limits) -> NetBudget {
+        NetBudget {
+            requests: limits.net_requests,
+            connections: limits.net_connections,
+            response_bytes: limits.net_bytes,
+        }
+    }
+}
 
 /// One request as the call's record keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -61,11 +76,11 @@ pub enum NetRefusal {
     Private { address: std::net::IpAddr },
     /// Not a URL toolhost sends (a user name in it, another scheme).
     Malformed(String),
-    /// The call made [`MAX_REQUESTS`] requests already.
-    Requests { limit: u32 },
-    /// The call had [`MAX_CONNECTIONS`] connections open.
-    Connections { limit: u32 },
-    /// The call read [`MAX_RESPONSE_BYTES`] of responses.
+    /// The call made its `net_requests` requests already.
+    Requests { limit: u64 },
+    /// The call had its `net_connections` connections open.
+    Connections { limit: u64 },
+    /// The call read its `net_mib` of responses.
     ResponseBytes { limit: u64 },
     /// The request's body was over [`MAX_REQUEST_BYTES`].
     RequestBytes { limit: u64 },
@@ -85,8 +100,9 @@ pub struct NetDenial {
 /// One call's network budget and record.
 pub(crate) struct NetAccount {
     grants: Arc<[NetGrant]>,
-    requests: AtomicU32,
-    open: Arc<AtomicU32>,
+    budget: NetBudget,
+    requests: AtomicU64,
+    open: Arc<AtomicU64>,
     response_bytes: AtomicU64,
     log: Mutex<Vec<NetRequest>>,
     denial: Mutex<Option<NetDenial>>,
@@ -94,7 +110,7 @@ pub(crate) struct NetAccount {
 }
 
 /// An open connection, counted until dropped.
-pub(crate) struct Connection(Arc<AtomicU32>);
+pub(crate) struct Connection(Arc<AtomicU64>);
 
 impl Drop for Connection {
     fn drop(&mut self) {
@@ -107,11 +123,12 @@ impl Drop for Connection {
 pub(crate) struct Entry(usize);
 
 impl NetAccount {
-    pub(crate) fn new(grants: Arc<[NetGrant]>) -> NetAccount {
+    pub(crate) fn new(grants: Arc<[NetGrant]>, budget: NetBudget) -> NetAccount {
         NetAccount {
             grants,
-            requests: AtomicU32::new(0),
-            open: Arc::new(AtomicU32::new(0)),
+            budget,
+            requests: AtomicU64::new(0),
+            open: Arc::new(AtomicU64::new(0)),
             response_bytes: AtomicU64::new(0),
             log: Mutex::new(Vec::new()),
             denial: Mutex::new(None),
@@ -124,7 +141,7 @@ impl NetAccount {
     }
 
     /// Counts a new request and records it: `Err` when the call has made
-    /// its [`MAX_REQUESTS`] (the request is then refused, and only the
+    /// its budget of requests (the request is then refused, and only the
     /// first such is recorded: the log stays bounded).
     pub(crate) fn begin(&self, method: &str, url: &str) -> Result<Entry, NetRefusal> {
         let made = self
@@ -132,11 +149,10 @@ impl NetAccount {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 Some(n.saturating_add(1))
             })
-            .unwrap_or(u32::MAX);
-        let refusal = NetRefusal::Requests {
-            limit: MAX_REQUESTS,
-        };
-        if made > MAX_REQUESTS {
+            .unwrap_or(u64::MAX);
+        let limit = self.budget.requests;
+        let refusal = NetRefusal::Requests { limit };
+        if made > limit {
             return Err(refusal);
         }
         let mut log = lock(&self.log);
@@ -152,7 +168,7 @@ impl NetAccount {
         });
         let entry = Entry(log.len() - 1);
         drop(log);
-        if made == MAX_REQUESTS {
+        if made == limit {
             self.refuse(entry, refusal.clone());
             return Err(refusal);
         }
@@ -193,26 +209,25 @@ impl NetAccount {
     }
 
     /// Opens a connection for the count, or refuses the request when the
-    /// call has [`MAX_CONNECTIONS`] open.
+    /// call has its budget of connections open.
     pub(crate) fn connection(&self) -> Result<Connection, NetRefusal> {
         let open = self.open.fetch_add(1, Ordering::AcqRel);
         let connection = Connection(Arc::clone(&self.open));
-        if open >= MAX_CONNECTIONS {
+        if open >= self.budget.connections {
             return Err(NetRefusal::Connections {
-                limit: MAX_CONNECTIONS,
+                limit: self.budget.connections,
             });
         }
         Ok(connection)
     }
 
-    /// Counts `bytes` more of response bodies: `Err` past
-    /// [`MAX_RESPONSE_BYTES`].
+    /// Counts `bytes` more of response bodies: `Err` past the budget.
     pub(crate) fn read(&self, entry: Entry, bytes: u64) -> Result<(), NetRefusal> {
         let before = self.response_bytes.fetch_add(bytes, Ordering::AcqRel);
         self.with(entry, |request| request.bytes += bytes);
-        if before + bytes > MAX_RESPONSE_BYTES {
+        if before.saturating_add(bytes) > self.budget.response_bytes {
             return Err(NetRefusal::ResponseBytes {
-                limit: MAX_RESPONSE_BYTES,
+                limit: self.budget.response_bytes,
             });
         }
         Ok(())
@@ -304,9 +319,18 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 mod tests {
     use super::*;
 
+    const BUDGET: NetBudget = NetBudget {
+        requests: 64,
+        connections: 8,
+        response_bytes: 16 << 20,
+    };
+    const MAX_REQUESTS: u64 = BUDGET.requests;
+    const MAX_CONNECTIONS: u64 = BUDGET.connections;
+    const MAX_RESPONSE_BYTES: u64 = BUDGET.response_bytes;
+
     #[test]
     fn requests_past_the_budget_are_refused_and_logged_once() {
-        let account = NetAccount::new(Arc::from(Vec::new()));
+        let account = NetAccount::new(Arc::from(Vec::new()), BUDGET);
         for _ in 0..MAX_REQUESTS {
             account
                 .begin("GET", "http://a.test/")
@@ -334,7 +358,7 @@ mod tests {
 
     #[test]
     fn connections_are_counted_until_dropped() {
-        let account = NetAccount::new(Arc::from(Vec::new()));
+        let account = NetAccount::new(Arc::from(Vec::new()), BUDGET);
         let open: Vec<Connection> = (0..MAX_CONNECTIONS)
             .map(|_| account.connection().expect("within budget"))
             .collect();
@@ -345,7 +369,7 @@ mod tests {
 
     #[test]
     fn response_bytes_are_counted_over_every_request() {
-        let account = NetAccount::new(Arc::from(Vec::new()));
+        let account = NetAccount::new(Arc::from(Vec::new()), BUDGET);
         let first = account.begin("GET", "http://a.test/").expect("first");
         let second = account.begin("GET", "http://b.test/").expect("second");
         assert!(account.read(first, MAX_RESPONSE_BYTES - 10).is_ok());

@@ -58,10 +58,16 @@ pub(crate) struct NetworkPolicy {
 }
 
 impl NetworkPolicy {
-    /// The hooks of a call under `access` that ends at `deadline`, and the
-    /// account to close when it ends.
-    pub(crate) fn for_call(access: &NetAccess, deadline: Instant) -> (Self, Arc<NetAccount>) {
-        let account = Arc::new(NetAccount::new(Arc::clone(&access.grants)));
+    /// The hooks of a call under `access` that ends at `deadline` and
+    /// spends at most its `net_*` limits, and the account to close when it
+    /// ends.
+    pub(crate) fn for_call(
+        access: &NetAccess,
+        deadline: Instant,
+        limits: &crate::sandbox::Limits,
+    ) -> (Self, Arc<NetAccount>) {
+        let budget = account::NetBudget::of(limits);
+        let account = Arc::new(NetAccount::new(Arc::clone(&access.grants), budget));
         (
             NetworkPolicy {
                 tls: Arc::clone(&access.tls),
