@@ -49,7 +49,8 @@ pub(crate) struct NetAccess {
 }
 
 /// One call's `wasi:http` hooks: the tool's access, the call's account
-/// and its deadline.
+/// and its deadline. Cheap to clone: each request's task takes a copy.
+#[derive(Clone)]
 pub(crate) struct NetworkPolicy {
     tls: Arc<Tls>,
     credentials: Arc<[Credential]>,
@@ -96,17 +97,7 @@ impl WasiHttpHooks for NetworkPolicy {
         options: Option<RequestOptions>,
         _fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> ResponseFuture {
-        let account = Arc::clone(&self.account);
-        let tls = Arc::clone(&self.tls);
-        let credentials = Arc::clone(&self.credentials);
-        let deadline = self.deadline;
-        Box::new(send_checked(
-            request,
-            options,
-            account,
-            (tls, credentials),
-            deadline,
-        ))
+        Box::new(send_checked(request, options, self.clone()))
     }
 }
 
@@ -115,13 +106,17 @@ impl WasiHttpHooks for NetworkPolicy {
 async fn send_checked(
     mut request: http::Request<WasiBody>,
     options: Option<RequestOptions>,
-    account: Arc<NetAccount>,
-    (tls, credentials): (Arc<Tls>, Arc<[Credential]>),
-    deadline: Instant,
+    policy: NetworkPolicy,
 ) -> wasmtime_wasi_http::Result<(
     http::Response<WasiBody>,
     Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
 )> {
+    let NetworkPolicy {
+        tls,
+        credentials,
+        account,
+        deadline,
+    } = policy;
     let method = request.method().to_string();
     let url = without_query(request.uri());
     let entry = account
