@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, protected_sentence};
 
 /// The system prompt used when the user gives none: the workspace, the tools
 /// and each tool's directories.
@@ -20,31 +20,10 @@ pub fn default_system_prompt(sandbox: &Sandbox) -> String {
         sandbox.workspace().display()
     );
     for tool in sandbox.tools() {
-        let _ = writeln!(prompt, "- {}", tool.reach());
+        let _ = writeln!(prompt, "- {}", tool.reach().line());
     }
-    let protected = sandbox.protected();
-    if !protected.is_empty() {
-        let quoted = |any_depth: bool| -> Vec<String> {
-            protected
-                .iter()
-                .filter(|p| p.at_any_depth == any_depth)
-                .map(|p| format!("`{}`", p.relative))
-                .collect()
-        };
-        let (exact, named) = (quoted(false), quoted(true));
-        let mut parts = Vec::new();
-        if !exact.is_empty() {
-            parts.push(exact.join(", "));
-        }
-        if !named.is_empty() {
-            parts.push(format!("anything named {} at any depth", named.join(", ")));
-        }
-        let _ = write!(
-            prompt,
-            "\nNo tool may change these paths, even inside a directory it may write: {}. \
-             Read them if you need to, but make your changes elsewhere.\n",
-            parts.join(", and ")
-        );
+    if let Some(sentence) = protected_sentence(&sandbox.protected()) {
+        let _ = writeln!(prompt, "\n{sentence}");
     }
     prompt
 }

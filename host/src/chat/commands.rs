@@ -255,24 +255,7 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
         self.tools
             .iter()
             .map(|tool| {
-                let mut line = format!("{}", one_line(&tool.name));
-                if tool.read_only {
-                    line.push_str(" (read-only)");
-                }
-                let reads: Vec<&str> = tool.grants.iter().map(|g| g.path.as_str()).collect();
-                let writes: Vec<&str> = tool
-                    .grants
-                    .iter()
-                    .filter(|g| g.access == "read-write")
-                    .map(|g| g.path.as_str())
-                    .collect();
-                let _ = write!(line, ": reads {}", one_line(&reads.join(", ")));
-                if !writes.is_empty() {
-                    let _ = write!(line, "; writes {}", one_line(&writes.join(", ")));
-                }
-                if !tool.net.is_empty() {
-                    let _ = write!(line, "; reaches {}", one_line(&tool.net.join(", ")));
-                }
+                let mut line = one_line(&tool.reach().line()).into_owned();
                 let limits = &tool.limits;
                 let _ = write!(
                     line,

@@ -107,7 +107,7 @@ pub(super) fn instructions(sandbox: &Sandbox) -> String {
         sandbox.workspace().display()
     );
     for tool in sandbox.tools() {
-        let _ = writeln!(text, "- {}", tool.reach());
+        let _ = writeln!(text, "- {}", tool.reach().line());
     }
     text
 }

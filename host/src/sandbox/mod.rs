@@ -42,6 +42,7 @@ pub use input_schema::MAX_EXPANDED as MAX_SCHEMA_EXPANSION;
 pub use limits::{DEFAULT_PLUGIN_FILE_LIMIT, Limits};
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, LoadEvent, LoadNotice, PluginOrigin, is_standard_tool, is_tool_name};
+pub use reach::{Reach, protected_sentence};
 pub use tiers::{DEFAULT_BASELINE_MIN_BYTES, Unfinished, compile_optimized};
 pub use typed::{TypedConfig, TypedToolConfig};
 

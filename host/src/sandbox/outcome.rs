@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::Reach;
 use super::capabilities::filesystem::{Denial, Held};
 use super::capabilities::network::{self, account::NetDenial};
 use super::capabilities::{Access, Grant};
@@ -223,17 +224,17 @@ impl ToolFault {
 
 fn denied_text(tool: &str, path: &str, access: Access, grants: &[Grant]) -> String {
     let verb = access.verb();
-    let usable: Vec<&Grant> = grants.iter().filter(|g| g.access.allows(access)).collect();
-    if usable.is_empty() {
+    let reach = Reach::of_dirs(tool, grants);
+    if !reach.may(access) {
         return format!(
             "error: access denied: `{tool}` may not {verb} `{path}`: it has no {verb} access to any directory. \
              Only the user can grant it (in toolhost.toml or with --allow-{verb} {tool}=DIR)."
         );
     }
-    let list = grants_list(usable.into_iter());
     format!(
         "error: access denied: `{tool}` may not {verb} `{path}`: it is outside the directories this tool may \
-         {verb}: {list}. Use a path inside one of them."
+         {verb}: {}. Use a path inside one of them.",
+        reach.dir_list(access)
     )
 }
 
@@ -278,14 +279,6 @@ fn fs_denied_text(tool: &str, denial: &Denial) -> String {
     }
 }
 
-/// "`.` (read-only), `out` (read-write)".
-fn grants_list<'a>(grants: impl Iterator<Item = &'a Grant>) -> String {
-    grants
-        .map(|g| format!("`{}` ({})", g.guest_path, g.access.grant_label()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// A guest's own failure text, plus the tool's directories when the text
 /// carries an OS error: inside the sandbox a path outside the grants fails
 /// as a bare "No such file or directory" or "Operation not permitted", and
@@ -299,7 +292,7 @@ pub(crate) fn failed_with_grants_hint(tool: &str, message: String, grants: &[Gra
     }
     format!(
         "{message}\n(`{tool}` may use only these directories: {}; paths outside them fail as not found or not permitted)",
-        grants_list(grants.iter())
+        Reach::of_dirs(tool, grants).dir_list(Access::Read)
     )
 }
 

@@ -170,26 +170,21 @@ impl ToolInfo {
     /// What the session file records of a loaded tool.
     pub fn of(tool: &crate::sandbox::Tool) -> ToolInfo {
         let limits = &tool.policy.limits;
+        let reach = tool.reach();
         ToolInfo {
             name: tool.name.clone(),
             plugin: tool.plugin.to_string(),
             plugin_sha256: tool.plugin_sha256.clone(),
             read_only: tool.read_only,
-            grants: tool
-                .policy
-                .grants
+            grants: reach
+                .dirs
                 .iter()
-                .map(|grant| GrantInfo {
-                    path: grant.guest_path.clone(),
-                    access: grant.access.grant_label().into(),
+                .map(|(path, access)| GrantInfo {
+                    path: (*path).to_owned(),
+                    access: access.grant_label().into(),
                 })
                 .collect(),
-            net: tool
-                .policy
-                .net
-                .iter()
-                .map(|g| g.as_str().to_owned())
-                .collect(),
+            net: reach.hosts.iter().map(|h| (*h).to_owned()).collect(),
             limits: LimitsInfo {
                 fuel: limits.fuel,
                 timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
@@ -197,6 +192,32 @@ impl ToolInfo {
                 output_bytes: limits.output as u64,
                 write_bytes: limits.write,
             },
+        }
+    }
+}
+
+impl ToolInfo {
+    /// What the recorded tool could reach, described as a loaded one is
+    /// (chat's `/tools` reads it from the session). An access label this
+    /// version does not know reads as the narrower `read-only`.
+    pub fn reach(&self) -> crate::sandbox::Reach<'_> {
+        use crate::sandbox::Access;
+        crate::sandbox::Reach {
+            tool: &self.name,
+            read_only: self.read_only,
+            dirs: self
+                .grants
+                .iter()
+                .map(|g| {
+                    let access = if g.access == Access::Write.grant_label() {
+                        Access::Write
+                    } else {
+                        Access::Read
+                    };
+                    (g.path.as_str(), access)
+                })
+                .collect(),
+            hosts: self.net.iter().map(String::as_str).collect(),
         }
     }
 }
@@ -346,6 +367,40 @@ pub(super) fn now() -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_recorded_tool_describes_its_reach_as_a_loaded_one_does() {
+        let grant = |path: &str, access: &str| GrantInfo {
+            path: path.into(),
+            access: access.into(),
+        };
+        let tool = ToolInfo {
+            name: "w".into(),
+            plugin: "builtin:write_file".into(),
+            plugin_sha256: String::new(),
+            read_only: false,
+            grants: vec![grant(".", "read-only"), grant("out", "read-write")],
+            net: vec!["https://docs.rs".into()],
+            limits: LimitsInfo {
+                fuel: 1,
+                timeout_ms: 1,
+                memory_bytes: 1,
+                output_bytes: 1,
+                write_bytes: 1,
+            },
+        };
+        assert_eq!(
+            tool.reach().line(),
+            "w: reads ., out; writes out; reaches https://docs.rs"
+        );
+        // A label from a later version reads as the narrower access.
+        let future = ToolInfo {
+            grants: vec![grant("x", "append-only")],
+            net: vec![],
+            ..tool
+        };
+        assert_eq!(future.reach().line(), "w: reads x; writes nothing");
+    }
 
     #[test]
     fn unknown_types_are_skipped_not_errors() {

@@ -26,7 +26,7 @@ use super::exit::Ended;
 use super::run::OutputFormat;
 use crate::agent::{AgentEvent, EventSink, Message, StopRecord};
 use crate::provider::prices::Prices;
-use crate::sandbox::{CallReport, Grant, Limits, LoadEvent, Sandbox, Tier, Tool, ToolOutcome};
+use crate::sandbox::{CallReport, Limits, LoadEvent, Sandbox, Tier, Tool, ToolOutcome};
 use crate::terminal::{self, one_line, short};
 use crate::transcript::show::{self, Summary};
 use crate::transcript::{SessionFile, SessionWriter, TranscriptError};
@@ -439,13 +439,9 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
             &mut out,
             format_args!("    {}", one_line(first_sentence(&tool.description))),
         )?;
+        let reach = tool.reach();
         // A tool that writes with nothing to write to: say how to grant it.
-        let writable = tool
-            .policy
-            .grants
-            .iter()
-            .any(|g| g.access == crate::sandbox::Access::Write);
-        let hint = if tool.read_only || writable {
+        let hint = if tool.read_only || reach.may(crate::sandbox::Access::Write) {
             String::new()
         } else {
             format!(
@@ -455,16 +451,15 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
         };
         put_line(
             &mut out,
-            format_args!("    grants: {}{hint}", grants_text(&tool.policy.grants)),
+            format_args!("    grants: {}{hint}", one_line(&reach.dirs_plain())),
         )?;
-        if !tool.policy.net.is_empty() {
-            let net: Vec<&str> = tool.policy.net.iter().map(|g| g.as_str()).collect();
+        if !reach.hosts.is_empty() {
             let limits = &tool.policy.limits;
             put_line(
                 &mut out,
                 format_args!(
                     "    network: {} ({} requests, {} connections at once, {} MiB of responses a call)",
-                    one_line(&net.join(", ")),
+                    one_line(&reach.hosts.join(", ")),
                     limits.net_requests,
                     limits.net_connections,
                     limits.net_bytes.div_ceil(1 << 20)
@@ -535,7 +530,7 @@ fn tool_json(tool: &Tool, tier: Tier) -> serde_json::Value {
         "compile_cache": tool.cache,
         "compiled": tier,
         "lifted": tool.policy.lifted,
-        "net": tool.policy.net.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
+        "net": tool.reach().hosts,
         "grants": tool.policy.grants.iter().map(|g| json!({
             "path": g.guest_path,
             "host_path": g.host_path,
@@ -696,17 +691,6 @@ fn mib_or_gib(bytes: u64) -> String {
     } else {
         format!("{} MiB", bytes.div_ceil(1 << 20))
     }
-}
-
-fn grants_text(grants: &[Grant]) -> String {
-    if grants.is_empty() {
-        return "none".into();
-    }
-    grants
-        .iter()
-        .map(|g| format!("{} ({})", one_line(&g.guest_path), g.access.grant_label()))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn limits_text(limits: &Limits) -> String {

@@ -6,7 +6,8 @@
 use url::Host;
 
 use super::account::{NetDenial, NetRefusal};
-use super::grant::{Destination, NetGrant};
+use super::grant::Destination;
+use crate::sandbox::Reach;
 
 /// The `isError` text for `denial` of a request `tool` made.
 pub(crate) fn model_text(tool: &str, denial: &NetDenial) -> String {
@@ -17,7 +18,7 @@ pub(crate) fn model_text(tool: &str, denial: &NetDenial) -> String {
         grants,
     } = denial;
     let request = format!("`{method} {url}`");
-    let reach = reach_sentence(grants);
+    let reach = Reach::of_hosts(tool, grants).host_sentence();
     let destination = Destination::of_url(url).ok();
     let flag = |origin: String| format!("`--allow-net {tool}={origin}`");
     match refusal {
@@ -84,23 +85,6 @@ pub(crate) fn model_text(tool: &str, denial: &NetDenial) -> String {
     }
 }
 
-/// "This tool may reach only `https://docs.rs`." or that it has no network.
-pub(crate) fn reach_sentence(grants: &[NetGrant]) -> String {
-    if grants.is_empty() {
-        return "This tool has no network access.".into();
-    }
-    format!("This tool may reach only {}.", grant_list(grants))
-}
-
-/// "`https://docs.rs`, `http://localhost:8080`".
-pub(crate) fn grant_list(grants: &[NetGrant]) -> String {
-    grants
-        .iter()
-        .map(|g| format!("`{g}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// `scheme://host[:port]` for a grant of `host` at `to`'s scheme and port;
 /// the port left out when it is the scheme's own.
 fn origin(to: &Destination, host: &Host<String>) -> String {
@@ -115,6 +99,7 @@ fn origin(to: &Destination, host: &Host<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::NetGrant;
 
     fn denial(url: &str, refusal: NetRefusal, grants: &[&str]) -> NetDenial {
         NetDenial {
