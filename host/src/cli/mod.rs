@@ -7,6 +7,7 @@ mod compact;
 pub mod exit;
 mod flags;
 mod headless;
+mod install;
 mod instructions;
 mod plugin_add;
 mod render;
@@ -222,6 +223,24 @@ enum PluginCommand {
         #[command(flatten)]
         sandbox: SandboxArgs,
     },
+    /// Build one of toolhost's code tools (`python`) with its pinned
+    /// toolchain and install it like `plugin add`.
+    ///
+    /// The toolchain comes from $TOOLHOST_PLUGIN_TOOLCHAINS when set, else
+    /// from the cache, where it is installed the first time (that needs
+    /// python3 and access to PyPI). The build is cached too: a second
+    /// install, in any workspace, takes seconds.
+    #[command(after_help = flags::add_environment())]
+    Install {
+        /// The tool to build.
+        #[arg(value_enum)]
+        tool: install::CodeTool,
+        /// Replace an installed plugin of the same file name.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
+    },
     /// Check that FILE is a loadable toolhost plugin and print its tools.
     #[command(after_help = flags::sandbox_environment())]
     Check {
@@ -300,6 +319,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
         }) => {
             let added = plugin_add::add(&before.then(sandbox), file, *force).await?;
             render::plugin_added(&added.installed, &added.tools, added.unchanged);
+            Ok(Ended::Done)
+        }
+        Command::Plugin(PluginCommand::Install {
+            tool,
+            force,
+            sandbox,
+        }) => {
+            let installed =
+                install::install(&before.then(sandbox), *tool, *force, &render::progress_note)
+                    .await?;
+            render::plugin_installed(&installed);
             Ok(Ended::Done)
         }
         Command::Plugin(PluginCommand::Check { file, load }) => {

@@ -24,7 +24,7 @@ pub(super) enum Lang {
 }
 
 /// The WIT every project gets, as toolhost was built with it.
-const WIT: &[(&str, &str)] = &[
+pub(super) const WIT: &[(&str, &str)] = &[
     ("wit/plugin.wit", include_str!("../../../wit/plugin.wit")),
     (
         "wit/deps/filesystem.wit",
@@ -38,7 +38,6 @@ const WIT: &[(&str, &str)] = &[
 ];
 
 /// The toolchain versions the READMEs pin: the ones CI builds with.
-const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
 const COMPONENTIZE_JS: &str = "@bytecodealliance/componentize-js@0.23.0";
 
 /// Writes the project for tool `name` into `dir` (default `./NAME`) and
@@ -123,7 +122,8 @@ fn readme(name: &str, lang: Lang) -> String {
         ),
         Lang::Python => (
             format!(
-                "python3 -m venv .venv && . .venv/bin/activate && pip install '{COMPONENTIZE_PY}'"
+                "python3 -m venv .venv && . .venv/bin/activate && pip install 'componentize-py=={}'",
+                super::install::COMPONENTIZE_PY
             ),
             "`raise Err(CallError_Failed(..))` is the tool's failure, which the model reads; any \
              other exception traps (a crash), so `call_tool` turns every exception into `failed`. \

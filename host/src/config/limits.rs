@@ -158,11 +158,19 @@ impl<'a> LimitChain<'a> {
     }
 
     /// `tool`'s limits: `defaults`, then each file's
-    /// `[tools.<tool>.limits]`.
+    /// `[tools.<tool>.limits]`. A tool with defaults of its own (a code
+    /// tool) starts from those instead, with each file's `[limits]` on top.
     pub(super) fn for_tool(&mut self, defaults: Limits, tool: &str) -> Result<Limits, ConfigError> {
         let ceiling = self.users_own(Some(tool))?;
-        let name = format!("[tools.{tool}.limits]");
         let mut limits = defaults;
+        let own = Limits::defaults_for(tool);
+        if own != Limits::default() {
+            limits = own;
+            for source in self.sources {
+                limits = self.apply(limits, source, &source.file.limits, "[limits]", &ceiling)?;
+            }
+        }
+        let name = format!("[tools.{tool}.limits]");
         for source in self.sources {
             if let Some(section) = source.file.tools.get(tool) {
                 if let Some(written) = &section.limits.plugin_file_mib {
@@ -249,15 +257,21 @@ impl<'a> LimitChain<'a> {
 
     /// The notices, in the order the sections were resolved, each
     /// section's by line.
+    /// A `[limits]` value clamped for every tool and again for a code
+    /// tool says so once.
     pub(super) fn into_notices(self) -> Vec<String> {
+        let mut seen = std::collections::HashSet::new();
         self.notices
+            .into_iter()
+            .filter(|n| seen.insert(n.clone()))
+            .collect()
     }
 
     /// What the user's own config and the defaults give (`tool`'s, or
     /// every tool's): the most an untrusted workspace file may set.
     fn users_own(&self, tool: Option<&str>) -> Result<Limits, ConfigError> {
         let users = || self.sources.iter().filter(|s| s.kind == FileKind::User);
-        let mut limits = Limits::default();
+        let mut limits = tool.map_or_else(Limits::default, Limits::defaults_for);
         for source in users() {
             limits = set_all(limits, source, &source.file.limits, "[limits]", None)?.0;
         }
@@ -546,6 +560,42 @@ mod tests {
              plugin_file_mib at line 2: the plugin file limit holds for every plugin, not one tool; \
              move it under [limits]"
         );
+    }
+
+    #[test]
+    fn code_tools_start_from_their_own_defaults_under_every_file() {
+        let fresh = chain(&[], false).for_tool(Limits::default(), "python").expect("ok");
+        assert_eq!(fresh, Limits::defaults_for("python"));
+        assert_eq!(fresh.fuel, 40_000_000_000);
+        assert_eq!(fresh.output, 256 << 10);
+        assert_eq!(fresh.memory, Limits::default().memory);
+
+        // The user's [limits] holds for code tools too, and their own
+        // section over it; an untrusted workspace may only lower, up to
+        // the code tool's own default.
+        let sources = [
+            source(FileKind::User, "[limits]
+output_kib = 512
+"),
+            source(
+                FileKind::Workspace,
+                "[limits]
+fuel = 90000000000
+[tools.python.limits]
+memory_mib = 64
+",
+            ),
+        ];
+        let mut limits = chain(&sources, false);
+        let defaults = limits.defaults().expect("ok");
+        let python = limits.for_tool(defaults, "python").expect("ok");
+        assert_eq!(python.output, 512 << 10);
+        assert_eq!(python.fuel, 40_000_000_000);
+        assert_eq!(python.memory, 64 << 20);
+        assert_eq!(defaults.fuel, Limits::default().fuel);
+        let notices = limits.into_notices();
+        assert_eq!(notices.len(), 2, "{notices:#?}");
+        assert!(notices[1].contains("so `fuel = 40000000000` applies"), "{}", notices[1]);
     }
 
     #[test]

@@ -337,6 +337,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         .chain(tool_write.keys().cloned())
         .chain(tool_net.keys().cloned())
         .chain(FILELESS_TOOLS.iter().map(|t| t.to_string()))
+        .chain(crate::sandbox::CODE_TOOLS.iter().map(|t| t.to_string()))
         .collect();
 
     let cache_dir = if inputs.no_cache {

@@ -315,11 +315,17 @@ fn classify_answer(
     grants: &[Grant],
     limits: &Limits,
 ) -> ToolOutcome {
-    match answer {
-        Ok(text) if text.len() > limits.output => ToolOutcome::Fault(ToolFault::OutputLimit {
-            bytes: text.len(),
+    // A failure's message is output too: the model reads it whole.
+    let len = match &answer {
+        Ok(text) | Err(CallError::Failed(text) | CallError::InvalidInput(text)) => text.len(),
+    };
+    if len > limits.output {
+        return ToolOutcome::Fault(ToolFault::OutputLimit {
+            bytes: len,
             limit: limits.output,
-        }),
+        });
+    }
+    match answer {
         Ok(text) => ToolOutcome::Ok(text),
         Err(CallError::InvalidInput(message)) => {
             ToolOutcome::Fault(ToolFault::InvalidInput(message))
@@ -424,5 +430,28 @@ mod tests {
             "wasm trap; its stderr ended with:\nthread '<unnamed>' panicked at src/lib.rs:3:5:\nboom"
         );
         assert_eq!(with_stderr("wasm trap".into(), b""), "wasm trap");
+    }
+
+    #[test]
+    fn a_failure_is_held_to_the_output_limit_like_a_result() {
+        let limits = Limits {
+            output: 8,
+            ..Limits::default()
+        };
+        let long = "x".repeat(9);
+        for answer in [
+            Ok(long.clone()),
+            Err(CallError::Failed(long.clone())),
+            Err(CallError::InvalidInput(long.clone())),
+        ] {
+            assert_eq!(
+                classify_answer(answer, "t", &[], &limits),
+                ToolOutcome::Fault(ToolFault::OutputLimit { bytes: 9, limit: 8 })
+            );
+        }
+        assert_eq!(
+            classify_answer(Err(CallError::Failed("12345678".into())), "t", &[], &limits),
+            ToolOutcome::Fault(ToolFault::Failed("12345678".into()))
+        );
     }
 }

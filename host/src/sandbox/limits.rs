@@ -51,6 +51,29 @@ impl Default for Limits {
     }
 }
 
+/// The tools that run the code the model writes (`toolhost plugin install
+/// python`): an interpreter in wasm runs about ten times slower than
+/// native, so they get more fuel (about ten seconds of interpreted work
+/// instead of three) under the same 30 s deadline, and print less (the
+/// model reads all of it).
+pub const CODE_TOOLS: &[&str] = &["python", "javascript"];
+
+impl Limits {
+    /// toolhost's own defaults for `tool`, before any config file: those
+    /// of [`CODE_TOOLS`] differ from every other tool's.
+    pub fn defaults_for(tool: &str) -> Limits {
+        if CODE_TOOLS.contains(&tool) {
+            Limits {
+                fuel: 40_000_000_000,
+                output: 256 << 10,
+                ..Limits::default()
+            }
+        } else {
+            Limits::default()
+        }
+    }
+}
+
 /// Bytes a plugin file may have: a bigger one is refused from its size,
 /// unread, since loading reads it whole. Default 512 MiB, over 25 times
 /// the biggest real plugins (12-20 MB Python and JavaScript components);

@@ -39,7 +39,7 @@ pub use capabilities::protect::{Hit, ProtectedPath, Protection};
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::{CONCURRENT_CALLS, Tier};
 pub use input_schema::MAX_EXPANDED as MAX_SCHEMA_EXPANSION;
-pub use limits::{DEFAULT_PLUGIN_FILE_LIMIT, Limits};
+pub use limits::{CODE_TOOLS, DEFAULT_PLUGIN_FILE_LIMIT, Limits};
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, LoadEvent, LoadNotice, PluginOrigin, is_standard_tool, is_tool_name};
 pub use reach::{Reach, protected_sentence};

@@ -284,7 +284,8 @@ fn fs_denied_text(tool: &str, denial: &Denial) -> String {
 /// as a bare "No such file or directory" or "Operation not permitted", and
 /// the model cannot tell that from a typo without this line.
 pub(crate) fn failed_with_grants_hint(tool: &str, message: String, grants: &[Grant]) -> String {
-    if !message.contains("(os error ") {
+    // Rust's io::Error says `(os error 44)`, Python's OSError `[Errno 44]`.
+    if !message.contains("(os error ") && !message.contains("[Errno ") {
         return message;
     }
     if grants.is_empty() {
@@ -607,6 +608,12 @@ mod tests {
             "open: not found (os error 44)\n(`t` has no access to any directory)"
         );
         assert_eq!(failed_with_grants_hint("t", "bad".into(), &grants), "bad");
+        // Python's OSError.
+        assert_eq!(
+            failed_with_grants_hint("py", "PermissionError: [Errno 63] x: 'a'".into(), &grants),
+            "PermissionError: [Errno 63] x: 'a'\n(`py` may use only these directories: `.` \
+             (read-only); paths outside them fail as not found or not permitted)"
+        );
     }
 
     #[test]

@@ -606,6 +606,24 @@ pub(super) fn plugin_added(installed: &Path, tools: &[String], unchanged: bool) 
     );
 }
 
+/// `toolhost plugin install TOOL`: what was installed, and whether the
+/// build came from the cache.
+pub(super) fn plugin_installed(installed: &super::install::Installed) {
+    let added = &installed.added;
+    plugin_added(&added.installed, &added.tools, added.unchanged);
+    let how = if installed.cached {
+        "the build was in the cache"
+    } else {
+        "built now; the next install takes it from the cache"
+    };
+    note(format_args!("{how} ({:.1} s in all)", installed.seconds));
+}
+
+/// A step of a long command, on stderr.
+pub(super) fn progress_note(line: &str) {
+    note(one_line(line));
+}
+
 /// `toolhost plugin check FILE`: the file's tools, or why it cannot load.
 pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<Ended> {
     let own: Vec<&Tool> = sandbox
