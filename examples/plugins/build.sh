@@ -15,6 +15,15 @@ if [ ! -x "$venv/bin/componentize-py" ]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'componentize-py==0.25.1'
+# The time zones `toolhost plugin install python` bundles for zoneinfo, where
+# it looks for them (host/src/cli/install/toolchain.rs pins the version), so
+# its tests need no registry.
+if [ ! -d target/tzdata-2025.2/tzdata/zoneinfo ]; then
+    rm -rf target/tzdata-2025.2.partial
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        --target target/tzdata-2025.2.partial 'tzdata==2025.2'
+    mv target/tzdata-2025.2.partial target/tzdata-2025.2
+fi
 "$venv/bin/componentize-py" --wit-path wit --world plugin componentize \
     --python-path examples/plugins/python app --output "$out/csv-summary.wasm" >/dev/null
 

@@ -564,7 +564,9 @@ mod tests {
 
     #[test]
     fn code_tools_start_from_their_own_defaults_under_every_file() {
-        let fresh = chain(&[], false).for_tool(Limits::default(), "python").expect("ok");
+        let fresh = chain(&[], false)
+            .for_tool(Limits::default(), "python")
+            .expect("ok");
         assert_eq!(fresh, Limits::defaults_for("python"));
         assert_eq!(fresh.fuel, 40_000_000_000);
         assert_eq!(fresh.output, 256 << 10);
@@ -574,9 +576,12 @@ mod tests {
         // section over it; an untrusted workspace may only lower, up to
         // the code tool's own default.
         let sources = [
-            source(FileKind::User, "[limits]
+            source(
+                FileKind::User,
+                "[limits]
 output_kib = 512
-"),
+",
+            ),
             source(
                 FileKind::Workspace,
                 "[limits]
@@ -595,7 +600,11 @@ memory_mib = 64
         assert_eq!(defaults.fuel, Limits::default().fuel);
         let notices = limits.into_notices();
         assert_eq!(notices.len(), 2, "{notices:#?}");
-        assert!(notices[1].contains("so `fuel = 40000000000` applies"), "{}", notices[1]);
+        assert!(
+            notices[1].contains("so `fuel = 40000000000` applies"),
+            "{}",
+            notices[1]
+        );
     }
 
     #[test]

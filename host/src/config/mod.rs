@@ -659,6 +659,8 @@ pub fn unknown_tool_warnings<'a>(
         .per_tool
         .keys()
         .filter(|name| !loaded.contains(name.as_str()))
+        // Known by name before they are installed.
+        .filter(|name| !crate::sandbox::CODE_TOOLS.contains(&name.as_str()))
         .map(|name| format!("the configuration names tool `{name}`, but no loaded plugin offers it; check the spelling"))
         .collect()
 }

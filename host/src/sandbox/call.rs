@@ -145,6 +145,9 @@ pub(crate) struct Run<T> {
     /// Every network request the run made, and the first the host refused.
     pub(crate) requests: Vec<NetRequest>,
     pub(crate) net_denial: Option<NetDenial>,
+    /// The memory or write limit the guest ran into, when the host refused
+    /// it and the guest went on (Python raises MemoryError).
+    pub(crate) limit_hit: Option<ToolFault>,
 }
 
 impl<T> Run<T> {
@@ -157,6 +160,7 @@ impl<T> Run<T> {
             denial: self.denial,
             requests: self.requests,
             net_denial: self.net_denial,
+            limit_hit: self.limit_hit,
         }
     }
 }
@@ -204,6 +208,7 @@ pub(crate) async fn run<E: Export>(
                 denial: None,
                 requests: Vec::new(),
                 net_denial: None,
+                limit_hit: None,
             };
         }
     };
@@ -245,18 +250,15 @@ pub(crate) async fn run<E: Export>(
     let state = store.data();
     let (stdout, out_dropped) = stdout.contents();
     let (stderr, err_dropped) = stderr.contents();
+    let hits = Hits {
+        memory: state.limiter.hit,
+        write: state.fs_guard.budget().hit(),
+        held: state.fs_guard.held_over(),
+    };
+    let limit_hit = limit_fault(&hits, limits);
     let result = match outcome {
         Ok(Ok(returned)) => Ok(returned),
-        Ok(Err(error)) => Err(classify(
-            &error,
-            Hits {
-                memory: state.limiter.hit,
-                write: state.fs_guard.budget().hit(),
-                held: state.fs_guard.held_over(),
-            },
-            limits,
-            &stderr,
-        )),
+        Ok(Err(error)) => Err(classify(&error, hits, limits, &stderr)),
         Err(fault) => Err(fault),
     };
     Run {
@@ -274,6 +276,7 @@ pub(crate) async fn run<E: Export>(
         denial: state.fs_guard.denial().cloned(),
         requests,
         net_denial,
+        limit_hit,
     }
 }
 
@@ -285,6 +288,7 @@ pub(crate) fn outcome_of(
     result: Result<Result<String, CallError>, ToolFault>,
     denial: Option<&Denial>,
     net_denial: Option<&NetDenial>,
+    limit_hit: Option<ToolFault>,
     tool: &str,
     grants: &[Grant],
     limits: &Limits,
@@ -299,9 +303,14 @@ pub(crate) fn outcome_of(
             ToolFault::Failed(_) | ToolFault::InvalidInput(_) | ToolFault::Trap { .. }
         )
     );
-    match (denial, net_denial) {
-        (Some(denial), _) if failed => ToolOutcome::Fault(ToolFault::FsDenied(denial.clone())),
-        (_, Some(denial)) if failed => ToolOutcome::Fault(ToolFault::NetDenied(denial.clone())),
+    // A guest that failed after a refused growth or write (Python's
+    // MemoryError, caught and reported as a failure) failed because of the
+    // limit: the model reads the limit's text, which says what to do.
+    let failed_after_limit = matches!(outcome, ToolOutcome::Fault(ToolFault::Failed(_)));
+    match (denial, net_denial, limit_hit) {
+        (Some(denial), _, _) if failed => ToolOutcome::Fault(ToolFault::FsDenied(denial.clone())),
+        (_, Some(denial), _) if failed => ToolOutcome::Fault(ToolFault::NetDenied(denial.clone())),
+        (_, _, Some(limit)) if failed_after_limit => ToolOutcome::Fault(limit),
         _ => outcome,
     }
 }
@@ -358,15 +367,8 @@ struct Hits {
 /// Names the way a guest stopped, by the limit it ran into or the trap code
 /// wasmtime attached (never by the error's text).
 fn classify(error: &wasmtime::Error, hits: Hits, limits: &Limits, stderr: &[u8]) -> ToolFault {
-    if hits.memory {
-        return ToolFault::MemoryLimit {
-            limit: limits.memory,
-        };
-    }
-    if hits.write {
-        return ToolFault::WriteLimit {
-            limit: limits.write,
-        };
+    if let Some(fault) = limit_fault(&hits, limits) {
+        return fault;
     }
     if let Some(held) = hits.held {
         return ToolFault::HoldLimit { held };
@@ -388,6 +390,21 @@ fn classify(error: &wasmtime::Error, hits: Hits, limits: &Limits, stderr: &[u8])
         None => ToolFault::Trap {
             message: with_stderr(format!("{error:#}"), stderr),
         },
+    }
+}
+
+/// The memory or write limit the guest ran into, if it did.
+fn limit_fault(hits: &Hits, limits: &Limits) -> Option<ToolFault> {
+    if hits.memory {
+        Some(ToolFault::MemoryLimit {
+            limit: limits.memory,
+        })
+    } else if hits.write {
+        Some(ToolFault::WriteLimit {
+            limit: limits.write,
+        })
+    } else {
+        None
     }
 }
 

@@ -700,6 +700,7 @@ impl Sandbox {
             denial,
             requests,
             net_denial,
+            limit_hit,
         } = run;
         let (result, structured) = match result {
             Ok(Ok((text, structured))) => (Ok(Ok(text)), structured),
@@ -710,6 +711,7 @@ impl Sandbox {
             result,
             denial.as_ref(),
             net_denial.as_ref(),
+            limit_hit,
             name,
             &tool.policy.grants,
             &tool.policy.limits,

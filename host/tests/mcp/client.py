@@ -8,6 +8,7 @@ names what differed.
 usage: client.py ERA TOOLHOST [ARG...]
        client.py http ERA URL
        client.py typed ERA TOOLHOST [ARG...]
+       client.py calls ERA TOOLHOST [ARG...]
   ERA       `legacy` (the initialize handshake) or `modern` (server/discover,
             protocol 2026-07-28)
   TOOLHOST  the toolhost binary; ARG... its arguments (global flags, `mcp`)
@@ -15,6 +16,8 @@ usage: client.py ERA TOOLHOST [ARG...]
             with the bearer token in $TOOLHOST_MCP_TOKEN
   typed     calls of the typed-exports fixture: output schemas and
             structured content (which the SDK validates against them)
+  calls     the calls in $MCP_CALLS (a JSON list of [tool, arguments]),
+            each result in order, with the tools' annotations
 """
 
 import json
@@ -263,6 +266,23 @@ async def main():
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 seen = await drive_typed(era, session)
+        print(json.dumps(seen))
+        return
+    if sys.argv[1] == "calls":
+        era, command, args = sys.argv[2], sys.argv[3], sys.argv[4:]
+        params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                seen = await open_session(era, session)
+                listed = await session.list_tools()
+                seen["annotations"] = {
+                    tool.name: tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
+                    for tool in listed.tools
+                }
+                seen["results"] = [
+                    result_of(await session.call_tool(tool, arguments))
+                    for tool, arguments in json.loads(os.environ["MCP_CALLS"])
+                ]
         print(json.dumps(seen))
         return
     if sys.argv[1] == "http":

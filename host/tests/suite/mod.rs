@@ -1,4 +1,5 @@
 mod chat;
+mod code_tools;
 mod common;
 mod compaction;
 mod config_errors;

@@ -127,8 +127,12 @@ fn build(
     let toolchains = toolchain::Toolchains::locate(cache_dir)?;
     let parent = out_dir.parent().unwrap_or(out_dir);
     fs::create_dir_all(parent).with_context(|| format!("creating `{}`", parent.display()))?;
-    let staging = tempfile::tempdir_in(parent)
-        .with_context(|| format!("creating a directory to build in under `{}`", parent.display()))?;
+    let staging = tempfile::tempdir_in(parent).with_context(|| {
+        format!(
+            "creating a directory to build in under `{}`",
+            parent.display()
+        )
+    })?;
     let src = staging.path();
     for (relative, text) in WIT {
         let path = src.join(relative);

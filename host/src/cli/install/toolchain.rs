@@ -119,7 +119,11 @@ pub(super) fn run(command: &mut Command) -> anyhow::Result<()> {
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let text = if stderr.trim().is_empty() { stdout } else { stderr };
+    let text = if stderr.trim().is_empty() {
+        stdout
+    } else {
+        stderr
+    };
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();
     bail!(
