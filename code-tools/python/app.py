@@ -136,10 +136,12 @@ SCHEMA = {
     "additionalProperties": False,
 }
 
-# The most output a call keeps before it stops the code: far above any
-# output limit a user sets (toolhost's default is 256 KiB for this tool), so
-# a print loop ends here and the host reports its own output limit.
-MAX_OUTPUT = 16 << 20
+# The most output a call keeps before it stops the code: 16 times the
+# tool's default output limit (256 KiB), so a print loop ends here and the
+# host reports its own limit. Kept small because handing the host a big
+# result costs the guest's own fuel; an output limit raised past it gets
+# the first 4 MiB and the line saying the code was stopped.
+MAX_OUTPUT = 4 << 20
 
 
 class OutputFlood(BaseException):

@@ -223,13 +223,14 @@ enum PluginCommand {
         #[command(flatten)]
         sandbox: SandboxArgs,
     },
-    /// Build one of toolhost's code tools (`python`) with its pinned
-    /// toolchain and install it like `plugin add`.
+    /// Build one of toolhost's code tools (`python`, `javascript`) with its
+    /// pinned toolchain and install it like `plugin add`.
     ///
     /// The toolchain comes from $TOOLHOST_PLUGIN_TOOLCHAINS when set, else
     /// from the cache, where it is installed the first time (that needs
-    /// python3 and access to PyPI). The build is cached too: a second
-    /// install, in any workspace, takes seconds.
+    /// python3 and PyPI for python, npm and its registry for javascript).
+    /// The build is cached too: a second install, in any workspace, takes
+    /// seconds.
     #[command(after_help = flags::add_environment())]
     Install {
         /// The tool to build.

