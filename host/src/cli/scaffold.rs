@@ -37,8 +37,6 @@ pub(super) const WIT: &[(&str, &str)] = &[
     ),
 ];
 
-/// The toolchain versions the READMEs pin: the ones CI builds with.
-
 /// Writes the project for tool `name` into `dir` (default `./NAME`) and
 /// returns the directory.
 pub(super) fn new_plugin(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::Result<PathBuf> {
