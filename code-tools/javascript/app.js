@@ -21,8 +21,8 @@ const DESCRIPTION =
   'names; only in the directories listed for this tool, paths relative to the workspace. ' +
   'Synchronous only: no await, promises, timers or fetch; no require or import, no npm ' +
   'packages, no Node or browser APIs beyond the language and its built-ins (JSON, Math, Date, ' +
-  'RegExp, typed arrays, TextEncoder; no Intl). The engine is an interpreter: about 10 to 40 times slower ' +
-  'than Node for a tight loop, under a compute, time and memory budget per call.';
+  'RegExp, typed arrays, TextEncoder; no Intl). The engine is an interpreter, about 8 times ' +
+  "slower than Node's JIT for a tight loop, under a compute, time and memory budget per call.";
 
 const SCHEMA = {
   type: 'object',

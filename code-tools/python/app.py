@@ -120,8 +120,9 @@ DESCRIPTION = (
     "tool, paths relative to the workspace. Only the standard library, and of it only: "
     + ", ".join(CURATED)
     + ". No third-party packages (numpy, pandas), no network, no subprocess, no environment "
-    "variables. Interpreted code runs about 10 to 40 times slower than native CPython and each "
-    "call has a compute, time and memory budget: keep loops to millions, not billions, of steps."
+    "variables. Code runs about 5 times slower than native CPython (several times more on its "
+    "first calls after install, while it is compiled) and each call has a compute, time and "
+    "memory budget: keep loops to millions, not billions, of steps."
 )
 
 SCHEMA = {

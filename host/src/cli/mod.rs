@@ -211,8 +211,8 @@ enum SessionsCommand {
 #[derive(Debug, Subcommand)]
 enum PluginCommand {
     /// Install FILE into the plugins directory [default: <workspace>/.toolhost/plugins,
-    /// else the first --plugins DIR], compiled now with the optimizing compiler so
-    /// later starts load it from the cache at once.
+    /// else the first --plugins DIR, or with --user your own], compiled now with the
+    /// optimizing compiler so later starts load it from the cache at once.
     #[command(after_help = flags::add_environment())]
     Add {
         /// The plugin's `.wasm` file.
@@ -220,6 +220,10 @@ enum PluginCommand {
         /// Replace an installed plugin of the same file name.
         #[arg(long)]
         force: bool,
+        /// Install into your own plugins directory (`plugins/` in the user
+        /// config directory), which every workspace loads.
+        #[arg(long)]
+        user: bool,
         #[command(flatten)]
         sandbox: SandboxArgs,
     },
@@ -239,6 +243,10 @@ enum PluginCommand {
         /// Replace an installed plugin of the same file name.
         #[arg(long)]
         force: bool,
+        /// Install into your own plugins directory (`plugins/` in the user
+        /// config directory), which every workspace loads.
+        #[arg(long)]
+        user: bool,
         #[command(flatten)]
         sandbox: SandboxArgs,
     },
@@ -316,20 +324,27 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
         Command::Plugin(PluginCommand::Add {
             file,
             force,
+            user,
             sandbox,
         }) => {
-            let added = plugin_add::add(&before.then(sandbox), file, *force).await?;
+            let added = plugin_add::add(&before.then(sandbox), file, *force, *user).await?;
             render::plugin_added(&added.installed, &added.tools, added.unchanged);
             Ok(Ended::Done)
         }
         Command::Plugin(PluginCommand::Install {
             tool,
             force,
+            user,
             sandbox,
         }) => {
-            let installed =
-                install::install(&before.then(sandbox), *tool, *force, &render::progress_note)
-                    .await?;
+            let installed = install::install(
+                &before.then(sandbox),
+                *tool,
+                *force,
+                *user,
+                &render::progress_note,
+            )
+            .await?;
             render::plugin_installed(&installed);
             Ok(Ended::Done)
         }

@@ -1,7 +1,8 @@
 //! `toolhost plugin add FILE`: install a plugin the way every later start
 //! will find it: checked, compiled with the optimizing compiler into the
 //! cache (so no later start waits for a compile or runs baseline code), then
-//! copied into the plugins directory.
+//! copied into the plugins directory: the workspace's, the first
+//! `--plugins DIR`, or with `--user` the user's own (every workspace's).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -25,7 +26,12 @@ pub(super) struct Added {
 /// Checks and compiles `file` alongside every plugin the workspace already
 /// loads (so a tool name clash is found now, not at the next start), then
 /// copies it into the first plugins directory.
-pub(super) async fn add(args: &SandboxArgs, file: &Path, force: bool) -> anyhow::Result<Added> {
+pub(super) async fn add(
+    args: &SandboxArgs,
+    file: &Path,
+    force: bool,
+    user: bool,
+) -> anyhow::Result<Added> {
     if !file.is_file() {
         bail!(
             "plugin file `{}` does not exist or is not a file",
@@ -42,10 +48,21 @@ pub(super) async fn add(args: &SandboxArgs, file: &Path, force: bool) -> anyhow:
         .file_name()
         .context("the plugin file has no file name")?
         .to_owned();
-    let mut options = config::resolve(&args.inputs())?.sandbox;
-    let dir = match options.plugin_dirs.first() {
-        Some(dir) if !args.plugins.is_empty() => dir.clone(),
-        _ => Layout::of(&options.workspace).plugins_dir(),
+    let inputs = args.inputs();
+    let mut options = config::resolve(&inputs)?.sandbox;
+    let dir = if user {
+        let Some(config_dir) = &inputs.user_config_dir else {
+            bail!(
+                "no user config directory for `--user`: set TOOLHOST_CONFIG_DIR, XDG_CONFIG_HOME \
+                 or HOME, or install into this workspace (leave out `--user`)"
+            );
+        };
+        config_dir.join(config::user::PLUGINS_DIR)
+    } else {
+        match options.plugin_dirs.first() {
+            Some(dir) if !args.plugins.is_empty() => dir.clone(),
+            _ => Layout::of(&options.workspace).plugins_dir(),
+        }
     };
     let installed = dir.join(&name);
     // Compared only when the sizes match and are within the limit: neither

@@ -56,7 +56,8 @@ pub struct ConfigInputs {
     /// The user config directory; `None` reads no user config and trusts
     /// no workspace. [`user::config_dir`] finds the usual one.
     pub user_config_dir: Option<PathBuf>,
-    /// `--plugins DIR`, in order; empty means the workspace's default.
+    /// `--plugins DIR`, in order; empty means the defaults: the
+    /// workspace's `.toolhost/plugins`, then the user's own `plugins/`.
     pub plugin_dirs: Vec<PathBuf>,
     /// `--allow-read [TOOL=]PATH`.
     pub allow_read: Vec<String>,
@@ -492,13 +493,20 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     // user trusts the workspace, what it holds came with the repository.
     let shipped_plugins =
         (inputs.plugin_dirs.is_empty() && !trusted).then(|| Layout::of(&workspace).plugins_dir());
+    // Without `--plugins`: the workspace's plugins, then the user's own
+    // (theirs, so never shipped), each when it exists.
     let plugin_dirs = if inputs.plugin_dirs.is_empty() {
-        let default = Layout::of(&workspace).plugins_dir();
-        if default.is_dir() {
-            vec![default]
-        } else {
-            Vec::new()
-        }
+        [
+            Some(Layout::of(&workspace).plugins_dir()),
+            inputs
+                .user_config_dir
+                .as_ref()
+                .map(|dir| dir.join(user::PLUGINS_DIR)),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|dir| dir.is_dir())
+        .collect()
     } else {
         inputs.plugin_dirs.clone()
     };

@@ -1,7 +1,8 @@
 //! The user's own configuration, outside every workspace: defaults for all
 //! workspaces (`config.toml`, the same format as `toolhost.toml`) and the
 //! workspaces they trust (`trusted.toml`, written by `toolhost trust`),
-//! and the bearer token of `toolhost mcp --http` (`mcp-token`).
+//! the user's own plugins (`plugins/`, loaded in every workspace) and the
+//! bearer token of `toolhost mcp --http` (`mcp-token`).
 //!
 //! Both live in `$TOOLHOST_CONFIG_DIR`, else `$XDG_CONFIG_HOME/toolhost`,
 //! else `~/.config/toolhost`. No tool can reach them: they are outside the
@@ -19,6 +20,10 @@ pub const CONFIG_FILE: &str = "config.toml";
 
 /// The trust list in the user config directory.
 pub const TRUST_FILE: &str = "trusted.toml";
+
+/// Your own plugins, loaded in every workspace (`plugin add --user`,
+/// `plugin install --user`).
+pub const PLUGINS_DIR: &str = "plugins";
 
 /// The bearer token of `toolhost mcp --http`, made on first use (0600).
 pub const MCP_TOKEN_FILE: &str = "mcp-token";

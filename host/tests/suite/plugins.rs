@@ -490,6 +490,56 @@ fn await_optimized(cache: &Path, entries: usize) {
 }
 
 #[test]
+fn plugin_add_user_installs_into_your_own_plugins_which_every_workspace_loads() {
+    let ws = Workspace::new();
+    let echo = fixture(test_plugins::ECHO);
+    let out = stdout_of(ws.toolhost().args(["plugin", "add", "--user"]).arg(&echo));
+    assert_eq!(
+        out,
+        ws.expand(
+            "installed: `{config}/plugins/echo.wasm`, compiled into the cache; 1 tool(s): echo\n"
+        )
+    );
+    assert!(
+        !ws.path().join(".toolhost").exists(),
+        "nothing in the workspace"
+    );
+    // Another workspace of the same user loads it, beside its own plugins.
+    let other = Workspace::new();
+    other.install_plugin(test_plugins::CHATTY, "chatty.wasm");
+    let listed = stdout_of(
+        other
+            .toolhost()
+            .env("TOOLHOST_CONFIG_DIR", ws.user_config())
+            .args(["tools", "--json"]),
+    );
+    let listed: serde_json::Value = serde_json::from_str(&listed).expect("json");
+    let plugins: Vec<&str> = listed["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter(|t| !t["plugin"].as_str().unwrap_or("").starts_with("builtin:"))
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(plugins, ["chatter", "echo"]);
+    // `--plugins DIR` names every plugins directory there is.
+    let err = stderr_of_failure(
+        other
+            .toolhost()
+            .env("TOOLHOST_CONFIG_DIR", ws.user_config())
+            .arg("--plugins")
+            .arg(other.path().join(".toolhost/plugins"))
+            .args(["call", "echo", r#"{"text":"hi"}"#]),
+        1,
+    );
+    assert_eq!(
+        err,
+        "error: there is no tool named `echo`. Available tools: `edit_file`, `fetch`, \
+         `list_files`, `read_file`, `search_text`, `write_file`, `chatter`.\n"
+    );
+}
+
+#[test]
 fn plugin_add_installs_a_checked_plugin_already_compiled_for_the_next_start() {
     let ws = Workspace::new();
     let cache = ws.mkdir("cache");

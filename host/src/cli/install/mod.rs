@@ -87,6 +87,7 @@ pub(super) async fn install(
     args: &SandboxArgs,
     tool: CodeTool,
     force: bool,
+    user: bool,
     note: &dyn Fn(&str),
 ) -> anyhow::Result<Installed> {
     let started = Instant::now();
@@ -114,7 +115,7 @@ pub(super) async fn install(
             (scratch.path().join(&file_name), false)
         }
     };
-    let added = plugin_add::add(args, &built, force).await?;
+    let added = plugin_add::add(args, &built, force, user).await?;
     Ok(Installed {
         added,
         cached,
