@@ -626,34 +626,37 @@ impl HttpServer {
     fn start_with(ws: &Workspace, extra: &[&str]) -> Self {
         let mut args = vec!["--http", "127.0.0.1:0"];
         args.extend_from_slice(extra);
-        let mut child = server_command(ws, &args)
+        let child = server_command(ws, &args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("start toolhost mcp --http");
-        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        // Held from here, so a panic below (an unexpected first line) kills
+        // the server instead of leaving it running after the test.
+        let mut server = HttpServer {
+            child,
+            url: String::new(),
+            token: None,
+            notice: String::new(),
+        };
+        let mut stderr = BufReader::new(server.child.stderr.take().expect("stderr"));
         let mut line = String::new();
         stderr.read_line(&mut line).expect("read stderr");
-        let url = line
+        server.url = line
             .split_whitespace()
             .find(|word| word.starts_with("http://"))
             .unwrap_or_else(|| panic!("no URL in the first line of stderr: {line}"))
             .trim_end_matches(';')
             .to_owned();
-        let mut notice = String::new();
-        stderr.read_line(&mut notice).expect("read stderr");
-        let token = notice
+        stderr.read_line(&mut server.notice).expect("read stderr");
+        server.token = server
+            .notice
             .split_once("`Authorization: Bearer ")
             .map(|(_, rest)| rest.split('`').next().expect("token").to_owned());
         // Keep draining stderr, so the server never blocks writing to it.
         std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        HttpServer {
-            child,
-            url,
-            token,
-            notice,
-        }
+        server
     }
 
     /// The `Authorization` header line with the token (empty without one).
