@@ -17,7 +17,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::common::toolchains::{MCP_PYTHON, PLUGIN_TOOLCHAINS};
-use super::common::{Workspace, mask_between, stderr_of_failure, stdout_of};
+use super::common::{Workspace, client_json, mask_between, stderr_of_failure, stdout_of};
 
 /// One install at a time: the first builds (about a minute), the rest
 /// take the build from the shared cache.
@@ -406,10 +406,7 @@ fn code_tools_over_mcp_read_as_through_the_binary() {
         .current_dir(ws.path())
         .output()
         .expect("run the Python client");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the client failed:\n{stderr}");
-    let seen: Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("client output is not JSON ({e}):\n{stderr}"));
+    let seen = client_json(&output);
     assert_eq!(
         seen["results"],
         json!([

@@ -19,7 +19,9 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::common::toolchains::{MCP_CONFORMANCE, MCP_PYTHON};
-use super::common::{Workspace, shared_cache, stderr_of_failure, stdout_of, test_plugins};
+use super::common::{
+    Workspace, client_json, shared_cache, stderr_of_failure, stdout_of, test_plugins,
+};
 
 /// The global flags every server in this file is started with.
 const FLAGS: &[&str] = &["--allow-write", "write_file=out"];
@@ -116,14 +118,7 @@ fn sdk_session(era: &str) {
         .current_dir(ws.path())
         .output()
         .expect("run the Python client");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "the client failed ({}):\n{stderr}",
-        output.status
-    );
-    let seen: Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("client output is not JSON ({e}):\n{stderr}"));
+    let seen = client_json(&output);
 
     let version = if era == "modern" {
         "2026-07-28"
@@ -421,12 +416,7 @@ fn the_python_sdk_checks_typed_exports_against_their_output_schemas() {
             .current_dir(ws.path())
             .output()
             .expect("run the Python client");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            output.status.success(),
-            "{era}: the client failed:\n{stderr}"
-        );
-        let seen: Value = serde_json::from_slice(&output.stdout).expect("client JSON");
+        let seen = client_json(&output);
 
         let schemas = &seen["output_schemas"];
         assert_eq!(schemas["read_file"], Value::Null, "{era}");
@@ -816,10 +806,7 @@ fn the_python_sdk_speaks_both_eras_over_streamable_http() {
             )
             .output()
             .expect("run the Python client");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "the client failed:\n{stderr}");
-        let seen: Value = serde_json::from_slice(&output.stdout)
-            .unwrap_or_else(|e| panic!("client output is not JSON ({e}):\n{stderr}"));
+        let seen = client_json(&output);
         assert_eq!(seen["protocol_version"], version);
         assert_eq!(
             seen["tools"]["write_file"],

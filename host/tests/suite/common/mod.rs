@@ -128,6 +128,19 @@ impl Workspace {
     }
 }
 
+/// What `tests/mcp/client.py` printed: one JSON object. A failed client
+/// or output that is not JSON fails the test with the client's stderr.
+pub fn client_json(output: &std::process::Output) -> serde_json::Value {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the client failed ({}):\n{stderr}",
+        output.status
+    );
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("client output is not JSON ({e}):\n{stderr}"))
+}
+
 /// This OS's text for a missing file, as `io::Error` displays it
 /// ("No such file or directory (os error 2)" on Linux).
 pub fn not_found_text() -> String {
