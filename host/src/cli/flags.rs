@@ -106,6 +106,7 @@ impl SandboxArgs {
             allow_net: self.allow_net.clone(),
             cache_dir: self.cache.cache_dir.clone(),
             no_cache: self.cache.no_cache,
+            host_writes: Vec::new(),
         }
     }
 }

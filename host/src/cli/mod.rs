@@ -461,7 +461,12 @@ fn trust(args: &TrustArgs, workspace: &Path) -> anyhow::Result<Ended> {
 
 /// `toolhost mcp`: load the tools, then serve them until stdin closes.
 async fn serve_mcp(sandbox_args: &SandboxArgs, args: &McpArgs) -> anyhow::Result<Ended> {
-    let resolved = config::resolve(&sandbox_args.inputs())?;
+    let mut inputs = sandbox_args.inputs();
+    inputs.host_writes.extend(args.session_dir.iter().cloned());
+    inputs
+        .host_writes
+        .extend(args.http_token_file.iter().cloned());
+    let resolved = config::resolve(&inputs)?;
     let store = session_store(args.session_dir.as_ref(), &resolved.sandbox.workspace);
     let mut reload = resolved.sandbox.clone();
     if sandbox_args.plugins.is_empty() {

@@ -217,7 +217,9 @@ pub(super) async fn prepare<T>(
     if args.max_reply_mib == Some(0) {
         return Err(UsageError("--max-reply-mib must be at least 1 (MiB)".into()).into());
     }
-    let resolved = config::resolve(&sandbox_args.inputs())?;
+    let mut inputs = sandbox_args.inputs();
+    inputs.host_writes.extend(args.session_dir.clone());
+    let resolved = config::resolve(&inputs)?;
     let workspace = resolved.sandbox.workspace.clone();
     let configured = resolved.chat.delivery.map(|setting| match setting {
         config::DeliverySetting::OneAtATime => DeliveryMode::OneAtATime,

@@ -69,6 +69,10 @@ pub struct ConfigInputs {
     pub cache_dir: Option<PathBuf>,
     /// `--no-cache`: compile every plugin every time.
     pub no_cache: bool,
+    /// Paths toolhost writes that the user named on the command line
+    /// (`--session-dir`, `--http-token-file`): no tool may change them, so
+    /// none can move them or put a link where the host will write.
+    pub host_writes: Vec<PathBuf>,
 }
 
 /// A configuration problem, naming the file, flag or grant and the fix.
@@ -351,6 +355,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         &Protect {
             workspace: &workspace,
             config_file: inputs.config_file.as_deref(),
+            host_writes: &inputs.host_writes,
             // `--plugins DIR`: a `.wasm` dropped there loads at the next start.
             own_dirs: inputs
                 .user_config_dir

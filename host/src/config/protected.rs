@@ -144,6 +144,9 @@ pub(super) struct Protect<'a> {
     pub(super) workspace: &'a Path,
     /// The `--config FILE` in use.
     pub(super) config_file: Option<&'a Path>,
+    /// Where the user told toolhost to write (`--session-dir`,
+    /// `--http-token-file`).
+    pub(super) host_writes: &'a [PathBuf],
     /// toolhost's own directories: the user config directory (trust list,
     /// config), the compile cache (native code toolhost runs) and the
     /// plugin directories the user named.
@@ -184,16 +187,11 @@ pub(super) fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<
         lefthook_files()
             .map(|name| any_depth(&name, "lefthook runs the commands it names at every commit")),
     );
-    // The path as the guard sees it (its directory resolved, its own name
-    // kept): a link there is protected itself, and `Protection` adds where
-    // it leads.
+    // The path as named (absolute): `Protection` adds the path through each
+    // link on the way and where they lead, so a link on the way is
+    // protected as well as what it leads to.
     let exact = |path: &Path, why: String| {
         let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        let path = path
-            .parent()
-            .and_then(|dir| dir.canonicalize().ok())
-            .zip(path.file_name())
-            .map_or(path.clone(), |(dir, name)| dir.join(name));
         ProtectedPath {
             relative: path
                 .strip_prefix(protect.workspace)
@@ -209,6 +207,14 @@ pub(super) fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<
             file,
             "it is the toolhost configuration in use (`--config`), which decides what every tool \
              may do"
+                .into(),
+        ));
+    }
+    for path in protect.host_writes {
+        paths.push(exact(
+            path,
+            "toolhost writes there (a path its command line names), so a change could redirect \
+             what it writes"
                 .into(),
         ));
     }

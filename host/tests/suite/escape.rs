@@ -1065,3 +1065,143 @@ fn a_protected_path_that_is_a_shipped_link_stays_protected_with_where_it_leads()
     }
     repo.assert_still_works(0);
 }
+
+/// One MCP server's calls, in order: the model text of each result and
+/// whether it was an error. One process, as an agent's session: what the
+/// guard learned at its start must still hold after the calls before.
+fn one_session(repo: &Repo, inputs: &[Value]) -> Vec<(bool, String)> {
+    one_session_with(repo, &["--no-session"], inputs)
+}
+
+/// [`one_session`] with `flags` for `toolhost mcp`.
+fn one_session_with(repo: &Repo, flags: &[&str], inputs: &[Value]) -> Vec<(bool, String)> {
+    let mut all = vec!["--allow-write", "."];
+    all.extend_from_slice(flags);
+    let mut server = super::mcp::RawServer::start(&repo.ws, &all);
+    let mut out = Vec::new();
+    for (id, input) in (1..).zip(inputs) {
+        server.send(super::mcp::call(id, "raw", input.clone()));
+        let response = server.response();
+        let result = &response["result"];
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        out.push((result["isError"] == true, text.to_string()));
+    }
+    server.close();
+    out
+}
+
+/// A link the repository shipped on the way to a protected path (`tools ->
+/// ci` where git's hooks are `tools/hooks`; `cfg -> real` where `.mcp.json
+/// -> cfg/m.json`) cannot be swapped for a directory of its own during one
+/// session: every path on the way is protected, not only where it led when
+/// the server started. Before, five calls of one server planted a
+/// `pre-commit` that git ran at the next commit.
+#[test]
+fn a_shipped_link_on_the_way_to_a_protected_path_cannot_be_swapped_in_one_session() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    ws.write(".git/config", "[core]\n\thooksPath = tools/hooks\n");
+    ws.mkdir("ci/hooks");
+    symlink("ci", ws.path().join("tools")).expect("symlink");
+    ws.write("real/m.json", "{}\n");
+    symlink("real", ws.path().join("cfg")).expect("symlink");
+    symlink("cfg/m.json", ws.path().join(".mcp.json")).expect("symlink");
+    // The MCP tests' flags grant `out`, made at start if missing.
+    ws.mkdir("out");
+    let before = whole(&repo);
+    let refused = |path: &str, protected: &str| {
+        format!("error: `raw` may not change `{path}`: `{protected}` is protected (")
+    };
+    let attacks = [
+        (
+            json!({"op": "unlink", "path": "tools"}),
+            refused("tools", "tools/hooks"),
+        ),
+        (
+            json!({"op": "rename", "from": "tools", "to": "tools.old"}),
+            refused("tools", "tools/hooks"),
+        ),
+        (
+            json!({"op": "mkdir", "path": "tools/hooks"}),
+            refused("ci/hooks", "tools/hooks"),
+        ),
+        (
+            json!({"op": "unlink", "path": "cfg"}),
+            refused("cfg", ".mcp.json"),
+        ),
+        (
+            json!({"op": "rename", "from": "cfg", "to": "cfg.old"}),
+            refused("cfg", ".mcp.json"),
+        ),
+        (
+            json!({"op": "write", "path": "cfg/m.json", "text": "{\"mcpServers\":{}}"}),
+            refused("real/m.json", ".mcp.json"),
+        ),
+        (
+            json!({"op": "write", "path": "tools/hooks/pre-commit", "text": "#!/bin/sh\n"}),
+            refused("ci/hooks/pre-commit", "tools/hooks"),
+        ),
+    ];
+    let mut inputs: Vec<Value> = attacks.iter().map(|(input, _)| input.clone()).collect();
+    inputs.push(json!({"op": "write", "path": "src/ok-0.txt", "text": "fine"}));
+    let results = one_session(&repo, &inputs);
+    for ((input, expected), (is_error, text)) in attacks.iter().zip(&results) {
+        assert!(
+            *is_error && text.starts_with(expected.as_str()),
+            "{input}:\n{text}"
+        );
+    }
+    assert_eq!(results.last(), Some(&(false, "ok".to_string())));
+    assert_eq!(ws.read("src/ok-0.txt"), "fine");
+    assert_eq!(changed(&before, &whole(&repo)), Vec::<String>::new());
+}
+
+/// The paths whose entry differs between two [`whole`] snapshots.
+fn changed(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> Vec<String> {
+    let mut paths: Vec<String> = before.keys().chain(after.keys()).cloned().collect();
+    paths.sort();
+    paths.dedup();
+    paths.retain(|path| before.get(path) != after.get(path));
+    paths
+}
+
+/// A directory the user named for toolhost to write in (`--session-dir`)
+/// is toolhost's own while it runs: a tool may not move it, replace it by a
+/// link out of the workspace (where the host would write the next session
+/// file) or write in it. Before, a tool renamed `logs` and linked it
+/// elsewhere, and the server's next session file went there.
+#[test]
+fn a_session_directory_named_on_the_command_line_is_protected() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    ws.mkdir("logs");
+    ws.mkdir("out");
+    let refused = |path: &str| {
+        format!("error: `raw` may not change `{path}`: `logs` is protected (toolhost writes there")
+    };
+    let attacks = [
+        (
+            json!({"op": "rename", "from": "logs", "to": "logs.old"}),
+            refused("logs"),
+        ),
+        (json!({"op": "rmdir", "path": "logs"}), refused("logs")),
+        (
+            json!({"op": "write", "path": "logs/x.jsonl", "text": "{}"}),
+            refused("logs/x.jsonl"),
+        ),
+    ];
+    let mut inputs: Vec<Value> = attacks.iter().map(|(input, _)| input.clone()).collect();
+    inputs.push(json!({"op": "write", "path": "src/ok-0.txt", "text": "fine"}));
+    let results = one_session_with(&repo, &["--session-dir", "logs"], &inputs);
+    for ((input, expected), (is_error, text)) in attacks.iter().zip(&results) {
+        assert!(
+            *is_error && text.starts_with(expected.as_str()),
+            "{input}:\n{text}"
+        );
+    }
+    assert_eq!(results.last(), Some(&(false, "ok".to_string())));
+    let logs: Vec<_> = std::fs::read_dir(ws.path().join("logs"))
+        .expect("logs")
+        .collect();
+    assert_eq!(logs.len(), 1, "the server's one session file");
+}

@@ -55,9 +55,9 @@ pub struct Protection {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Resolved {
     spec: ProtectedPath,
-    /// Where it is on the host: the path in the workspace, and where it
-    /// really is when that is a symlink (a repository can ship
-    /// `toolhost.toml -> src/cfg.toml`).
+    /// Where it is on the host: the path as named, the path through each
+    /// link on the way ([`route`]), and where it really is when that is a
+    /// symlink (a repository can ship `toolhost.toml -> src/cfg.toml`).
     host: Vec<PathBuf>,
 }
 
@@ -78,10 +78,13 @@ impl Protection {
                 let lexical = workspace.join(&spec.relative);
                 let mut host = vec![lexical.clone()];
                 // Where a shipped link there leads, even a dangling one
-                // (`.mcp.json -> m.json`): writing that changes it too.
-                let real = locate_loose(&lexical);
-                if real != lexical {
-                    host.push(real);
+                // (`.mcp.json -> m.json`): writing that changes it too; and
+                // the path through each link on the way, so that no link
+                // on it can be swapped for a directory.
+                for path in route(&lexical) {
+                    if !host.contains(&path) {
+                        host.push(path);
+                    }
                 }
                 Resolved { spec, host }
             })
@@ -322,12 +325,24 @@ pub(crate) fn locate(dir: &Path, relative: &str, follow: bool) -> io::Result<Pat
 /// be), the rest taken as written (`..` removes a component). For symlink
 /// targets and protected paths, which need not exist.
 pub(crate) fn locate_loose(path: &Path) -> PathBuf {
+    route(path).pop().unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// Every path `path` (absolute) names on its way to where it lands, that
+/// last: at each link met, the path as it would be if that link were a
+/// directory (the link's own path with the rest of the way below it), then
+/// where the links lead. Protecting them all keeps a protected path
+/// reached through a shipped link (`.mcp.json -> cfg/m.json`, `cfg ->
+/// real`) where it was: replacing a link on the way by a directory of the
+/// same name would be a change of one of them.
+pub(crate) fn route(path: &Path) -> Vec<PathBuf> {
     let mut out = PathBuf::from("/");
-    let mut rest: Vec<std::ffi::OsString> = path
+    let mut rest: Vec<OsString> = path
         .components()
         .rev()
         .map(|c| c.as_os_str().to_os_string())
         .collect();
+    let mut way = Vec::new();
     let mut links = 0;
     while let Some(component) = rest.pop() {
         match Path::new(&component).components().next() {
@@ -341,6 +356,7 @@ pub(crate) fn locate_loose(path: &Path) -> PathBuf {
                 match std::fs::symlink_metadata(&next) {
                     Ok(meta) if meta.file_type().is_symlink() && links < MAX_LINKS => {
                         links += 1;
+                        way.push(lexical(&next, &rest));
                         let Ok(target) = std::fs::read_link(&next) else {
                             out = next;
                             continue;
@@ -360,7 +376,24 @@ pub(crate) fn locate_loose(path: &Path) -> PathBuf {
             }
         }
     }
-    out
+    way.push(out);
+    way
+}
+
+/// `dir` with `rest` (components in reverse order) below it, `..` and `.`
+/// taken as written: where the path would lead if nothing on it were a link.
+fn lexical(dir: &Path, rest: &[OsString]) -> PathBuf {
+    let mut path = dir.to_path_buf();
+    for component in rest.iter().rev() {
+        match Path::new(component).components().next() {
+            Some(Component::ParentDir) => {
+                path.pop();
+            }
+            Some(Component::Normal(name)) => path.push(name),
+            _ => {}
+        }
+    }
+    path
 }
 
 /// The real path of an open file or directory, from the kernel: always where
@@ -597,6 +630,24 @@ mod tests {
             locate_loose(&root.join("src/../..")),
             root.parent().expect("parent")
         );
+    }
+
+    #[test]
+    fn a_route_names_the_path_through_every_link_on_the_way() {
+        let (_dir, root) = workspace();
+        fs::create_dir_all(root.join("real/deep")).expect("mkdir");
+        symlink("real/deep", root.join("cfg")).expect("symlink");
+        symlink("cfg/../m.json", root.join(".mcp.json")).expect("symlink");
+        // `cfg/..` is `real` through the link, the workspace without it.
+        assert_eq!(
+            route(&root.join(".mcp.json")),
+            [
+                root.join(".mcp.json"),
+                root.join("m.json"),
+                root.join("real/m.json"),
+            ]
+        );
+        assert_eq!(route(&root.join("src/x")), [root.join("src/x")]);
     }
 
     #[cfg(target_os = "linux")]
