@@ -706,14 +706,14 @@ fn what_other_programs_run_cannot_be_planted() {
             "a link that climbs, to be moved later",
             json!({"op": "symlink", "link": "vendor/lib/up", "target": "../.."}),
             "error: `raw` may not create the symbolic link `vendor/lib/up` -> `../..`: the target climbs \
-             with `..` above the link's own directory"
+             with `..`,"
                 .into(),
         ),
         (
             "a link that climbs into a sibling",
             json!({"op": "symlink", "link": "src/cfg", "target": "../toolhost.toml.d"}),
             "error: `raw` may not create the symbolic link `src/cfg` -> `../toolhost.toml.d`: the \
-             target climbs with `..` above the link's own directory"
+             target climbs with `..`,"
                 .into(),
         ),
     ];
@@ -1064,4 +1064,93 @@ fn a_protected_path_that_is_a_shipped_link_stays_protected_with_where_it_leads()
         assert_eq!(whole(&repo), before, "{input}");
     }
     repo.assert_still_works(0);
+}
+
+/// The refusal of a link whose target has a `..` component.
+fn link_climbs(link: &str, target: &str) -> String {
+    format!(
+        "error: `raw` may not create the symbolic link `{link}` -> `{target}`: the target climbs \
+         with `..`"
+    )
+}
+
+/// A link's target read as text cannot tell where it will lead: `w1 ->
+/// w0/..` lands inside while `w0` is missing, and `w0 -> .` made next
+/// turns it into the workspace's parent. So no target may have a `..` at
+/// all, made here, moved here or hard-linked here.
+#[test]
+fn a_link_with_dotdot_in_its_target_cannot_climb_later() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    ws.mkdir("deep/a");
+    ws.mkdir("docs");
+    // Shipped links with `..`: one out, one to a sibling.
+    symlink("../..", ws.path().join("src/up")).expect("symlink");
+    symlink("../docs", ws.path().join("src/sib")).expect("symlink");
+    let symlink_op = |link: &str, target: &str| json!({"op": "symlink", "link": link, "target": target});
+    let attacks: Vec<(&str, Value, String)> = vec![
+        (
+            "a link through a missing name and up (w1 -> w0/..)",
+            symlink_op("w1", "w0/.."),
+            link_climbs("w1", "w0/.."),
+        ),
+        (
+            "the head of a chain made in reverse (u4 -> u3/..)",
+            symlink_op("u4", "u3/.."),
+            link_climbs("u4", "u3/.."),
+        ),
+        ("the chain's next link", symlink_op("u1", "u0/.."), link_climbs("u1", "u0/..")),
+        (
+            "made deep, to be moved up later",
+            symlink_op("deep/a/v", "b/../.."),
+            link_climbs("deep/a/v", "b/../.."),
+        ),
+        ("down and up again", symlink_op("z", "src/../src"), link_climbs("z", "src/../src")),
+        (
+            "a shipped link with `..` renamed to another directory",
+            json!({"op": "rename", "from": "src/sib", "to": "deep/sib"}),
+            link_climbs("deep/sib", "../docs"),
+        ),
+        (
+            "a shipped link out hard-linked beside itself",
+            json!({"op": "link", "from": "src/up", "to": "src/up2"}),
+            link_climbs("src/up2", "../.."),
+        ),
+        (
+            "a shipped link out hard-linked to the root",
+            json!({"op": "link", "from": "src/up", "to": "up"}),
+            link_climbs("up", "../.."),
+        ),
+    ];
+    let before = whole(&repo);
+    for (n, (name, input, expected)) in attacks.iter().enumerate() {
+        let err = stderr_of_failure(&mut repo.raw(input, &[]), 1);
+        assert!(err.starts_with(expected.as_str()), "{name}:\n{err}");
+        assert!(err.contains("Use a target without `..`"), "{name}:\n{err}");
+        assert_eq!(whole(&repo), before, "{name} changed something");
+        repo.assert_still_works(n);
+    }
+    // What the attacks needed next still works on its own, and leads
+    // nowhere: `w0 -> .` and `u0 -> .` stay where they are.
+    let ok = |input: Value| {
+        let out = stdout_of(&mut repo.raw(&input, &[]));
+        assert_eq!(out, "ok\n", "{input}");
+    };
+    ok(symlink_op("w0", "."));
+    ok(symlink_op("u0", "."));
+    ok(symlink_op("deep/a/c", "b/c"));
+    ok(json!({"op": "mkdir", "path": "deep/a/b"}));
+    ok(json!({"op": "write", "path": "deep/a/b/c", "text": "below"}));
+    assert_eq!(ws.read("deep/a/c"), "below");
+    ok(json!({"op": "rename", "from": "deep/a", "to": "moved"}));
+    assert_eq!(ws.read("moved/c"), "below");
+    // A shipped link with `..` may still be renamed in its own directory,
+    // where it points where it did.
+    ok(json!({"op": "rename", "from": "src/sib", "to": "src/sib~"}));
+    for absent in ["w1", "u4", "u1", "z", "up", "src/up2", "deep/sib"] {
+        assert!(
+            fs::symlink_metadata(ws.path().join(absent)).is_err(),
+            "{absent} exists"
+        );
+    }
 }

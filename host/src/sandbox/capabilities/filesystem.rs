@@ -115,7 +115,7 @@ pub enum Denial {
     },
     /// A symlink with an absolute target.
     AbsoluteLink { link: String, target: String },
-    /// A symlink whose target climbs with `..` above the link's directory.
+    /// A symlink whose target has a `..` component.
     LinkClimbs { link: String, target: String },
     /// A hard link to `source`, which the tool may not write.
     HardLinkSource { source: String },
@@ -634,7 +634,7 @@ impl Guarded<'_> {
     }
 
     /// Refuses a symbolic link at host path `link` to `target` that is
-    /// absolute, climbs above the link's directory, leads out of the grants
+    /// absolute, has a `..` component, leads out of the grants
     /// (through a link already there) or into a protected path. For a new
     /// link, and for one moved or hard-linked to a new place, where it
     /// points somewhere else.
@@ -653,8 +653,8 @@ impl Guarded<'_> {
                 target: target.to_string(),
             });
         }
-        // Below its own directory, a target can still lead out through a
-        // link already there (even a dangling one), or into a protected path.
+        // Without `..`, a target can still lead out through a link already
+        // there (even a dangling one), or into a protected path.
         let parent = link.parent().unwrap_or(link);
         let lands = protect::locate_loose(&parent.join(target));
         if !rules.may_use(&lands) {
@@ -810,24 +810,21 @@ impl Guarded<'_> {
     }
 }
 
-/// Whether a link target climbs with `..` above the link's own directory
-/// (or is absolute). Such a link stays inside where it is made, but moved
-/// to another directory it points somewhere else, out of the sandbox or
-/// into a protected path; a target below its directory moves with it.
+/// Whether a link target has a `..` component (or is absolute). Where such
+/// a target leads depends on links and directories that can change after
+/// it is checked: `w1 -> w0/..` lands inside while `w0` is missing, and
+/// `w0 -> .` made next sends it to the workspace's parent; moved to another
+/// directory it points elsewhere too. A set of links without `..` can only
+/// lead down or stay where they are, whatever is made or moved later.
 fn climbs(target: &str) -> bool {
-    let mut depth = 0usize;
-    for component in Path::new(target).components() {
-        match component {
-            std::path::Component::Normal(_) => depth += 1,
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => match depth.checked_sub(1) {
-                Some(up) => depth = up,
-                None => return true,
-            },
-            std::path::Component::RootDir | std::path::Component::Prefix(_) => return true,
-        }
-    }
-    false
+    Path::new(target).components().any(|component| {
+        matches!(
+            component,
+            std::path::Component::ParentDir
+                | std::path::Component::RootDir
+                | std::path::Component::Prefix(_)
+        )
+    })
 }
 
 fn follows(flags: types::PathFlags) -> bool {
