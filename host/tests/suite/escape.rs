@@ -1154,3 +1154,69 @@ fn a_link_with_dotdot_in_its_target_cannot_climb_later() {
         );
     }
 }
+
+/// A path ending in `/` makes the kernel follow a link in its last
+/// component (and want a directory): `set-times-at l/` with `l -> k/hooks`
+/// and `k -> ci` touched git's hooks directory while the guard checked `l`.
+#[test]
+fn a_trailing_slash_is_resolved_where_the_kernel_resolves_it() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    ws.write(".git/config", "[core]\n\thooksPath = ci/hooks\n");
+    ws.mkdir("ci/hooks");
+    ws.write("notes.txt", "notes");
+    let ok = |input: Value| {
+        let out = stdout_of(&mut repo.raw(&input, &[]));
+        assert_eq!(out, "ok\n", "{input}");
+    };
+    // Made while `k` is missing, `l` leads nowhere protected; `k -> ci`
+    // holds no protected path itself.
+    ok(json!({"op": "symlink", "link": "l", "target": "k/hooks"}));
+    ok(json!({"op": "symlink", "link": "k", "target": "ci"}));
+    let hooks = protected("ci/hooks", "ci/hooks");
+    let attacks: Vec<(&str, Value, Option<String>)> = vec![
+        ("touch l/", json!({"op": "set_times_at", "path": "l/"}), Some(hooks.clone())),
+        ("touch l//", json!({"op": "set_times_at", "path": "l//"}), Some(hooks.clone())),
+        (
+            "touch l/ following",
+            json!({"op": "set_times_at", "path": "l/", "follow": true}),
+            Some(hooks.clone()),
+        ),
+        ("touch k/hooks/", json!({"op": "set_times_at", "path": "k/hooks/"}), Some(hooks.clone())),
+        // `l` made while its target dangled now leads into the hooks
+        // directory: every change through it is resolved when it is made.
+        ("touch l following", json!({"op": "set_times_at", "path": "l", "follow": true}), Some(hooks)),
+        (
+            "a hook through l",
+            json!({"op": "write", "path": "l/pre-commit", "text": "#!/bin/sh\n"}),
+            Some(protected("ci/hooks/pre-commit", "ci/hooks")),
+        ),
+        // The kernel follows none of these, or fails them: nothing changes.
+        ("rmdir l/", json!({"op": "rmdir", "path": "l/"}), None),
+        ("unlink l/", json!({"op": "unlink", "path": "l/"}), None),
+        ("rename l/ away", json!({"op": "rename", "from": "l/", "to": "gone"}), None),
+        ("rename onto l/", json!({"op": "rename", "from": "notes.txt", "to": "l/"}), None),
+        ("mkdir l/", json!({"op": "mkdir", "path": "l/"}), None),
+        ("create l/", json!({"op": "write", "path": "l/", "text": "x"}), None),
+        ("truncate l/", json!({"op": "truncate", "path": "l/"}), None),
+        ("exclusive l/", json!({"op": "create_new", "path": "l/"}), None),
+        ("hard link of l/", json!({"op": "link", "from": "l/", "to": "h"}), None),
+        ("link at l/", json!({"op": "symlink", "link": "l/", "target": "notes.txt"}), None),
+    ];
+    let before = whole(&repo);
+    for (n, (name, input, expected)) in attacks.iter().enumerate() {
+        let err = stderr_of_failure(&mut repo.raw(input, &[]), 1);
+        if let Some(expected) = expected {
+            assert!(err.starts_with(expected.as_str()), "{name}:\n{err}");
+        }
+        assert_eq!(whole(&repo), before, "{name} changed something");
+        repo.assert_still_works(n);
+    }
+    // A trailing slash on an ordinary directory, or a link to one, works.
+    ws.mkdir("d");
+    ok(json!({"op": "symlink", "link": "dl", "target": "d"}));
+    ok(json!({"op": "set_times_at", "path": "dl/"}));
+    ok(json!({"op": "set_times_at", "path": "d/"}));
+    ok(json!({"op": "mkdir", "path": "e/"}));
+    ok(json!({"op": "rmdir", "path": "e"}));
+}

@@ -498,6 +498,12 @@ impl Guarded<'_> {
     /// `no_name` is the error for a path whose last component is `.` or
     /// `..`, as the kernel gives it for the operation (`mkdir .` is
     /// `exist`, which `create_dir_all` of a grant's own root relies on).
+    /// A last name with a trailing `/` is checked as the name itself, and
+    /// passed on with it only to operations for which the kernel does not
+    /// follow a link there (mkdir, rmdir, unlink, rename, symlink, the new
+    /// name of a hard link); `set-times-at`, `open-at` and the source of a
+    /// hard link deal with `l/` before they get here
+    /// ([`beneath::ends_in_slash`]).
     fn locate(
         &self,
         fd: &Resource<Descriptor>,
@@ -1018,7 +1024,10 @@ impl HostDescriptor for Guarded<'_> {
         atim: types::NewTimestamp,
         mtim: types::NewTimestamp,
     ) -> FsResult<()> {
-        if beneath::names_a_directory(&path) {
+        // `.`, `a/..`, and `l/` (the kernel follows a link there, even with
+        // `AT_SYMLINK_NOFOLLOW`): the directory is opened, checked where it
+        // is, and its times set through the held handle.
+        if beneath::names_a_directory(&path) || beneath::ends_in_slash(&path) {
             return self.set_times_of_directory(&fd, &path, atim, mtim).await;
         }
         // Followed here, so the operation takes the last name as it is.
@@ -1050,6 +1059,12 @@ impl HostDescriptor for Guarded<'_> {
             // wasmtime-wasi's answer too: WASI cannot hard-link a link's
             // target.
             return Err(ErrorCode::Invalid.into());
+        }
+        // `l/` makes the kernel follow `l` where the guard would check the
+        // link itself; it names a directory, which no hard link may have
+        // (the kernel's `EPERM`), or something that is not one (`ENOTDIR`).
+        if beneath::ends_in_slash(&old_path) {
+            return Err(ErrorCode::NotPermitted.into());
         }
         let new = self.locate(&new_descriptor, &new_path, false, ErrorCode::Exist)?;
         self.check(&new, Change::Onto)?;
@@ -1116,6 +1131,13 @@ impl HostDescriptor for Guarded<'_> {
                 HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags).await;
             return self.count_opened(opened);
         }
+        // `l/` makes the kernel follow `l`, even with `O_NOFOLLOW`, and name
+        // a directory: one cannot be created, written or truncated by an
+        // open (the kernel's `EISDIR`), so it is refused before anything is
+        // resolved by name.
+        if beneath::ends_in_slash(&path) {
+            return Err(ErrorCode::IsDirectory.into());
+        }
         // Links followed here, so the open takes the last name as it is
         // (and fails if it became a link since). `exclusive` never follows:
         // the kernel answers `exist` for any link there, which lock files
@@ -1155,6 +1177,9 @@ impl HostDescriptor for Guarded<'_> {
         self.count_opened(result)
     }
 
+    // `stat-at`, `readlink-at` and `metadata-hash-at` change nothing: they
+    // go to wasmtime-wasi as they are (a trailing `/` follows a link there,
+    // beneath the preopen, as any read does).
     async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
         HostDescriptor::readlink_at(&mut self.fs, fd, path).await
     }
