@@ -100,7 +100,7 @@ pub(crate) fn names_a_directory(path: &str) -> bool {
 /// `linkat` it does not follow: the name itself must be a directory (or be
 /// missing, to be made one), else the call fails.
 pub(crate) fn ends_in_slash(path: &str) -> bool {
-    path.ends_with('/') && matches!(split(path), Ok(_))
+    path.ends_with('/') && split(path).is_ok()
 }
 
 /// The directory `path` names, opened beneath `start` (links followed, as
