@@ -580,10 +580,13 @@ fn tools_lists_the_protected_paths_and_what_a_tool_may_change_anyway() {
             "protected at any depth (no tool may change): toolhost.toml, .toolhost, .git, \
              HEAD, .claude, .mcp.json, .cursor, .gemini, .codex, .opencode, opencode.json, \
              opencode.jsonc, .pi, .windsurf, .kiro, .amazonq, .roo, .continue, \
-             .aider.conf.yml, .vscode, .idea, .zed, .helix, .devcontainer, \
-             .devcontainer.json, .nvim.lua, .nvimrc, .exrc, .envrc, mise.toml, .mise.toml, \
-             mise.local.toml, .mise.local.toml, .mise, .hg, .jj, .husky, \
-             .pre-commit-config.yaml, lefthook.yml, lefthook.yaml, lefthook.toml, \
+             .aider.conf.yml, .github/hooks, .augment, .clinerules, .qwen, .kilocode, \
+             kilo.json, kilo.jsonc, .kilo, crush.json, .crush.json, .openhands, .vscode, \
+             .idea, .zed, .helix, .devcontainer, .devcontainer.json, .nvim.lua, .nvimrc, \
+             .exrc, .envrc, mise.toml, .mise.toml, mise.local.toml, .mise.local.toml, .mise, \
+             mise/config.toml, .config/mise, .config/mise.toml, .hg, .jj, .husky, \
+             .pre-commit-config.yaml, captainhook.json, .rusty-hook.toml, .overcommit.yml, \
+             .venv, node_modules, lefthook.yml, lefthook.yaml, lefthook.toml, \
              lefthook.json, .lefthook.yml, .lefthook.yaml, .lefthook.toml, .lefthook.json, \
              lefthook-local.yml, lefthook-local.yaml, lefthook-local.toml, \
              lefthook-local.json, .lefthook-local.yml, .lefthook-local.yaml, \
@@ -1087,7 +1090,8 @@ fn a_link_with_dotdot_in_its_target_cannot_climb_later() {
     // Shipped links with `..`: one out, one to a sibling.
     symlink("../..", ws.path().join("src/up")).expect("symlink");
     symlink("../docs", ws.path().join("src/sib")).expect("symlink");
-    let symlink_op = |link: &str, target: &str| json!({"op": "symlink", "link": link, "target": target});
+    let symlink_op =
+        |link: &str, target: &str| json!({"op": "symlink", "link": link, "target": target});
     let attacks: Vec<(&str, Value, String)> = vec![
         (
             "a link through a missing name and up (w1 -> w0/..)",
@@ -1099,13 +1103,21 @@ fn a_link_with_dotdot_in_its_target_cannot_climb_later() {
             symlink_op("u4", "u3/.."),
             link_climbs("u4", "u3/.."),
         ),
-        ("the chain's next link", symlink_op("u1", "u0/.."), link_climbs("u1", "u0/..")),
+        (
+            "the chain's next link",
+            symlink_op("u1", "u0/.."),
+            link_climbs("u1", "u0/.."),
+        ),
         (
             "made deep, to be moved up later",
             symlink_op("deep/a/v", "b/../.."),
             link_climbs("deep/a/v", "b/../.."),
         ),
-        ("down and up again", symlink_op("z", "src/../src"), link_climbs("z", "src/../src")),
+        (
+            "down and up again",
+            symlink_op("z", "src/../src"),
+            link_climbs("z", "src/../src"),
+        ),
         (
             "a shipped link with `..` renamed to another directory",
             json!({"op": "rename", "from": "src/sib", "to": "deep/sib"}),
@@ -1175,17 +1187,33 @@ fn a_trailing_slash_is_resolved_where_the_kernel_resolves_it() {
     ok(json!({"op": "symlink", "link": "k", "target": "ci"}));
     let hooks = protected("ci/hooks", "ci/hooks");
     let attacks: Vec<(&str, Value, Option<String>)> = vec![
-        ("touch l/", json!({"op": "set_times_at", "path": "l/"}), Some(hooks.clone())),
-        ("touch l//", json!({"op": "set_times_at", "path": "l//"}), Some(hooks.clone())),
+        (
+            "touch l/",
+            json!({"op": "set_times_at", "path": "l/"}),
+            Some(hooks.clone()),
+        ),
+        (
+            "touch l//",
+            json!({"op": "set_times_at", "path": "l//"}),
+            Some(hooks.clone()),
+        ),
         (
             "touch l/ following",
             json!({"op": "set_times_at", "path": "l/", "follow": true}),
             Some(hooks.clone()),
         ),
-        ("touch k/hooks/", json!({"op": "set_times_at", "path": "k/hooks/"}), Some(hooks.clone())),
+        (
+            "touch k/hooks/",
+            json!({"op": "set_times_at", "path": "k/hooks/"}),
+            Some(hooks.clone()),
+        ),
         // `l` made while its target dangled now leads into the hooks
         // directory: every change through it is resolved when it is made.
-        ("touch l following", json!({"op": "set_times_at", "path": "l", "follow": true}), Some(hooks)),
+        (
+            "touch l following",
+            json!({"op": "set_times_at", "path": "l", "follow": true}),
+            Some(hooks),
+        ),
         (
             "a hook through l",
             json!({"op": "write", "path": "l/pre-commit", "text": "#!/bin/sh\n"}),
@@ -1194,14 +1222,38 @@ fn a_trailing_slash_is_resolved_where_the_kernel_resolves_it() {
         // The kernel follows none of these, or fails them: nothing changes.
         ("rmdir l/", json!({"op": "rmdir", "path": "l/"}), None),
         ("unlink l/", json!({"op": "unlink", "path": "l/"}), None),
-        ("rename l/ away", json!({"op": "rename", "from": "l/", "to": "gone"}), None),
-        ("rename onto l/", json!({"op": "rename", "from": "notes.txt", "to": "l/"}), None),
+        (
+            "rename l/ away",
+            json!({"op": "rename", "from": "l/", "to": "gone"}),
+            None,
+        ),
+        (
+            "rename onto l/",
+            json!({"op": "rename", "from": "notes.txt", "to": "l/"}),
+            None,
+        ),
         ("mkdir l/", json!({"op": "mkdir", "path": "l/"}), None),
-        ("create l/", json!({"op": "write", "path": "l/", "text": "x"}), None),
+        (
+            "create l/",
+            json!({"op": "write", "path": "l/", "text": "x"}),
+            None,
+        ),
         ("truncate l/", json!({"op": "truncate", "path": "l/"}), None),
-        ("exclusive l/", json!({"op": "create_new", "path": "l/"}), None),
-        ("hard link of l/", json!({"op": "link", "from": "l/", "to": "h"}), None),
-        ("link at l/", json!({"op": "symlink", "link": "l/", "target": "notes.txt"}), None),
+        (
+            "exclusive l/",
+            json!({"op": "create_new", "path": "l/"}),
+            None,
+        ),
+        (
+            "hard link of l/",
+            json!({"op": "link", "from": "l/", "to": "h"}),
+            None,
+        ),
+        (
+            "link at l/",
+            json!({"op": "symlink", "link": "l/", "target": "notes.txt"}),
+            None,
+        ),
     ];
     let before = whole(&repo);
     for (n, (name, input, expected)) in attacks.iter().enumerate() {
@@ -1219,4 +1271,109 @@ fn a_trailing_slash_is_resolved_where_the_kernel_resolves_it() {
     ok(json!({"op": "set_times_at", "path": "d/"}));
     ok(json!({"op": "mkdir", "path": "e/"}));
     ok(json!({"op": "rmdir", "path": "e"}));
+}
+
+/// Each name protected at any depth, as `toolhost tools --json` lists it
+/// with its why, cannot be made at the root or in a subdirectory.
+#[test]
+fn every_run_on_open_name_cannot_be_made_anywhere() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    let out = stdout_of(ws.toolhost().args(["tools", "--json"]));
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    let names: Vec<(String, String)> = doc["protected"]
+        .as_array()
+        .expect("protected")
+        .iter()
+        .filter(|p| p["at_any_depth"] == true)
+        .map(|p| {
+            let why = p["why"].as_str().expect("why");
+            assert!(!why.is_empty(), "{p}");
+            (
+                p["path"].as_str().expect("path").to_string(),
+                why.to_string(),
+            )
+        })
+        .collect();
+    for wanted in [
+        ".github/hooks",
+        ".augment",
+        ".clinerules",
+        ".qwen",
+        ".kilocode",
+        "kilo.json",
+        "kilo.jsonc",
+        ".kilo",
+        "crush.json",
+        ".crush.json",
+        ".openhands",
+        "mise/config.toml",
+        ".config/mise",
+        "captainhook.json",
+        ".rusty-hook.toml",
+        ".overcommit.yml",
+        ".venv",
+        "node_modules",
+    ] {
+        assert!(
+            names.iter().any(|(name, _)| name == wanted),
+            "{wanted} not listed"
+        );
+    }
+    ws.mkdir("sub");
+    for (n, (name, why)) in names.iter().enumerate() {
+        for path in [name.clone(), format!("sub/{name}")] {
+            // The directories above a name of more than one component are
+            // ordinary: the test makes them.
+            if let Some(parent) = Path::new(&path).parent()
+                && !parent.as_os_str().is_empty()
+            {
+                fs::create_dir_all(ws.path().join(parent)).expect("mkdir");
+            }
+            let before = whole(&repo);
+            for input in [
+                json!({"op": "write", "path": path, "text": "x"}),
+                json!({"op": "mkdir", "path": path}),
+            ] {
+                let err = stderr_of_failure(&mut repo.raw(&input, &[]), 1);
+                assert!(
+                    err.starts_with(&format!("{}{why})", protected(&path, &path))),
+                    "{input}:\n{err}"
+                );
+                assert_eq!(whole(&repo), before, "{input} changed something");
+            }
+        }
+        repo.assert_still_works(n);
+    }
+    // A directory that would hold a protected name of two components may
+    // not be moved away or replaced (the name would go with it, or come).
+    ws.mkdir(".github/hooks");
+    ws.mkdir("gh/hooks");
+    let before = whole(&repo);
+    for (input, path, hit) in [
+        (
+            json!({"op": "rename", "from": ".github", "to": "github-old"}),
+            ".github",
+            ".github/hooks",
+        ),
+        (
+            json!({"op": "rename", "from": "gh", "to": "sub/.github"}),
+            "sub/.github",
+            "sub/.github/hooks",
+        ),
+        (
+            json!({"op": "symlink", "link": "sub/.config", "target": "gh"}),
+            "sub/.config",
+            "sub/.config/mise",
+        ),
+    ] {
+        let err = stderr_of_failure(&mut repo.raw(&input, &[]), 1);
+        assert!(err.starts_with(&protected(path, hit)), "{input}:\n{err}");
+        assert_eq!(whole(&repo), before, "{input} changed something");
+    }
+    // What stays writable: the rest of `.github`, and `.config`.
+    for path in [".github/workflows.yml", ".config/app.toml", "sub/mise.md"] {
+        let out = stdout_of(&mut repo.raw(&json!({"op": "write", "path": path, "text": "x"}), &[]));
+        assert_eq!(out, "ok\n", "{path}");
+    }
 }
