@@ -12,7 +12,9 @@ use crate::workspace;
 
 /// Files and directories other programs run code from, without asking,
 /// when they open a project or run git there. Protected at any depth: a
-/// subdirectory can be opened as a project of its own.
+/// subdirectory can be opened as a project of its own. A path of more than
+/// one component (`.github/hooks`) is matched as those components anywhere,
+/// and the directories above it may not be moved or replaced as a whole.
 const RUN_ON_OPEN: &[(&str, &str)] = &[
     (
         ".claude",
@@ -72,6 +74,51 @@ const RUN_ON_OPEN: &[(&str, &str)] = &[
         "aider runs the lint and test commands it names after every change",
     ),
     (
+        ".github/hooks",
+        "GitHub Copilot CLI and VS Code's agent run the commands its hook files there name at \
+         session start",
+    ),
+    (
+        ".augment",
+        "Augment's CLI runs the hooks its project settings there name",
+    ),
+    (
+        ".clinerules",
+        "Cline runs the hook scripts in its `hooks` directory there",
+    ),
+    (
+        ".qwen",
+        "Qwen Code starts the MCP servers its `settings.json` there names",
+    ),
+    (
+        ".kilocode",
+        "Kilo Code starts the MCP servers its `mcp.json` there names",
+    ),
+    (
+        "kilo.json",
+        "Kilo starts the MCP servers and commands it names",
+    ),
+    (
+        "kilo.jsonc",
+        "Kilo starts the MCP servers and commands it names",
+    ),
+    (
+        ".kilo",
+        "Kilo loads its config, with MCP servers, from there",
+    ),
+    (
+        "crush.json",
+        "Crush starts the MCP servers and language servers it names",
+    ),
+    (
+        ".crush.json",
+        "Crush starts the MCP servers and language servers it names",
+    ),
+    (
+        ".openhands",
+        "OpenHands runs its `setup.sh` there at every session start",
+    ),
+    (
         ".vscode",
         "VS Code runs its tasks when the folder opens, and its settings name programs to run",
     ),
@@ -116,6 +163,18 @@ const RUN_ON_OPEN: &[(&str, &str)] = &[
         ".mise",
         "mise runs the hooks and tasks its files there define",
     ),
+    (
+        "mise/config.toml",
+        "mise runs the hooks and tasks it defines",
+    ),
+    (
+        ".config/mise",
+        "mise runs the hooks and tasks its files there define",
+    ),
+    (
+        ".config/mise.toml",
+        "mise runs the hooks and tasks it defines",
+    ),
     (".hg", "Mercurial runs the hooks its `hgrc` there names"),
     (
         ".jj",
@@ -125,6 +184,28 @@ const RUN_ON_OPEN: &[(&str, &str)] = &[
     (
         ".pre-commit-config.yaml",
         "pre-commit runs the commands it names at every commit",
+    ),
+    (
+        "captainhook.json",
+        "CaptainHook runs the commands it names at every commit",
+    ),
+    (
+        ".rusty-hook.toml",
+        "rusty-hook runs the commands it names at every commit",
+    ),
+    (
+        ".overcommit.yml",
+        "Overcommit runs the hooks it names at every commit",
+    ),
+    (
+        ".venv",
+        "VS Code's Python extension runs its interpreter when the folder opens, and every `.pth` \
+         file in its site-packages runs at each Python start; `git diff` does not show it",
+    ),
+    (
+        "node_modules",
+        "VS Code's ESLint and Prettier extensions load the workspace's copies from there when the \
+         folder opens; `git diff` does not show it",
     ),
 ];
 

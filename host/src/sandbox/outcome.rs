@@ -253,9 +253,10 @@ fn fs_denied_text(tool: &str, denial: &Denial) -> String {
         ),
         Denial::LinkClimbs { link, target } => format!(
             "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: the target climbs \
-             with `..` above the link's own directory, and moved elsewhere such a link would point \
-             somewhere else, out of the sandbox or into a protected path. Use a target below the \
-             link's directory, or copy the file instead."
+             with `..`, and where such a link leads changes with the links and directories it passes \
+             through (made or moved later, it can lead out of the sandbox or into a protected path). \
+             Use a target without `..`: make the link in a directory that holds what it points to \
+             (`a -> b/c`), or copy the file instead."
         ),
         Denial::LinkIntoProtected { link, target, hit } => format!(
             "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: the target is \
@@ -529,9 +530,10 @@ mod tests {
                     target: "../..".into(),
                 }),
                 "error: `t` may not create the symbolic link `src/up` -> `../..`: the target climbs \
-                 with `..` above the link's own directory, and moved elsewhere such a link would point \
-                 somewhere else, out of the sandbox or into a protected path. Use a target below the \
-                 link's directory, or copy the file instead.",
+                 with `..`, and where such a link leads changes with the links and directories it \
+                 passes through (made or moved later, it can lead out of the sandbox or into a \
+                 protected path). Use a target without `..`: make the link in a directory that holds \
+                 what it points to (`a -> b/c`), or copy the file instead.",
             ),
             (
                 ToolFault::HoldLimit {

@@ -580,10 +580,13 @@ fn tools_lists_the_protected_paths_and_what_a_tool_may_change_anyway() {
             "protected at any depth (no tool may change): toolhost.toml, .toolhost, .git, \
              HEAD, .claude, .mcp.json, .cursor, .gemini, .codex, .opencode, opencode.json, \
              opencode.jsonc, .pi, .windsurf, .kiro, .amazonq, .roo, .continue, \
-             .aider.conf.yml, .vscode, .idea, .zed, .helix, .devcontainer, \
-             .devcontainer.json, .nvim.lua, .nvimrc, .exrc, .envrc, mise.toml, .mise.toml, \
-             mise.local.toml, .mise.local.toml, .mise, .hg, .jj, .husky, \
-             .pre-commit-config.yaml, lefthook.yml, lefthook.yaml, lefthook.toml, \
+             .aider.conf.yml, .github/hooks, .augment, .clinerules, .qwen, .kilocode, \
+             kilo.json, kilo.jsonc, .kilo, crush.json, .crush.json, .openhands, .vscode, \
+             .idea, .zed, .helix, .devcontainer, .devcontainer.json, .nvim.lua, .nvimrc, \
+             .exrc, .envrc, mise.toml, .mise.toml, mise.local.toml, .mise.local.toml, .mise, \
+             mise/config.toml, .config/mise, .config/mise.toml, .hg, .jj, .husky, \
+             .pre-commit-config.yaml, captainhook.json, .rusty-hook.toml, .overcommit.yml, \
+             .venv, node_modules, lefthook.yml, lefthook.yaml, lefthook.toml, \
              lefthook.json, .lefthook.yml, .lefthook.yaml, .lefthook.toml, .lefthook.json, \
              lefthook-local.yml, lefthook-local.yaml, lefthook-local.toml, \
              lefthook-local.json, .lefthook-local.yml, .lefthook-local.yaml, \
@@ -706,14 +709,14 @@ fn what_other_programs_run_cannot_be_planted() {
             "a link that climbs, to be moved later",
             json!({"op": "symlink", "link": "vendor/lib/up", "target": "../.."}),
             "error: `raw` may not create the symbolic link `vendor/lib/up` -> `../..`: the target climbs \
-             with `..` above the link's own directory"
+             with `..`,"
                 .into(),
         ),
         (
             "a link that climbs into a sibling",
             json!({"op": "symlink", "link": "src/cfg", "target": "../toolhost.toml.d"}),
             "error: `raw` may not create the symbolic link `src/cfg` -> `../toolhost.toml.d`: the \
-             target climbs with `..` above the link's own directory"
+             target climbs with `..`,"
                 .into(),
         ),
     ];
@@ -1204,4 +1207,313 @@ fn a_session_directory_named_on_the_command_line_is_protected() {
         .expect("logs")
         .collect();
     assert_eq!(logs.len(), 1, "the server's one session file");
+}
+
+/// The refusal of a link whose target has a `..` component.
+fn link_climbs(link: &str, target: &str) -> String {
+    format!(
+        "error: `raw` may not create the symbolic link `{link}` -> `{target}`: the target climbs \
+         with `..`"
+    )
+}
+
+/// A link's target read as text cannot tell where it will lead: `w1 ->
+/// w0/..` lands inside while `w0` is missing, and `w0 -> .` made next
+/// turns it into the workspace's parent. So no target may have a `..` at
+/// all, made here, moved here or hard-linked here.
+#[test]
+fn a_link_with_dotdot_in_its_target_cannot_climb_later() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    ws.mkdir("deep/a");
+    ws.mkdir("docs");
+    // Shipped links with `..`: one out, one to a sibling.
+    symlink("../..", ws.path().join("src/up")).expect("symlink");
+    symlink("../docs", ws.path().join("src/sib")).expect("symlink");
+    let symlink_op =
+        |link: &str, target: &str| json!({"op": "symlink", "link": link, "target": target});
+    let attacks: Vec<(&str, Value, String)> = vec![
+        (
+            "a link through a missing name and up (w1 -> w0/..)",
+            symlink_op("w1", "w0/.."),
+            link_climbs("w1", "w0/.."),
+        ),
+        (
+            "the head of a chain made in reverse (u4 -> u3/..)",
+            symlink_op("u4", "u3/.."),
+            link_climbs("u4", "u3/.."),
+        ),
+        (
+            "the chain's next link",
+            symlink_op("u1", "u0/.."),
+            link_climbs("u1", "u0/.."),
+        ),
+        (
+            "made deep, to be moved up later",
+            symlink_op("deep/a/v", "b/../.."),
+            link_climbs("deep/a/v", "b/../.."),
+        ),
+        (
+            "down and up again",
+            symlink_op("z", "src/../src"),
+            link_climbs("z", "src/../src"),
+        ),
+        (
+            "a shipped link with `..` renamed to another directory",
+            json!({"op": "rename", "from": "src/sib", "to": "deep/sib"}),
+            link_climbs("deep/sib", "../docs"),
+        ),
+        (
+            "a shipped link out hard-linked beside itself",
+            json!({"op": "link", "from": "src/up", "to": "src/up2"}),
+            link_climbs("src/up2", "../.."),
+        ),
+        (
+            "a shipped link out hard-linked to the root",
+            json!({"op": "link", "from": "src/up", "to": "up"}),
+            link_climbs("up", "../.."),
+        ),
+    ];
+    let before = whole(&repo);
+    for (n, (name, input, expected)) in attacks.iter().enumerate() {
+        let err = stderr_of_failure(&mut repo.raw(input, &[]), 1);
+        assert!(err.starts_with(expected.as_str()), "{name}:\n{err}");
+        assert!(err.contains("Use a target without `..`"), "{name}:\n{err}");
+        assert_eq!(whole(&repo), before, "{name} changed something");
+        repo.assert_still_works(n);
+    }
+    // What the attacks needed next still works on its own, and leads
+    // nowhere: `w0 -> .` and `u0 -> .` stay where they are.
+    let ok = |input: Value| {
+        let out = stdout_of(&mut repo.raw(&input, &[]));
+        assert_eq!(out, "ok\n", "{input}");
+    };
+    ok(symlink_op("w0", "."));
+    ok(symlink_op("u0", "."));
+    ok(symlink_op("deep/a/c", "b/c"));
+    ok(json!({"op": "mkdir", "path": "deep/a/b"}));
+    ok(json!({"op": "write", "path": "deep/a/b/c", "text": "below"}));
+    assert_eq!(ws.read("deep/a/c"), "below");
+    ok(json!({"op": "rename", "from": "deep/a", "to": "moved"}));
+    assert_eq!(ws.read("moved/c"), "below");
+    // A shipped link with `..` may still be renamed in its own directory,
+    // where it points where it did.
+    ok(json!({"op": "rename", "from": "src/sib", "to": "src/sib~"}));
+    for absent in ["w1", "u4", "u1", "z", "up", "src/up2", "deep/sib"] {
+        assert!(
+            fs::symlink_metadata(ws.path().join(absent)).is_err(),
+            "{absent} exists"
+        );
+    }
+}
+
+/// A path ending in `/` makes the kernel follow a link in its last
+/// component (and want a directory): `set-times-at l/` with `l -> k/hooks`
+/// and `k -> ci` touched git's hooks directory while the guard checked `l`.
+#[test]
+fn a_trailing_slash_is_resolved_where_the_kernel_resolves_it() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    ws.write(".git/config", "[core]\n\thooksPath = ci/hooks\n");
+    ws.mkdir("ci/hooks");
+    ws.write("notes.txt", "notes");
+    let ok = |input: Value| {
+        let out = stdout_of(&mut repo.raw(&input, &[]));
+        assert_eq!(out, "ok\n", "{input}");
+    };
+    // Made while `k` is missing, `l` leads nowhere protected; `k -> ci`
+    // holds no protected path itself.
+    ok(json!({"op": "symlink", "link": "l", "target": "k/hooks"}));
+    ok(json!({"op": "symlink", "link": "k", "target": "ci"}));
+    let hooks = protected("ci/hooks", "ci/hooks");
+    let attacks: Vec<(&str, Value, Option<String>)> = vec![
+        (
+            "touch l/",
+            json!({"op": "set_times_at", "path": "l/"}),
+            Some(hooks.clone()),
+        ),
+        (
+            "touch l//",
+            json!({"op": "set_times_at", "path": "l//"}),
+            Some(hooks.clone()),
+        ),
+        (
+            "touch l/ following",
+            json!({"op": "set_times_at", "path": "l/", "follow": true}),
+            Some(hooks.clone()),
+        ),
+        (
+            "touch k/hooks/",
+            json!({"op": "set_times_at", "path": "k/hooks/"}),
+            Some(hooks.clone()),
+        ),
+        // `l` made while its target dangled now leads into the hooks
+        // directory: every change through it is resolved when it is made.
+        (
+            "touch l following",
+            json!({"op": "set_times_at", "path": "l", "follow": true}),
+            Some(hooks),
+        ),
+        (
+            "a hook through l",
+            json!({"op": "write", "path": "l/pre-commit", "text": "#!/bin/sh\n"}),
+            Some(protected("ci/hooks/pre-commit", "ci/hooks")),
+        ),
+        // The kernel follows none of these, or fails them: nothing changes.
+        ("rmdir l/", json!({"op": "rmdir", "path": "l/"}), None),
+        ("unlink l/", json!({"op": "unlink", "path": "l/"}), None),
+        (
+            "rename l/ away",
+            json!({"op": "rename", "from": "l/", "to": "gone"}),
+            None,
+        ),
+        (
+            "rename onto l/",
+            json!({"op": "rename", "from": "notes.txt", "to": "l/"}),
+            None,
+        ),
+        ("mkdir l/", json!({"op": "mkdir", "path": "l/"}), None),
+        (
+            "create l/",
+            json!({"op": "write", "path": "l/", "text": "x"}),
+            None,
+        ),
+        ("truncate l/", json!({"op": "truncate", "path": "l/"}), None),
+        (
+            "exclusive l/",
+            json!({"op": "create_new", "path": "l/"}),
+            None,
+        ),
+        (
+            "hard link of l/",
+            json!({"op": "link", "from": "l/", "to": "h"}),
+            None,
+        ),
+        (
+            "link at l/",
+            json!({"op": "symlink", "link": "l/", "target": "notes.txt"}),
+            None,
+        ),
+    ];
+    let before = whole(&repo);
+    for (n, (name, input, expected)) in attacks.iter().enumerate() {
+        let err = stderr_of_failure(&mut repo.raw(input, &[]), 1);
+        if let Some(expected) = expected {
+            assert!(err.starts_with(expected.as_str()), "{name}:\n{err}");
+        }
+        assert_eq!(whole(&repo), before, "{name} changed something");
+        repo.assert_still_works(n);
+    }
+    // A trailing slash on an ordinary directory, or a link to one, works.
+    ws.mkdir("d");
+    ok(json!({"op": "symlink", "link": "dl", "target": "d"}));
+    ok(json!({"op": "set_times_at", "path": "dl/"}));
+    ok(json!({"op": "set_times_at", "path": "d/"}));
+    ok(json!({"op": "mkdir", "path": "e/"}));
+    ok(json!({"op": "rmdir", "path": "e"}));
+}
+
+/// Each name protected at any depth, as `toolhost tools --json` lists it
+/// with its why, cannot be made at the root or in a subdirectory.
+#[test]
+fn every_run_on_open_name_cannot_be_made_anywhere() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    let out = stdout_of(ws.toolhost().args(["tools", "--json"]));
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    let names: Vec<(String, String)> = doc["protected"]
+        .as_array()
+        .expect("protected")
+        .iter()
+        .filter(|p| p["at_any_depth"] == true)
+        .map(|p| {
+            let why = p["why"].as_str().expect("why");
+            assert!(!why.is_empty(), "{p}");
+            (
+                p["path"].as_str().expect("path").to_string(),
+                why.to_string(),
+            )
+        })
+        .collect();
+    for wanted in [
+        ".github/hooks",
+        ".augment",
+        ".clinerules",
+        ".qwen",
+        ".kilocode",
+        "kilo.json",
+        "kilo.jsonc",
+        ".kilo",
+        "crush.json",
+        ".crush.json",
+        ".openhands",
+        "mise/config.toml",
+        ".config/mise",
+        "captainhook.json",
+        ".rusty-hook.toml",
+        ".overcommit.yml",
+        ".venv",
+        "node_modules",
+    ] {
+        assert!(
+            names.iter().any(|(name, _)| name == wanted),
+            "{wanted} not listed"
+        );
+    }
+    ws.mkdir("sub");
+    for (n, (name, why)) in names.iter().enumerate() {
+        for path in [name.clone(), format!("sub/{name}")] {
+            // The directories above a name of more than one component are
+            // ordinary: the test makes them.
+            if let Some(parent) = Path::new(&path).parent()
+                && !parent.as_os_str().is_empty()
+            {
+                fs::create_dir_all(ws.path().join(parent)).expect("mkdir");
+            }
+            let before = whole(&repo);
+            for input in [
+                json!({"op": "write", "path": path, "text": "x"}),
+                json!({"op": "mkdir", "path": path}),
+            ] {
+                let err = stderr_of_failure(&mut repo.raw(&input, &[]), 1);
+                assert!(
+                    err.starts_with(&format!("{}{why})", protected(&path, &path))),
+                    "{input}:\n{err}"
+                );
+                assert_eq!(whole(&repo), before, "{input} changed something");
+            }
+        }
+        repo.assert_still_works(n);
+    }
+    // A directory that would hold a protected name of two components may
+    // not be moved away or replaced (the name would go with it, or come).
+    ws.mkdir(".github/hooks");
+    ws.mkdir("gh/hooks");
+    let before = whole(&repo);
+    for (input, path, hit) in [
+        (
+            json!({"op": "rename", "from": ".github", "to": "github-old"}),
+            ".github",
+            ".github/hooks",
+        ),
+        (
+            json!({"op": "rename", "from": "gh", "to": "sub/.github"}),
+            "sub/.github",
+            "sub/.github/hooks",
+        ),
+        (
+            json!({"op": "symlink", "link": "sub/.config", "target": "gh"}),
+            "sub/.config",
+            "sub/.config/mise",
+        ),
+    ] {
+        let err = stderr_of_failure(&mut repo.raw(&input, &[]), 1);
+        assert!(err.starts_with(&protected(path, hit)), "{input}:\n{err}");
+        assert_eq!(whole(&repo), before, "{input} changed something");
+    }
+    // What stays writable: the rest of `.github`, and `.config`.
+    for path in [".github/workflows.yml", ".config/app.toml", "sub/mise.md"] {
+        let out = stdout_of(&mut repo.raw(&json!({"op": "write", "path": path, "text": "x"}), &[]));
+        assert_eq!(out, "ok\n", "{path}");
+    }
 }

@@ -92,6 +92,17 @@ pub(crate) fn names_a_directory(path: &str) -> bool {
     matches!(split(path), Err(Unsplit::NoName))
 }
 
+/// Whether the last component of `path` is a name followed by `/`
+/// (`l/`, `a/l//`): the kernel then follows a link there and wants a
+/// directory, for an open, `utimensat` and the source of `linkat`, even
+/// when asked not to follow (`O_NOFOLLOW`, `AT_SYMLINK_NOFOLLOW`). For
+/// `mkdir`, `rmdir`, `unlink`, `rename`, `symlink` and the new name of
+/// `linkat` it does not follow: the name itself must be a directory (or be
+/// missing, to be made one), else the call fails.
+pub(crate) fn ends_in_slash(path: &str) -> bool {
+    path.ends_with('/') && split(path).is_ok()
+}
+
 /// The directory `path` names, opened beneath `start` (links followed, as
 /// the kernel would, never out of `start`).
 pub(crate) fn directory(start: &File, path: &str) -> io::Result<File> {
@@ -207,6 +218,12 @@ mod tests {
             assert!(matches!(split(no_name), Err(Unsplit::NoName)), "{no_name}");
         }
         assert!(matches!(split("/etc/passwd"), Err(Unsplit::Absolute)));
+        for slashed in ["l/", "a/l//"] {
+            assert!(ends_in_slash(slashed), "{slashed}");
+        }
+        for plain in ["l", "a/l", "a/.", ".", "/", ""] {
+            assert!(!ends_in_slash(plain), "{plain}");
+        }
     }
 
     #[test]

@@ -115,7 +115,7 @@ pub enum Denial {
     },
     /// A symlink with an absolute target.
     AbsoluteLink { link: String, target: String },
-    /// A symlink whose target climbs with `..` above the link's directory.
+    /// A symlink whose target has a `..` component.
     LinkClimbs { link: String, target: String },
     /// A hard link to `source`, which the tool may not write.
     HardLinkSource { source: String },
@@ -498,6 +498,12 @@ impl Guarded<'_> {
     /// `no_name` is the error for a path whose last component is `.` or
     /// `..`, as the kernel gives it for the operation (`mkdir .` is
     /// `exist`, which `create_dir_all` of a grant's own root relies on).
+    /// A last name with a trailing `/` is checked as the name itself, and
+    /// passed on with it only to operations for which the kernel does not
+    /// follow a link there (mkdir, rmdir, unlink, rename, symlink, the new
+    /// name of a hard link); `set-times-at`, `open-at` and the source of a
+    /// hard link deal with `l/` before they get here
+    /// ([`beneath::ends_in_slash`]).
     fn locate(
         &self,
         fd: &Resource<Descriptor>,
@@ -634,7 +640,7 @@ impl Guarded<'_> {
     }
 
     /// Refuses a symbolic link at host path `link` to `target` that is
-    /// absolute, climbs above the link's directory, leads out of the grants
+    /// absolute, has a `..` component, leads out of the grants
     /// (through a link already there) or into a protected path. For a new
     /// link, and for one moved or hard-linked to a new place, where it
     /// points somewhere else.
@@ -653,8 +659,8 @@ impl Guarded<'_> {
                 target: target.to_string(),
             });
         }
-        // Below its own directory, a target can still lead out through a
-        // link already there (even a dangling one), or into a protected path.
+        // Without `..`, a target can still lead out through a link already
+        // there (even a dangling one), or into a protected path.
         let parent = link.parent().unwrap_or(link);
         let lands = protect::locate_loose(&parent.join(target));
         if !rules.may_use(&lands) {
@@ -810,24 +816,21 @@ impl Guarded<'_> {
     }
 }
 
-/// Whether a link target climbs with `..` above the link's own directory
-/// (or is absolute). Such a link stays inside where it is made, but moved
-/// to another directory it points somewhere else, out of the sandbox or
-/// into a protected path; a target below its directory moves with it.
+/// Whether a link target has a `..` component (or is absolute). Where such
+/// a target leads depends on links and directories that can change after
+/// it is checked: `w1 -> w0/..` lands inside while `w0` is missing, and
+/// `w0 -> .` made next sends it to the workspace's parent; moved to another
+/// directory it points elsewhere too. A set of links without `..` can only
+/// lead down or stay where they are, whatever is made or moved later.
 fn climbs(target: &str) -> bool {
-    let mut depth = 0usize;
-    for component in Path::new(target).components() {
-        match component {
-            std::path::Component::Normal(_) => depth += 1,
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => match depth.checked_sub(1) {
-                Some(up) => depth = up,
-                None => return true,
-            },
-            std::path::Component::RootDir | std::path::Component::Prefix(_) => return true,
-        }
-    }
-    false
+    Path::new(target).components().any(|component| {
+        matches!(
+            component,
+            std::path::Component::ParentDir
+                | std::path::Component::RootDir
+                | std::path::Component::Prefix(_)
+        )
+    })
 }
 
 fn follows(flags: types::PathFlags) -> bool {
@@ -1021,7 +1024,10 @@ impl HostDescriptor for Guarded<'_> {
         atim: types::NewTimestamp,
         mtim: types::NewTimestamp,
     ) -> FsResult<()> {
-        if beneath::names_a_directory(&path) {
+        // `.`, `a/..`, and `l/` (the kernel follows a link there, even with
+        // `AT_SYMLINK_NOFOLLOW`): the directory is opened, checked where it
+        // is, and its times set through the held handle.
+        if beneath::names_a_directory(&path) || beneath::ends_in_slash(&path) {
             return self.set_times_of_directory(&fd, &path, atim, mtim).await;
         }
         // Followed here, so the operation takes the last name as it is.
@@ -1053,6 +1059,12 @@ impl HostDescriptor for Guarded<'_> {
             // wasmtime-wasi's answer too: WASI cannot hard-link a link's
             // target.
             return Err(ErrorCode::Invalid.into());
+        }
+        // `l/` makes the kernel follow `l` where the guard would check the
+        // link itself; it names a directory, which no hard link may have
+        // (the kernel's `EPERM`), or something that is not one (`ENOTDIR`).
+        if beneath::ends_in_slash(&old_path) {
+            return Err(ErrorCode::NotPermitted.into());
         }
         let new = self.locate(&new_descriptor, &new_path, false, ErrorCode::Exist)?;
         self.check(&new, Change::Onto)?;
@@ -1119,6 +1131,13 @@ impl HostDescriptor for Guarded<'_> {
                 HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags).await;
             return self.count_opened(opened);
         }
+        // `l/` makes the kernel follow `l`, even with `O_NOFOLLOW`, and name
+        // a directory: one cannot be created, written or truncated by an
+        // open (the kernel's `EISDIR`), so it is refused before anything is
+        // resolved by name.
+        if beneath::ends_in_slash(&path) {
+            return Err(ErrorCode::IsDirectory.into());
+        }
         // Links followed here, so the open takes the last name as it is
         // (and fails if it became a link since). `exclusive` never follows:
         // the kernel answers `exist` for any link there, which lock files
@@ -1158,6 +1177,9 @@ impl HostDescriptor for Guarded<'_> {
         self.count_opened(result)
     }
 
+    // `stat-at`, `readlink-at` and `metadata-hash-at` change nothing: they
+    // go to wasmtime-wasi as they are (a trailing `/` follows a link there,
+    // beneath the preopen, as any read does).
     async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
         HostDescriptor::readlink_at(&mut self.fs, fd, path).await
     }

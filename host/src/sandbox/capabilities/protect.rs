@@ -46,6 +46,11 @@ pub struct Protection {
     names: HashMap<OsString, usize>,
     /// The longest of `names`, in bytes: a longer component is none of them.
     longest_name: usize,
+    /// The paths of more than one component protected at any depth
+    /// (`.github/hooks`, `.config/mise`), each as its components (in ASCII
+    /// lower case) and which of `paths` it is: matched as consecutive
+    /// components anywhere below the base.
+    suffixes: Vec<(Vec<OsString>, usize)>,
     /// Host paths protected as they are (the exact paths, and where a
     /// link at a protected name at the root leads), with their index in
     /// `paths`.
@@ -90,17 +95,26 @@ impl Protection {
             })
             .collect();
         let mut names = HashMap::new();
+        let mut suffixes = Vec::new();
         let mut exact = Vec::new();
         for (index, resolved) in paths.iter().enumerate() {
             let mut host = resolved.host.iter();
             if resolved.spec.at_any_depth {
+                let parts: Vec<OsString> = Path::new(&resolved.spec.relative)
+                    .components()
+                    .map(|part| part.as_os_str().to_ascii_lowercase())
+                    .collect();
                 let name: &OsStr = resolved.spec.relative.as_ref();
-                let key = if name == HEAD {
-                    name.to_os_string()
+                if parts.len() > 1 {
+                    suffixes.push((parts, index));
                 } else {
-                    name.to_ascii_lowercase()
-                };
-                names.entry(key).or_insert(index);
+                    let key = if name == HEAD {
+                        name.to_os_string()
+                    } else {
+                        name.to_ascii_lowercase()
+                    };
+                    names.entry(key).or_insert(index);
+                }
                 // The name at the root is found by the walk of names.
                 host.next();
             }
@@ -112,6 +126,7 @@ impl Protection {
             paths,
             names,
             longest_name,
+            suffixes,
             exact,
         }
     }
@@ -137,13 +152,48 @@ impl Protection {
             Ok(below) => (base, below),
             Err(_) => (Path::new(""), target),
         };
-        for (at, component) in below.components().enumerate() {
-            let Some(index) = self.name_index(component.as_os_str()) else {
-                continue;
-            };
-            let prefix: PathBuf = start.join(below.components().take(at + 1).collect::<PathBuf>());
-            if !is_lifted(target, &prefix, lifted) {
-                return Some(self.hit(&self.paths[index].spec, &self.shown(&prefix)));
+        let components: Vec<&OsStr> = below.components().map(|c| c.as_os_str()).collect();
+        for at in 0..components.len() {
+            let name = self.name_index(components[at]).map(|index| (index, 1));
+            let matched = name.into_iter().chain(
+                self.suffixes
+                    .iter()
+                    .filter(|(parts, _)| starts_with_parts(&components[at..], parts))
+                    .map(|(parts, index)| (*index, parts.len())),
+            );
+            for (index, len) in matched {
+                let prefix: PathBuf =
+                    start.join(components[..at + len].iter().collect::<PathBuf>());
+                if !is_lifted(target, &prefix, lifted) {
+                    return Some(self.hit(&self.paths[index].spec, &self.shown(&prefix)));
+                }
+            }
+        }
+        None
+    }
+
+    /// The protected path of more than one component that `target` (below
+    /// `base`) would hold if it is its first components: `.github` holds
+    /// `.github/hooks`, wherever it is. Moving such a directory away, or
+    /// putting another (or a link) in its place, would take the protected
+    /// path along or make one.
+    fn holding_a_suffix(&self, target: &Path, lifted: &[PathBuf], base: &Path) -> Option<Hit> {
+        let below = target.strip_prefix(base).unwrap_or(target);
+        let components: Vec<&OsStr> = below.components().map(|c| c.as_os_str()).collect();
+        for (parts, index) in &self.suffixes {
+            for first in 1..parts.len() {
+                let Some(from) = components.len().checked_sub(first) else {
+                    continue;
+                };
+                if !starts_with_parts(&components[from..], &parts[..first]) {
+                    continue;
+                }
+                let held: PathBuf = parts[first..]
+                    .iter()
+                    .fold(target.to_path_buf(), |path, part| path.join(part));
+                if !is_lifted(&held, &held, lifted) {
+                    return Some(self.hit(&self.paths[*index].spec, &self.shown(&held)));
+                }
             }
         }
         None
@@ -180,6 +230,9 @@ impl Protection {
             .flatten();
         if let Some(resolved) = root_name {
             return Some(self.hit(&resolved.spec, &resolved.spec.relative));
+        }
+        if let Some(hit) = self.holding_a_suffix(target, lifted, base) {
+            return Some(hit);
         }
         self.exact.iter().find_map(|(host, index)| {
             let held = host.starts_with(target) && !is_lifted(host, host, lifted);
@@ -255,6 +308,16 @@ impl Protection {
             why: spec.why.clone(),
         }
     }
+}
+
+/// Whether `components` start with `parts` (in ASCII lower case), each
+/// compared whatever its ASCII case, as names at any depth are.
+fn starts_with_parts(components: &[&OsStr], parts: &[OsString]) -> bool {
+    components.len() >= parts.len()
+        && components
+            .iter()
+            .zip(parts)
+            .all(|(component, part)| component.eq_ignore_ascii_case(part))
 }
 
 /// The name of git's `HEAD`, protected at any depth (no tool may make a
@@ -472,6 +535,55 @@ mod tests {
             .covering(&root.join("vendor/.git/hooks"), &[], &root)
             .expect("nested");
         assert_eq!(hit.protected, "vendor/.git");
+    }
+
+    #[test]
+    fn a_path_of_two_components_is_protected_at_any_depth_with_what_holds_it() {
+        let (_dir, root) = workspace();
+        let mut paths = builtins();
+        paths.push(ProtectedPath {
+            relative: ".github/hooks".into(),
+            why: "hooks".into(),
+            at_any_depth: true,
+        });
+        let protection = Protection::new(&root, paths);
+        for (relative, hit) in [
+            (".github/hooks", ".github/hooks"),
+            (".github/hooks/a.json", ".github/hooks"),
+            ("sub/.GitHub/Hooks/a.json", "sub/.GitHub/Hooks"),
+        ] {
+            let found = protection.covering(&root.join(relative), &[], &root);
+            assert_eq!(found.map(|h| h.protected), Some(hit.into()), "{relative}");
+        }
+        for relative in [
+            ".github",
+            ".github/workflows/ci.yml",
+            "hooks",
+            "sub/github/hooks",
+        ] {
+            assert_eq!(
+                protection.covering(&root.join(relative), &[], &root),
+                None,
+                "{relative}"
+            );
+        }
+        // Moving `.github` away (or something onto it) moves its hooks.
+        let held = protection.touching(&root.join("sub/.github"), &[], &root);
+        assert_eq!(held.map(|h| h.protected), Some("sub/.github/hooks".into()));
+        assert_eq!(
+            protection.touching(&root.join("sub/github"), &[], &root),
+            None
+        );
+        // A lift of the path lifts it.
+        let lifted = [root.join(".github/hooks")];
+        assert_eq!(
+            protection.covering(&root.join(".github/hooks/a.json"), &lifted, &root),
+            None
+        );
+        assert_eq!(
+            protection.touching(&root.join(".github"), &lifted, &root),
+            None
+        );
     }
 
     #[test]
