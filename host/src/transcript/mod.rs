@@ -65,6 +65,12 @@ pub enum TranscriptError {
         line: usize,
         reason: String,
     },
+    #[error(
+        "`{}` is not a regular file, so toolhost does not read it (a FIFO would block, a link \
+         could lead to any file): remove it",
+        .path.display()
+    )]
+    NotRegular { path: PathBuf },
     #[error("`{}` is not a toolhost session file (it does not start with a session_start event)", .path.display())]
     NotASession { path: PathBuf },
     #[error(

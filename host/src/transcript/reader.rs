@@ -2,6 +2,7 @@
 //! partial last line a crash leaves, and rebuilds the ledger for `--resume`.
 
 use std::collections::HashMap;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -58,8 +59,25 @@ impl SessionFile {
             path: path.to_path_buf(),
             source,
         };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let size = file.metadata().map_err(io)?.len();
+        // A repository can ship anything here: a FIFO would block the open
+        // for ever, a link would lead to any file (another project's
+        // session, sent to the model on `--resume`).
+        let not_regular = || TranscriptError::NotRegular {
+            path: path.to_path_buf(),
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => not_regular(),
+                _ => io(e),
+            })?;
+        let metadata = file.metadata().map_err(io)?;
+        if !metadata.is_file() {
+            return Err(not_regular());
+        }
+        let size = metadata.len();
         if size > MAX_SESSION_FILE {
             return Err(TranscriptError::TooBig {
                 path: path.to_path_buf(),

@@ -1249,3 +1249,61 @@ fn regex_lite_digits(text: &str) -> String {
     }
     out
 }
+
+/// A repository can ship anything in `.toolhost/sessions/`: a FIFO there
+/// blocked `toolhost sessions` (and `--resume` of it) for ever, and a link
+/// there made toolhost read, show and resume a session file from anywhere
+/// (another project's conversation, sent to the model). Only regular files
+/// are read, opened without following a link and without blocking; the
+/// others are listed as unreadable, and the good session still reads.
+#[test]
+fn a_shipped_fifo_or_link_in_the_sessions_directory_is_not_read() {
+    let ws = Workspace::new();
+    let elsewhere = tempfile::tempdir().expect("elsewhere");
+    let secret = elsewhere.path().join("secret.jsonl");
+    std::fs::write(
+        &secret,
+        format!(
+            "{}\n",
+            json!({"type": "session_start", "format": 1, "id": "secret", "at": "2026-01-01T00:00:00Z",
+                   "prompt": "the other project's secret"})
+        ),
+    )
+    .expect("secret session");
+    ws.mkdir(".toolhost/sessions");
+    let sessions = ws.path().join(".toolhost/sessions");
+    std::os::unix::fs::symlink(&secret, sessions.join("link.jsonl")).expect("symlink");
+    let made = Command::new("mkfifo")
+        .arg(sessions.join("fifo.jsonl"))
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    let mut list = ws.toolhost();
+    list.arg("sessions");
+    let listed = super::common::measure::run_measured(&list, Duration::from_secs(20));
+    assert!(listed.elapsed < Duration::from_secs(10), "{listed:?}");
+    let not_regular = "is not a regular file, so toolhost does not read it (a FIFO would block, \
+                       a link could lead to any file): remove it";
+    let rows: Vec<String> = listed
+        .stdout()
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    let mut rows = rows;
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            format!("unreadable: `./.toolhost/sessions/fifo.jsonl` {not_regular}"),
+            format!("unreadable: `./.toolhost/sessions/link.jsonl` {not_regular}"),
+        ]
+    );
+    let mut show = ws.toolhost();
+    show.args(["sessions", "show", "link"]);
+    let shown = super::common::measure::run_measured(&show, Duration::from_secs(20));
+    assert_text(
+        &shown.stderr(),
+        &format!("error: `./.toolhost/sessions/link.jsonl` {not_regular}\n"),
+    );
+}
