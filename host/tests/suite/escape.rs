@@ -1517,3 +1517,68 @@ fn every_run_on_open_name_cannot_be_made_anywhere() {
         assert_eq!(out, "ok\n", "{path}");
     }
 }
+
+/// A link a repository ships inside a protected directory, or at a
+/// protected name, leads to what other programs run: Claude Code reads
+/// `.claude/settings.json -> ../ai/s.json` from `ai/s.json`, git runs
+/// `.git/hooks/pre-commit -> ../../scripts/pre-commit` from `scripts/`
+/// (a common setup). Before, a tool wrote a Claude Code hook through the
+/// link (following it), or its target by name, and rewrote the hook git
+/// runs; and wrote `sub/.claude/settings.json` through a shipped
+/// `sub/.claude -> cc`. Where links in the protected directories at the
+/// root lead is protected from the start; a change through a protected
+/// name is refused wherever it lands.
+#[test]
+fn what_a_link_in_a_protected_directory_leads_to_is_protected() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    ws.write("ai/s.json", "{}\n");
+    ws.mkdir(".claude");
+    symlink("../ai/s.json", ws.path().join(".claude/settings.json")).expect("symlink");
+    ws.write("scripts/pre-commit", "#!/bin/sh\n");
+    symlink(
+        "../../scripts/pre-commit",
+        ws.path().join(".git/hooks/pre-commit"),
+    )
+    .expect("symlink");
+    ws.mkdir("sub/cc");
+    symlink("cc", ws.path().join("sub/.claude")).expect("symlink");
+    let before = whole(&repo);
+    let hook = "{\"hooks\":{\"SessionStart\":[]}}";
+    let attacks = [
+        (
+            json!({"op": "write", "path": ".claude/settings.json", "text": hook, "follow": true}),
+            protected("ai/s.json", ".claude"),
+        ),
+        (
+            json!({"op": "write", "path": "ai/s.json", "text": hook}),
+            protected("ai/s.json", ".claude"),
+        ),
+        (
+            json!({"op": "rename", "from": "ai", "to": "ai2"}),
+            protected("ai", ".claude"),
+        ),
+        (
+            json!({"op": "write", "path": "scripts/pre-commit", "text": "#!/bin/sh\nid\n"}),
+            protected("scripts/pre-commit", ".git"),
+        ),
+        (
+            json!({"op": "write", "path": "sub/.claude/settings.json", "text": hook}),
+            protected("sub/cc/settings.json", "sub/.claude"),
+        ),
+        (
+            json!({"op": "mkdir", "path": "sub/.claude/hooks"}),
+            protected("sub/cc/hooks", "sub/.claude"),
+        ),
+    ];
+    for (n, (input, expected)) in attacks.iter().enumerate() {
+        let err = stderr_of_failure(&mut repo.raw(input, &[]), 1);
+        assert!(err.starts_with(expected.as_str()), "{input}:\n{err}");
+        assert_eq!(
+            changed(&before, &whole(&repo)),
+            Vec::<String>::new(),
+            "{input}"
+        );
+        repo.assert_still_works(n);
+    }
+}

@@ -449,6 +449,10 @@ struct Located {
     dir: Dir,
     entry: Entry,
     target: PathBuf,
+    /// The path as the tool gave it, and whether a link in its last
+    /// component is followed: for [`Guarded::through_names`].
+    path: String,
+    follow: bool,
 }
 
 /// The descriptor an operation acts through on a [`Located`] name: the
@@ -531,7 +535,13 @@ impl Guarded<'_> {
         let parent = protect::real_path(entry.dir(&dir.dir))
             .map_err(|_| FsError::from(ErrorCode::NotPermitted))?;
         let target = parent.join(entry.bare_name());
-        Ok(Located { dir, entry, target })
+        Ok(Located {
+            dir,
+            entry,
+            target,
+            path: path.to_string(),
+            follow,
+        })
     }
 
     /// Refuses a change of `located` that reaches a protected path. The
@@ -553,7 +563,8 @@ impl Guarded<'_> {
             Change::At => rules.covered(target),
             Change::Away | Change::Onto => rules.touched(target),
         }
-        .or_else(|| rules.repository_around(parent, target));
+        .or_else(|| rules.repository_around(parent, target))
+        .or_else(|| self.through_names(located, change));
         match hit {
             Some(hit) => {
                 let path = rules.shown(target);
@@ -561,6 +572,34 @@ impl Guarded<'_> {
             }
             None => Ok(()),
         }
+    }
+
+    /// The protected path the tool's path for `located` names on its way,
+    /// through links, though the change lands elsewhere: a link a
+    /// repository shipped at a protected name or in a protected directory
+    /// (`.claude/settings.json -> ../ai/s.json`, `sub/.claude -> cc`) does
+    /// not make a change through that name any less a change of it. Asked
+    /// by name, after the change's own place was checked through handles:
+    /// it only ever adds a refusal.
+    fn through_names(&self, located: &Located, change: Change) -> Option<Hit> {
+        let base = protect::real_path(&located.dir.dir).ok()?;
+        let path = located.path.trim_end_matches('/');
+        let ways = if located.follow {
+            protect::route_from(&base, Path::new(path))
+        } else {
+            let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+            protect::route_from(&base, Path::new(dir))
+                .into_iter()
+                .map(|way| way.join(name))
+                .collect()
+        };
+        let rules = &self.guard.rules;
+        ways.iter()
+            .filter(|way| **way != located.target)
+            .find_map(|way| match change {
+                Change::At => rules.covered(way),
+                Change::Away | Change::Onto => rules.touched(way),
+            })
     }
 
     /// The descriptor to act through on `located`'s name.

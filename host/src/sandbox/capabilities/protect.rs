@@ -97,6 +97,7 @@ impl Protection {
         let mut names = HashMap::new();
         let mut suffixes = Vec::new();
         let mut exact = Vec::new();
+        let mut scan_budget = LINK_SCAN_ENTRIES;
         for (index, resolved) in paths.iter().enumerate() {
             let mut host = resolved.host.iter();
             if resolved.spec.at_any_depth {
@@ -119,6 +120,19 @@ impl Protection {
                 host.next();
             }
             exact.extend(host.map(|path| (path.clone(), index)));
+            // Where the links in it lead, for a protected directory in the
+            // workspace (`.git/hooks/pre-commit -> ../../scripts/pre-commit`,
+            // `.claude/settings.json -> ../ai/settings.json`): what runs is
+            // there.
+            if let Some(dir) = resolved.host.last().filter(|dir| scanned(workspace, dir)) {
+                let mut links = Vec::new();
+                links_in(dir, &mut scan_budget, &mut links);
+                for link in links {
+                    for way in route(&link).into_iter().skip(1) {
+                        exact.push((way, index));
+                    }
+                }
+            }
         }
         let longest_name = names.keys().map(|name| name.len()).max().unwrap_or(0);
         Protection {
@@ -391,6 +405,59 @@ pub(crate) fn locate_loose(path: &Path) -> PathBuf {
     route(path).pop().unwrap_or_else(|| PathBuf::from("/"))
 }
 
+/// The most entries toolhost reads, in all, looking for links in the
+/// protected directories of a workspace when it starts.
+const LINK_SCAN_ENTRIES: usize = 10_000;
+
+/// Directories in a protected directory that are not looked into for
+/// links: git's object store and reflogs (large, and never run) and environments whose
+/// own links point inside them (protected anyway).
+const NOT_SCANNED: &[&str] = &["objects", "lfs", "logs", "node_modules", ".venv", "store"];
+
+/// Whether the protected directory `dir` is looked into for links: in the
+/// workspace, but not toolhost's own state (which refuses links) nor an
+/// environment.
+fn scanned(workspace: &Path, dir: &Path) -> bool {
+    let Ok(inside) = dir.strip_prefix(workspace) else {
+        return false;
+    };
+    inside
+        .components()
+        .next()
+        .is_some_and(|first| first.as_os_str() != crate::workspace::STATE_DIR)
+        && !dir
+            .file_name()
+            .is_some_and(|name| NOT_SCANNED.iter().any(|skip| name == *skip))
+        && std::fs::symlink_metadata(dir).is_ok_and(|meta| meta.is_dir())
+}
+
+/// The symbolic links in `dir` and below (not following any), reading at
+/// most `budget` entries.
+fn links_in(dir: &Path, budget: &mut usize, links: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if kind.is_symlink() {
+            links.push(path);
+        } else if kind.is_dir()
+            && !NOT_SCANNED
+                .iter()
+                .any(|skip| entry.file_name() == std::ffi::OsStr::new(skip))
+        {
+            links_in(&path, budget, links);
+        }
+    }
+}
+
 /// Every path `path` (absolute) names on its way to where it lands, that
 /// last: at each link met, the path as it would be if that link were a
 /// directory (the link's own path with the rest of the way below it), then
@@ -399,8 +466,15 @@ pub(crate) fn locate_loose(path: &Path) -> PathBuf {
 /// real`) where it was: replacing a link on the way by a directory of the
 /// same name would be a change of one of them.
 pub(crate) fn route(path: &Path) -> Vec<PathBuf> {
-    let mut out = PathBuf::from("/");
-    let mut rest: Vec<OsString> = path
+    route_from(Path::new("/"), path)
+}
+
+/// [`route`] of `relative` from `base`, a real directory (no link on its
+/// way): the guard asks it of a change's path as the tool named it, from
+/// the directory of the tool's descriptor.
+pub(crate) fn route_from(base: &Path, relative: &Path) -> Vec<PathBuf> {
+    let mut out = base.to_path_buf();
+    let mut rest: Vec<OsString> = relative
         .components()
         .rev()
         .map(|c| c.as_os_str().to_os_string())
