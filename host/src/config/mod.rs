@@ -679,7 +679,7 @@ fn read_source(
     path: PathBuf,
     required: bool,
 ) -> Result<Option<Source>, ConfigError> {
-    let text = match std::fs::read_to_string(&path) {
+    let text = match file::read_text(&path) {
         Ok(text) => text,
         Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(ConfigError::ReadFile { path, source }),

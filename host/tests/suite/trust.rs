@@ -725,3 +725,71 @@ fn a_resumed_session_never_sends_the_key_to_another_machine() {
         "{log}"
     );
 }
+
+/// Found in review: every config file was read with `read_to_string`, so
+/// a repository's `toolhost.toml` that is a FIFO hung every command
+/// (`toolhost mcp` too), and one linked to `/dev/zero` took memory without
+/// end. Only a regular file of at most 1 MiB is read, opened without
+/// blocking.
+#[test]
+fn a_config_file_that_is_a_fifo_or_too_big_stops_startup_at_once() {
+    let ws = Workspace::new();
+    let root = ws.path().canonicalize().expect("canonical");
+    let config = root.join("toolhost.toml");
+    let fifo = std::ffi::CString::new(config.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let not_regular = format!(
+        "error: cannot read config file `{}`: it is not a regular file (a FIFO, a device or a \
+         directory could block or never end); make it a regular file, or remove it\n",
+        config.display()
+    );
+    for args in [&["tools"][..], &["mcp", "--no-session"][..]] {
+        let started = Instant::now();
+        let (code, out, err) = outcome_of(ws.toolhost().args(args).write_stdin(""), 20);
+        assert_eq!((code, out.as_str()), (Some(1), ""), "{args:?}: {err}");
+        assert_text(&err, &not_regular);
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+    fs::remove_file(&config).expect("remove");
+    std::os::unix::fs::symlink("/dev/zero", &config).expect("link");
+    let (code, _, err) = outcome_of(ws.toolhost().arg("tools"), 20);
+    assert_eq!(code, Some(1), "{err}");
+    assert_text(&err, &not_regular);
+
+    // Over 1 MiB: refused by its size, naming it.
+    fs::remove_file(&config).expect("remove");
+    let big = fs::File::create(&config).expect("create");
+    big.set_len(100 << 30).expect("sparse");
+    let (code, _, err) = outcome_of(ws.toolhost().arg("tools"), 20);
+    assert_eq!(code, Some(1), "{err}");
+    assert_text(
+        &err,
+        &format!(
+            "error: cannot read config file `{}`: it has 107374182400 bytes, and a config file \
+             may have at most 1048576 (1 MiB); make it smaller, or remove it\n",
+            config.display()
+        ),
+    );
+
+    // The user's own files too.
+    fs::remove_file(&config).expect("remove");
+    for name in ["config.toml", "trusted.toml"] {
+        let path = ws.user_config().join(name);
+        let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("path");
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (code, _, err) = outcome_of(ws.toolhost().arg("tools"), 20);
+        assert_eq!(code, Some(1), "{name}: {err}");
+        assert_text(
+            &err,
+            &format!(
+                "error: cannot read config file `{}`: it is not a regular file (a FIFO, a device \
+                 or a directory could block or never end); make it a regular file, or remove \
+                 it\n",
+                path.display()
+            ),
+        );
+        fs::remove_file(&path).expect("remove");
+    }
+}
