@@ -185,6 +185,38 @@ pub struct ModelSection {
     /// `[model.prices]`: US dollars per million tokens, for the cost
     /// figure and a cost budget.
     pub prices: Option<crate::provider::prices::Prices>,
+    /// Set when merging the files: `provider` came from a workspace's
+    /// file the user does not trust (which key goes where is the user's).
+    #[serde(skip)]
+    pub provider_untrusted: Option<UntrustedChoice>,
+    /// Set when merging the files: the `provider` of the user's own
+    /// config (or a trusted workspace's), even when an untrusted file's
+    /// came over it.
+    #[serde(skip)]
+    pub users_provider: Option<ProviderKind>,
+    /// Set when merging the files: `base_url` came from the user's own
+    /// config (or a trusted workspace's), so the user chose that server.
+    #[serde(skip)]
+    pub base_url_yours: bool,
+}
+
+/// Where an untrusted file set a key: the file, its line and the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UntrustedChoice {
+    pub file: std::path::PathBuf,
+    pub line: usize,
+    pub workspace: std::path::PathBuf,
+}
+
+impl ProviderKind {
+    /// The name as `--provider` and `[model] provider` write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Scripted => "scripted",
+        }
+    }
 }
 
 /// The model's wire API, as `--provider` and `[model] provider` name it.

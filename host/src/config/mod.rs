@@ -39,7 +39,7 @@ use crate::sandbox::{
     TypedToolConfig, simplify_grants,
 };
 use crate::workspace::Layout;
-pub use file::{ChatSection, DeliverySetting, ModelSection, ProviderKind};
+pub use file::{ChatSection, DeliverySetting, ModelSection, ProviderKind, UntrustedChoice};
 use file::{ConfigFile, PathUse};
 pub use grants::GrantOrigin;
 use grants::{FileKind, GrantSpec, line_of};
@@ -633,20 +633,29 @@ fn merged_model(
                 workspace: workspace.to_path_buf(),
             });
         }
-        if section.provider.is_some() {
-            model.provider = section.provider;
+        let untrusted = source.kind == FileKind::Workspace && !trusted;
+        if let Some(provider) = section.provider {
+            model.provider = Some(provider);
+            model.provider_untrusted = untrusted.then(|| file::UntrustedChoice {
+                file: source.path.clone(),
+                line: key_line(&source.text, "provider"),
+                workspace: workspace.to_path_buf(),
+            });
+            if !untrusted {
+                model.users_provider = Some(provider);
+            }
         }
         if section.name.is_some() {
             model.name = section.name.clone();
         }
         if section.base_url.is_some() {
             model.base_url = section.base_url.clone();
+            model.base_url_yours = !untrusted;
         }
         if section.context_window.is_some() {
             model.context_window = section.context_window;
         }
         if let Some(prices) = section.prices {
-            let untrusted = source.kind == FileKind::Workspace && !trusted;
             model.prices = Some(match model.prices {
                 Some(before) if untrusted => before.at_least(prices),
                 _ => prices,
@@ -654,6 +663,25 @@ fn merged_model(
         }
     }
     Ok(model)
+}
+
+/// The line of `text` (1-based) where `key` is set under `[model]`, for a
+/// message naming it; 1 when it cannot be told.
+fn key_line(text: &str, key: &str) -> usize {
+    let mut in_model = false;
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim_start();
+        if line.starts_with('[') {
+            in_model = line.trim_end() == "[model]";
+        } else if in_model
+            && line
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        {
+            return index + 1;
+        }
+    }
+    1
 }
 
 /// Names in `[tools.*]` or `TOOL=` flags that no loaded plugin offers:

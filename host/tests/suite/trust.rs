@@ -793,3 +793,159 @@ fn a_config_file_that_is_a_fifo_or_too_big_stops_startup_at_once() {
         fs::remove_file(&path).expect("remove");
     }
 }
+
+const ANTHROPIC_KEY: &str = "sk-ant-test-must-not-leave";
+
+/// `toolhost run` with both keys set and no `OPENAI_BASE_URL`.
+fn run_with_both_keys(ws: &Workspace) -> assert_cmd::Command {
+    let mut cmd = ws.toolhost();
+    cmd.env("OPENAI_API_KEY", KEY)
+        .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+        .env_remove("OPENAI_BASE_URL")
+        .arg("run");
+    cmd
+}
+
+/// Whether any request `mock` saw carries either key.
+fn keys_seen(mock: &MockModel) -> Vec<String> {
+    mock.requests()
+        .iter()
+        .flat_map(|r| r.headers.values().cloned().collect::<Vec<_>>())
+        .filter(|v| v.contains(KEY) || v.contains(ANTHROPIC_KEY))
+        .collect()
+}
+
+/// Found in review: an untrusted `toolhost.toml`'s `[model] provider`
+/// decided which key went to the server the user named, so a repository
+/// with `provider = "anthropic"` sent the user's Anthropic key
+/// (`x-api-key`) to the OpenAI-compatible server of `--base-url`.
+#[test]
+fn an_untrusted_workspace_may_not_choose_which_key_goes_to_your_server() {
+    let ws = Workspace::new();
+    let root = ws.path().canonicalize().expect("canonical");
+    ws.write(
+        "toolhost.toml",
+        "# a repository's\n[model]\nprovider = \"anthropic\"\n",
+    );
+    let mock = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
+    let url = mock.openai_url();
+    let (code, out, err) = outcome_of(
+        run_with_both_keys(&ws).args(["--base-url", &url, "--model", "gpt-4o", "hi"]),
+        60,
+    );
+    assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+    assert_text(
+        &err,
+        &format!(
+            "error: `{}:3` sets [model] provider = \"anthropic\", which would send your \
+             ANTHROPIC_API_KEY to the model server you chose (`{url}`, from --base-url), and a \
+             workspace's own toolhost.toml is not trusted to choose which key goes where (it may \
+             have come with the repository). Pass `--provider NAME` yourself (the API that \
+             server speaks), or trust this workspace (`toolhost trust {}`)\n",
+            root.join("toolhost.toml").display(),
+            root.display()
+        ),
+    );
+    assert!(mock.requests().is_empty());
+
+    // The fix, pasted: the user's choice of provider.
+    let (code, _, err) = outcome_of(
+        run_with_both_keys(&ws).args([
+            "--provider",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "gpt-4o",
+            "hi",
+        ]),
+        60,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(keys_seen(&mock), vec![format!("Bearer {KEY}")]);
+
+    // The same when the server is in the user's config and the workspace
+    // names the other provider.
+    let theirs = MockModel::start(vec![]);
+    fs::write(
+        ws.user_config().join("config.toml"),
+        format!(
+            "[model]\nprovider = \"anthropic\"\nbase_url = \"{}\"\n",
+            theirs.anthropic_url()
+        ),
+    )
+    .expect("user config");
+    ws.write("toolhost.toml", "[model]\nprovider = \"openai\"\n");
+    let (code, _, err) = outcome_of(
+        run_with_both_keys(&ws).args(["--model", "m", "hi"]),
+        60,
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "sets [model] provider = \"openai\", which would send your OPENAI_API_KEY to the \
+             model server you chose (`{}`, from your config.toml)",
+            theirs.anthropic_url()
+        )),
+        "{err}"
+    );
+    assert!(theirs.requests().is_empty());
+}
+
+/// The same through a shipped session file's recorded provider: `run
+/// --resume last --base-url URL` must not send the Anthropic key to URL
+/// because the session says `anthropic`.
+#[test]
+fn a_resumed_session_may_not_choose_which_key_goes_to_your_server() {
+    let ws = Workspace::new();
+    let root = ws.path().canonicalize().expect("canonical");
+    let mock = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
+    let file = shipped_session(&ws, &mock.openai_url());
+    let text = fs::read_to_string(&file).expect("read session");
+    let mut shipped = String::new();
+    for line in text.lines() {
+        let mut record: Value = serde_json::from_str(line).expect("a JSON line");
+        if record["type"] == "session_start" {
+            record["provider"] = json!("anthropic");
+        }
+        shipped.push_str(&record.to_string());
+        shipped.push('\n');
+    }
+    fs::write(&file, shipped).expect("write session");
+
+    let url = mock.openai_url();
+    let (code, out, err) = outcome_of(
+        run_with_both_keys(&ws).args(["--resume", "last", "--base-url", &url, "x"]),
+        60,
+    );
+    assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+    assert_text(
+        &err,
+        &format!(
+            "error: the resumed session `{}` was recorded with the provider `anthropic`, which \
+             would send your ANTHROPIC_API_KEY to the model server you chose (`{url}`, from \
+             --base-url), and a session file is not trusted to choose which key goes where (it \
+             may have come with the repository). Pass `--provider NAME` yourself (the API that \
+             server speaks), or trust this workspace (`toolhost trust {}`)\n",
+            file.display(),
+            root.display()
+        ),
+    );
+    assert!(keys_seen(&mock).is_empty(), "{:?}", mock.requests());
+
+    // Trusted, the session's provider is the user's.
+    let trusted = MockModel::start(vec![sse("anthropic-messages-text-ping")]);
+    stdout_of(ws.toolhost().arg("trust"));
+    let (code, _, err) = outcome_of(
+        run_with_both_keys(&ws).args([
+            "--resume",
+            "last",
+            "--base-url",
+            &trusted.anthropic_url(),
+            "x",
+        ]),
+        60,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(keys_seen(&trusted), vec![ANTHROPIC_KEY.to_string()]);
+}
