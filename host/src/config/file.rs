@@ -32,6 +32,10 @@ pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
     let metadata = file.metadata()?;
+    // `--config /dev/null`: no settings, and it never blocks.
+    if is_dev_null(&metadata) {
+        return Ok(String::new());
+    }
     if !metadata.is_file() {
         return Err(std::io::Error::other(
             "it is not a regular file (a FIFO, a device or a directory could block or never \
@@ -59,6 +63,14 @@ pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
             "stream did not contain valid UTF-8",
         )
     })
+}
+
+/// Whether `metadata` is that of `/dev/null` (character device 1:3 on
+/// Linux), wherever it was reached from.
+fn is_dev_null(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+    metadata.file_type().is_char_device()
+        && std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == metadata.rdev())
 }
 
 /// The whole file. Every section is optional.
