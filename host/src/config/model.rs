@@ -141,13 +141,7 @@ pub fn resolve_model(
     let from_session = from_session.map(|(_, recorded)| recorded);
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     if let Some(kind) = kind {
-        check_key_choice(
-            kind,
-            flags,
-            section,
-            from_session,
-            env("OPENAI_BASE_URL"),
-        )?;
+        check_key_choice(kind, flags, section, from_session, env("OPENAI_BASE_URL"))?;
     }
     let name = || {
         flags
@@ -386,7 +380,14 @@ mod tests {
         assert!(check(&no_flags, &section(None, false), Some(REMOTE)).is_ok());
         assert!(check(&no_flags, &section(Some("http://127.0.0.1:1"), false), None).is_ok());
         // The user's server, the provider's own API: fine.
-        assert!(check(&flag("https://api.anthropic.com/"), &section(None, false), None).is_ok());
+        assert!(
+            check(
+                &flag("https://api.anthropic.com/"),
+                &section(None, false),
+                None
+            )
+            .is_ok()
+        );
         // The user's server elsewhere: refused, from a flag or their config.
         let err = check(&flag(REMOTE), &section(None, false), None)
             .expect_err("refused")
