@@ -141,7 +141,7 @@ pub fn resolve_model(
     let from_session = from_session.map(|(_, recorded)| recorded);
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     if let Some(kind) = kind {
-        check_key_choice(kind, flags, section, from_session, env("OPENAI_BASE_URL"))?;
+        check_key_choice(kind, flags, section, from_session, &env)?;
     }
     let name = || {
         flags
@@ -195,7 +195,7 @@ fn check_key_choice(
     flags: &ModelFlags,
     section: &ModelSection,
     from_session: Option<RecordedModel<'_>>,
-    env_url: Option<String>,
+    env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(), ModelChoiceError> {
     let (default, key) = match kind {
         ProviderKind::Openai => (openai::DEFAULT_BASE_URL, openai::API_KEY_ENV),
@@ -240,13 +240,17 @@ fn check_key_choice(
             .base_url_yours
             .then(|| (url.clone(), "your config.toml"))
     } else if kind == ProviderKind::Openai {
-        env_url.map(|url| (url, "OPENAI_BASE_URL"))
+        env("OPENAI_BASE_URL").map(|url| (url, "OPENAI_BASE_URL"))
     } else {
         None
     };
     let Some((url, from)) = users else {
         return Ok(());
     };
+    // No key, nothing to send (a server of the user's that needs none).
+    if env(key).is_none() {
+        return Ok(());
+    }
     let own_api = url.trim_end_matches('/') == default.trim_end_matches('/');
     // What the user's own choices give: their config's provider, else the
     // wire API of a server named without one.
@@ -367,7 +371,10 @@ mod tests {
                 flags,
                 section,
                 None,
-                env.map(str::to_owned),
+                &|name: &str| match name {
+                    "OPENAI_BASE_URL" => env.map(str::to_owned),
+                    _ => Some("key".to_owned()),
+                },
             )
         };
         let no_flags = ModelFlags::default();
@@ -405,6 +412,15 @@ mod tests {
         let mut same = section(Some(REMOTE), true);
         same.users_provider = Some(ProviderKind::Anthropic);
         assert!(check(&no_flags, &same, None).is_ok());
+        // No key of that provider set: nothing to send.
+        let no_key = check_key_choice(
+            ProviderKind::Anthropic,
+            &flag(REMOTE),
+            &section(None, false),
+            None,
+            &|_| None,
+        );
+        assert!(no_key.is_ok());
         // A flag naming the provider is the user's choice.
         let chosen = ModelFlags {
             provider: Some(ProviderKind::Anthropic),
