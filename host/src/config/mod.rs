@@ -35,8 +35,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::sandbox::{
-    Access, Grant, Policy, Protection, SandboxOptions, Tiering, ToolPolicy, TypedConfig,
-    TypedToolConfig, simplify_grants,
+    Access, Grant, Policy, Protection, SandboxOptions, ShippedPlugins, ShippedTool, Tiering,
+    ToolPolicy, TypedConfig, TypedToolConfig, simplify_grants,
 };
 use crate::workspace::Layout;
 pub use file::{ChatSection, DeliverySetting, ModelSection, ProviderKind, UntrustedChoice};
@@ -490,23 +490,60 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     let ca_file = network::ca_file(&sources, trusted, &workspace)?;
 
     // The default plugins directory is the workspace's own: until the
-    // user trusts the workspace, what it holds came with the repository.
-    let shipped_plugins =
-        (inputs.plugin_dirs.is_empty() && !trusted).then(|| Layout::of(&workspace).plugins_dir());
-    // Without `--plugins`: the workspace's plugins, then the user's own
-    // (theirs, so never shipped), each when it exists.
-    let plugin_dirs = if inputs.plugin_dirs.is_empty() {
-        [
-            Some(Layout::of(&workspace).plugins_dir()),
+    // user trusts the workspace, what it holds came with the repository
+    // (but for the files the user put there with `plugin add`).
+    let shipped_plugins = if inputs.plugin_dirs.is_empty() && !trusted {
+        let mut ordinary = limits::LimitChain::ordinary(
+            &sources,
+            trusted,
+            &workspace,
             inputs
                 .user_config_dir
                 .as_ref()
-                .map(|dir| dir.join(user::PLUGINS_DIR)),
-        ]
-        .into_iter()
-        .flatten()
-        .filter(|dir| dir.is_dir())
-        .collect()
+                .map(|dir| dir.join(user::CONFIG_FILE)),
+        );
+        let mut shipped_tools = BTreeMap::new();
+        for (tool, full) in &per_tool {
+            let ordinary_limits = ordinary.for_tool(defaults_limits, tool)?;
+            shipped_tools.insert(
+                tool.clone(),
+                shipped_tool(full, &defaults, &workspace, ordinary_limits),
+            );
+        }
+        Some(ShippedPlugins {
+            dir: Layout::of(&workspace).plugins_dir(),
+            added: inputs
+                .user_config_dir
+                .as_deref()
+                .map(user::added_plugins)
+                .unwrap_or_default(),
+            defaults: shipped_tool(&defaults, &defaults, &workspace, defaults.limits),
+            per_tool: shipped_tools,
+        })
+    } else {
+        None
+    };
+    // Without `--plugins`, each directory when it exists: the user's own
+    // plugins (theirs, so never shipped) first, so that what an untrusted
+    // workspace ships cannot take a tool name of theirs (the first plugin
+    // to offer a name keeps it); a trusted workspace's plugins are the
+    // user's too, and come first, as its config comes over theirs.
+    let plugin_dirs = if inputs.plugin_dirs.is_empty() {
+        let workspace_dir = Some(Layout::of(&workspace).plugins_dir());
+        let users_dir = inputs
+            .user_config_dir
+            .as_ref()
+            .map(|dir| dir.join(user::PLUGINS_DIR));
+        let ordered = if trusted {
+            [workspace_dir, users_dir]
+        } else {
+            [users_dir, workspace_dir]
+        };
+        ordered
+            .into_iter()
+            .flatten()
+            .filter(|dir| dir.is_dir())
+            .collect()
     } else {
         inputs.plugin_dirs.clone()
     };
@@ -553,6 +590,57 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         }),
         notices,
     })
+}
+
+/// What a tool of a plugin an untrusted workspace ships gets, where the
+/// user's own plugin of that name would get `full`: the grants every tool
+/// gets (`defaults`) and those of `full` inside the workspace, the lifts
+/// every tool gets, no network, and limits no higher than `defaults`'
+/// (`ordinary`: the tool's limits without a code tool's own defaults). The
+/// configuration names tools, not plugins, so a name must not carry what
+/// the user meant for their own plugin of that name.
+fn shipped_tool(
+    full: &ToolPolicy,
+    defaults: &ToolPolicy,
+    workspace: &Path,
+    ordinary: crate::sandbox::Limits,
+) -> ShippedTool {
+    let mut withheld = Vec::new();
+    let grants: Vec<Grant> = full
+        .grants
+        .iter()
+        .filter(|g| g.host_path.starts_with(workspace) || defaults.grants.contains(g))
+        .cloned()
+        .collect();
+    if grants.len() != full.grants.len() {
+        withheld.push("a grant outside the workspace");
+    }
+    let lifted: Vec<PathBuf> = full
+        .lifted
+        .iter()
+        .filter(|p| defaults.lifted.contains(p))
+        .cloned()
+        .collect();
+    if lifted.len() != full.lifted.len() {
+        withheld.push("a lifted protection");
+    }
+    let limits = limits::at_most(ordinary, &defaults.limits);
+    if limits != ordinary {
+        withheld.push("raised limits");
+    }
+    if !full.net.is_empty() || !full.credentials.is_empty() {
+        withheld.push("network access");
+    }
+    ShippedTool {
+        policy: ToolPolicy {
+            grants,
+            limits,
+            lifted,
+            net: Vec::new(),
+            credentials: Vec::new(),
+        },
+        withheld,
+    }
 }
 
 /// The `[chat]` keys: the workspace's over the user's.

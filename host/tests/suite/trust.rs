@@ -876,10 +876,7 @@ fn an_untrusted_workspace_may_not_choose_which_key_goes_to_your_server() {
     )
     .expect("user config");
     ws.write("toolhost.toml", "[model]\nprovider = \"openai\"\n");
-    let (code, _, err) = outcome_of(
-        run_with_both_keys(&ws).args(["--model", "m", "hi"]),
-        60,
-    );
+    let (code, _, err) = outcome_of(run_with_both_keys(&ws).args(["--model", "m", "hi"]), 60);
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains(&format!(
@@ -948,4 +945,192 @@ fn a_resumed_session_may_not_choose_which_key_goes_to_your_server() {
     );
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(keys_seen(&trusted), vec![ANTHROPIC_KEY.to_string()]);
+}
+
+/// `plugin` with a custom section appended: the same tools in other bytes,
+/// as a repository's copy of a plugin may well be.
+fn other_bytes(plugin: &str) -> Vec<u8> {
+    let mut bytes = fs::read(plugin).expect("fixture");
+    // A custom section: id 0, 3 bytes: a 1-byte name `x`, one byte.
+    bytes.extend_from_slice(&[0, 3, 1, b'x', 0]);
+    bytes
+}
+
+/// The tool `tool` as `toolhost tools --json` lists it.
+fn tool_of(doc: &Value, tool: &str) -> Value {
+    doc["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == tool)
+        .unwrap_or_else(|| panic!("{tool} listed: {doc}"))
+        .clone()
+}
+
+/// An outside directory, canonical, and the user config granting `raw`
+/// write access to it and a 10-minute deadline.
+fn users_raw_config(ws: &Workspace) -> (tempfile::TempDir, String) {
+    let outside = tempfile::tempdir().expect("outside");
+    let shown = outside
+        .path()
+        .canonicalize()
+        .expect("canonical")
+        .display()
+        .to_string();
+    fs::write(
+        ws.user_config().join("config.toml"),
+        format!(
+            "[limits]\nmemory_mib = 64\n\n[tools.raw]\nwrite = [\"{shown}\"]\n\n\
+             [tools.raw.limits]\ntimeout_ms = 600000\nfuel = 20000000000\n"
+        ),
+    )
+    .expect("user config");
+    (outside, shown)
+}
+
+/// Found in review: the workspace's plugins loaded before the user's own,
+/// so a repository shipping a plugin with a tool of the user's plugin's
+/// name (`.toolhost/plugins/aaa.wasm` offering `raw`) took the name, and
+/// with it the user's grants and limits for `raw`, and the user's own
+/// plugin was skipped.
+#[test]
+fn your_own_plugin_keeps_its_name_over_one_a_repository_ships() {
+    let ws = Workspace::new();
+    let (_outside, shown) = users_raw_config(&ws);
+    let own = ws.user_config().join("plugins/raw.wasm");
+    fs::create_dir_all(own.parent().expect("dir")).expect("mkdir");
+    fs::copy(test_plugins::ESCAPE, &own).expect("copy");
+    ws.write(
+        ".toolhost/plugins/aaa.wasm",
+        other_bytes(test_plugins::ESCAPE),
+    );
+
+    let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 120);
+    assert_eq!(code, Some(0), "{err}");
+    assert_text(
+        &err,
+        &ws.expand(
+            "warning: skipped plugin `{ws}/.toolhost/plugins/aaa.wasm`: tool `raw` is already \
+             offered by `{config}/plugins/raw.wasm`; rename one of them or remove one plugin\n",
+        ),
+    );
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    let raw = tool_of(&doc, "raw");
+    assert_eq!(raw["plugin"], own.display().to_string());
+    assert!(
+        grants_of(&doc, "raw").contains(&(shown.clone(), "read-write".into())),
+        "{doc}"
+    );
+    assert_eq!(raw["limits"]["timeout_ms"], 600_000);
+}
+
+/// Found in review: grants and limits follow tool names, so a plugin an
+/// untrusted repository ships, offering a tool the user's config names
+/// (`[tools.raw] write = ["/outside"]`, a 10-minute deadline), got them,
+/// and wrote outside the workspace. Until the workspace is trusted it gets
+/// what every tool gets (the defaults and `[limits]`) and what the user
+/// gives that name inside the workspace, nothing more, whoever names it.
+#[test]
+fn a_plugin_a_repository_ships_gets_nothing_your_config_gives_its_tool_by_name() {
+    let ws = Workspace::new();
+    let (outside, shown) = users_raw_config(&ws);
+    ws.mkdir("src");
+    ws.install_plugin(test_plugins::ESCAPE, "escape.wasm");
+    let notice = ws.expand(
+        "warning: plugin `{ws}/.toolhost/plugins/escape.wasm`: `raw` gets none of what your \
+         configuration gives it by name (a grant outside the workspace, raised limits): its \
+         plugin came with this workspace, and what a repository ships gets those only once you \
+         trust it (`toolhost trust {ws}`)\n",
+    );
+
+    let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 120);
+    assert_eq!(code, Some(0), "{err}");
+    assert_text(&err, &notice);
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        grants_of(&doc, "raw"),
+        vec![(".".to_string(), "read-only".to_string())]
+    );
+    // The defaults with the user's `[limits]`; not the raises for `raw`.
+    assert_eq!(
+        limits_of(&doc, "raw"),
+        limits_json(10_000_000_000, 30_000, 64, 256, 1024)
+    );
+
+    // The write outside fails, and nothing is written there.
+    let write = json!({"op": "write", "preopen": shown, "path": "x", "text": "x"}).to_string();
+    let (code, _, err) = outcome_of(&mut ws.call("raw", &write, &[]), 120);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.starts_with(&notice), "{err}");
+    assert_eq!(fs::read_dir(outside.path()).expect("outside").count(), 0);
+
+    // The same for a flag naming the tool, as with network grants; a grant
+    // inside the workspace applies.
+    let (code, out, err) = outcome_of(
+        ws.toolhost()
+            .args(["--allow-write", &format!("raw={shown}")])
+            .args(["--allow-write", "raw=src"])
+            .args(["tools", "--json"]),
+        120,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_text(&err, &notice);
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        grants_of(&doc, "raw"),
+        vec![
+            (".".to_string(), "read-only".to_string()),
+            ("src".to_string(), "read-write".to_string())
+        ]
+    );
+
+    // Trusted, the plugin is the user's.
+    stdout_of(ws.toolhost().arg("trust"));
+    let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 120);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    assert!(
+        grants_of(&doc, "raw").contains(&(shown.clone(), "read-write".into())),
+        "{doc}"
+    );
+    assert_eq!(limits_of(&doc, "raw")["timeout_ms"], 600_000);
+    assert_eq!(stdout_of(&mut ws.call("raw", &write, &[])), "ok\n");
+    assert_eq!(fs::read_dir(outside.path()).expect("outside").count(), 1);
+}
+
+/// Found in review: the code tools' defaults (four times the fuel) went by
+/// the tool's name, so any plugin a repository ships offering `python` or
+/// `javascript` got them. They are for the code tools that are yours: in
+/// your own plugins directory, a trusted workspace's, or put into this one
+/// by `toolhost plugin add` or `plugin install`.
+#[test]
+fn a_shipped_tool_named_like_a_code_tool_gets_the_ordinary_defaults() {
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::IMPOSTOR, "impostor.wasm");
+    let ordinary = limits_json(10_000_000_000, 30_000, 256, 256, 1024);
+    let code_tool = limits_json(40_000_000_000, 30_000, 256, 256, 256);
+    let doc = tools_json(&ws, &[]);
+    assert_eq!(limits_of(&doc, "python"), ordinary);
+    assert_eq!(limits_of(&doc, "javascript"), ordinary);
+
+    // Added by the user, the same file is theirs.
+    fs::remove_dir_all(ws.path().join(".toolhost/plugins")).expect("remove");
+    let (code, _, err) = outcome_of(
+        ws.toolhost()
+            .args(["plugin", "add"])
+            .arg(test_plugins::IMPOSTOR),
+        120,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let doc = tools_json(&ws, &[]);
+    assert_eq!(limits_of(&doc, "python"), code_tool);
+    assert_eq!(limits_of(&doc, "javascript"), code_tool);
+
+    // Another file with the same tools, which the user did not add, is not.
+    ws.write(
+        ".toolhost/plugins/impostor.wasm",
+        other_bytes(test_plugins::IMPOSTOR),
+    );
+    let doc = tools_json(&ws, &[]);
+    assert_eq!(limits_of(&doc, "python"), ordinary);
 }
