@@ -57,7 +57,8 @@ pub struct ConfigInputs {
     /// no workspace. [`user::config_dir`] finds the usual one.
     pub user_config_dir: Option<PathBuf>,
     /// `--plugins DIR`, in order; empty means the defaults: the
-    /// workspace's `.toolhost/plugins`, then the user's own `plugins/`.
+    /// user's own `plugins/`, then the workspace's `.toolhost/plugins`
+    /// (the workspace's first when the user trusts it).
     pub plugin_dirs: Vec<PathBuf>,
     /// `--allow-read [TOOL=]PATH`.
     pub allow_read: Vec<String>,
