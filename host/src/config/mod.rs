@@ -1067,6 +1067,52 @@ mod tests {
     }
 
     #[test]
+    fn a_shipped_plugins_tool_gets_what_every_tool_gets_and_no_more() {
+        let dir = workspace();
+        let user = tempfile::tempdir().expect("temp dir");
+        let outside = tempfile::tempdir().expect("temp dir");
+        let outside = outside.path().canonicalize().expect("canonical");
+        fs::write(
+            user.path().join("config.toml"),
+            format!(
+                "[limits]\ntimeout_ms = 5000\n\n[tools.raw]\nwrite = [\"{}\"]\n\
+                 [tools.raw.limits]\nfuel = 99000000000\nmemory_mib = 16\n",
+                outside.display()
+            ),
+        )
+        .expect("write");
+        let mut inputs = inputs(&dir);
+        inputs.user_config_dir = Some(user.path().to_path_buf());
+        inputs.allow_write = vec!["raw=out".into()];
+        let resolved = resolve(&inputs).expect("ok");
+        let shipped = resolved.sandbox.shipped_plugins.expect("untrusted");
+        let raw = &shipped.per_tool["raw"];
+        assert_eq!(
+            raw.withheld,
+            ["a grant outside the workspace", "raised limits"]
+        );
+        // Inside the workspace by name still applies; a lower limit too.
+        assert_eq!(
+            guest(&raw.policy),
+            vec![(".".into(), Access::Read), ("out".into(), Access::Write)]
+        );
+        assert_eq!(raw.policy.limits.fuel, 10_000_000_000);
+        assert_eq!(raw.policy.limits.memory, 16 << 20);
+        assert_eq!(raw.policy.limits.timeout, Duration::from_secs(5));
+        // A code tool's name buys nothing, and says nothing.
+        let python = &shipped.per_tool["python"];
+        assert_eq!(
+            python.policy.limits,
+            resolved.sandbox.policy.defaults.limits
+        );
+        assert!(python.withheld.is_empty());
+        // The user's own plugin of that name gets it all.
+        let own = resolved.sandbox.policy.for_tool("raw");
+        assert_eq!(own.limits.fuel, 99_000_000_000);
+        assert!(own.grants.iter().any(|g| g.host_path == outside));
+    }
+
+    #[test]
     fn bad_config_files_name_the_file() {
         let dir = workspace();
         fs::write(dir.path().join("toolhost.toml"), "[limits]\nfuel = 0\n").expect("write");
