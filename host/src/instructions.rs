@@ -6,9 +6,11 @@
 //! repository: it may instruct the model (as any file a tool reads may),
 //! never widen a grant, and reading it must not read anything else. So it
 //! is opened beneath the workspace (`openat2` with `RESOLVE_BENEATH`, via
-//! cap-primitives): a link inside it (`AGENTS.md -> CLAUDE.md`, common) is
-//! followed, one out of it (a shipped `AGENTS.md -> ~/.ssh/id_rsa` would
-//! send the key to the model's server) is not; only a regular file is read
+//! cap-primitives): a link out of it (a shipped `AGENTS.md -> ~/.ssh/id_rsa`
+//! would send the key to the model's server) is not followed, and one inside
+//! it only to a Markdown file outside hidden directories (`AGENTS.md ->
+//! CLAUDE.md`, common, is; `AGENTS.md -> .git/config`, a remote's
+//! credentials, is not); only a regular file is read
 //! (a FIFO would block the start), and at most [`MAX_BYTES`] of it. A
 //! leaf: it imports nothing of ours.
 
@@ -86,6 +88,46 @@ pub fn find(workspace: &Path) -> Result<Option<Instructions>, InstructionsError>
     Ok(None)
 }
 
+/// Whether `file`, opened through a link, is where a link may lead: a
+/// Markdown file (`*.md`) inside the workspace, no directory on the way
+/// hidden. A link the repository shipped can point anywhere inside it
+/// (`AGENTS.md -> .git/config` would put a remote's credentials into the
+/// prompt, whatever reads the user allowed); what toolhost protects and
+/// keeps private is under dot-names (`.git`, `.toolhost`, `.env`, the
+/// agents' and editors' directories) or not Markdown (`toolhost.toml`,
+/// git's files).
+fn markdown_of_the_project(workspace: &Path, file: &std::fs::File) -> bool {
+    let Ok(real) = real_path(file) else {
+        return false;
+    };
+    let Ok(root) = workspace.canonicalize() else {
+        return false;
+    };
+    let Ok(inside) = real.strip_prefix(&root) else {
+        return false;
+    };
+    let markdown = inside
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("md"));
+    let hidden = inside
+        .components()
+        .any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."));
+    markdown && !hidden
+}
+
+/// Where an open file is, from the kernel (not by resolving a name again).
+#[cfg(target_os = "linux")]
+fn real_path(file: &std::fs::File) -> std::io::Result<PathBuf> {
+    use std::os::fd::AsRawFd as _;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+}
+
+/// Elsewhere no descriptor tells its path: a link is not followed.
+#[cfg(not(target_os = "linux"))]
+fn real_path(_file: &std::fs::File) -> std::io::Result<PathBuf> {
+    Err(std::io::Error::other("no /proc"))
+}
+
 fn read(workspace: &Path, name: &'static str) -> Result<Instructions, InstructionsError> {
     let path = workspace.join(name);
     let error = |reason: String| InstructionsError {
@@ -108,6 +150,15 @@ fn read(workspace: &Path, name: &'static str) -> Result<Instructions, Instructio
             error(e.to_string())
         }
     })?;
+    let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+    if link && !markdown_of_the_project(workspace, &file) {
+        return Err(error(
+            "it is a symbolic link to a file that is not a Markdown file (`*.md`) inside the \
+             workspace outside its hidden directories, and toolhost follows a link only to one; \
+             replace it with the file itself"
+                .into(),
+        ));
+    }
     let metadata = file.metadata().map_err(|e| error(e.to_string()))?;
     if !metadata.is_file() {
         return Err(error(

@@ -50,6 +50,7 @@ pub(super) async fn add(
         .to_owned();
     let inputs = args.inputs();
     let mut options = config::resolve(&inputs)?.sandbox;
+    let workspace = options.workspace.clone();
     let dir = if user {
         let Some(config_dir) = &inputs.user_config_dir else {
             bail!(
@@ -112,6 +113,24 @@ pub(super) async fn add(
 
     if !unchanged {
         copy_into(file, &dir, &installed)?;
+    }
+    // Into the workspace's plugins directory, where until the workspace is
+    // trusted a plugin counts as shipped with it: this one is the user's.
+    let sha256 = sandbox
+        .tools()
+        .iter()
+        .find(|t| t.plugin == origin)
+        .map(|t| t.plugin_sha256.clone());
+    if dir == Layout::of(&workspace).plugins_dir()
+        && let (Some(config_dir), Some(sha256)) = (&inputs.user_config_dir, sha256)
+    {
+        config::user::record_added(config_dir, &sha256).with_context(|| {
+            format!(
+                "recording `{}` as yours in `{}`",
+                installed.display(),
+                config_dir.join(config::user::ADDED_DIR).display()
+            )
+        })?;
     }
     Ok(Added {
         installed,

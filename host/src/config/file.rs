@@ -4,12 +4,74 @@
 //! leave a tool without the access the user meant to give it (or with more).
 
 use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
 
 /// A grant as written, with where in the file it was written.
 pub(crate) type GrantList = Option<Vec<Spanned<String>>>;
+
+/// The most bytes a config file may have: hundreds of times a real one,
+/// little enough that a file a repository ships cannot make toolhost hold
+/// much.
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The text of the config file at `path` (`toolhost.toml`, `--config`,
+/// `config.toml`, `trusted.toml`, git's config): opened without blocking,
+/// read only when it is a regular file, and at most [`MAX_CONFIG_BYTES`].
+/// A repository can ship any of the workspace's as a FIFO (which would
+/// hang every command, `toolhost mcp` too) or a link to `/dev/zero`
+/// (which would fill memory). A missing file is `NotFound`, as from
+/// `std::fs`; the other refusals say why and what to do.
+pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let metadata = file.metadata()?;
+    // `--config /dev/null`: no settings, and it never blocks.
+    if is_dev_null(&metadata) {
+        return Ok(String::new());
+    }
+    if !metadata.is_file() {
+        return Err(std::io::Error::other(
+            "it is not a regular file (a FIFO, a device or a directory could block or never \
+             end); make it a regular file, or remove it",
+        ));
+    }
+    let too_big = |size: String| {
+        std::io::Error::other(format!(
+            "it has {size} bytes, and a config file may have at most {MAX_CONFIG_BYTES} (1 MiB); \
+             make it smaller, or remove it"
+        ))
+    };
+    if metadata.len() > MAX_CONFIG_BYTES {
+        return Err(too_big(metadata.len().to_string()));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    // It may grow after the check.
+    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_big(format!("more than {MAX_CONFIG_BYTES}")));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// Whether `metadata` is that of `/dev/null` (character device 1:3 on
+/// Linux), wherever it was reached from.
+fn is_dev_null(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+    metadata.file_type().is_char_device()
+        && std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == metadata.rdev())
+}
 
 /// The whole file. Every section is optional.
 #[derive(Debug, Default, Deserialize, PartialEq)]
@@ -135,6 +197,38 @@ pub struct ModelSection {
     /// `[model.prices]`: US dollars per million tokens, for the cost
     /// figure and a cost budget.
     pub prices: Option<crate::provider::prices::Prices>,
+    /// Set when merging the files: `provider` came from a workspace's
+    /// file the user does not trust (which key goes where is the user's).
+    #[serde(skip)]
+    pub provider_untrusted: Option<UntrustedChoice>,
+    /// Set when merging the files: the `provider` of the user's own
+    /// config (or a trusted workspace's), even when an untrusted file's
+    /// came over it.
+    #[serde(skip)]
+    pub users_provider: Option<ProviderKind>,
+    /// Set when merging the files: `base_url` came from the user's own
+    /// config (or a trusted workspace's), so the user chose that server.
+    #[serde(skip)]
+    pub base_url_yours: bool,
+}
+
+/// Where an untrusted file set a key: the file, its line and the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UntrustedChoice {
+    pub file: std::path::PathBuf,
+    pub line: usize,
+    pub workspace: std::path::PathBuf,
+}
+
+impl ProviderKind {
+    /// The name as `--provider` and `[model] provider` write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Scripted => "scripted",
+        }
+    }
 }
 
 /// The model's wire API, as `--provider` and `[model] provider` name it.

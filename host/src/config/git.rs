@@ -28,7 +28,7 @@ pub(super) fn hooks_paths(workspace: &Path) -> Vec<PathBuf> {
     files.extend(repository_configs(workspace));
     let mut paths = Vec::new();
     for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else {
+        let Ok(text) = super::file::read_text(&file) else {
             continue;
         };
         for value in core_values(&text, "hookspath") {
@@ -49,7 +49,7 @@ fn repository_configs(workspace: &Path) -> Vec<PathBuf> {
     let git_dir = if dot_git.is_dir() {
         dot_git
     } else {
-        let Ok(text) = std::fs::read_to_string(&dot_git) else {
+        let Ok(text) = super::file::read_text(&dot_git) else {
             return Vec::new();
         };
         let Some(target) = text.trim().strip_prefix("gitdir:") else {
@@ -60,7 +60,7 @@ fn repository_configs(workspace: &Path) -> Vec<PathBuf> {
     // `config.worktree` is read when `extensions.worktreeConfig` is on;
     // reading it always protects a little more, never less.
     let mut configs = vec![git_dir.join("config"), git_dir.join("config.worktree")];
-    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+    if let Ok(common) = super::file::read_text(&git_dir.join("commondir")) {
         configs.push(git_dir.join(common.trim()).join("config"));
     }
     configs

@@ -118,6 +118,15 @@ impl Key {
     }
 }
 
+/// Each limit of `limits` at most that of `ceiling`.
+pub(super) fn at_most(mut limits: Limits, ceiling: &Limits) -> Limits {
+    for key in Key::ALL {
+        let value = key.get(&limits).min(key.get(ceiling));
+        key.set(&mut limits, value);
+    }
+    limits
+}
+
 /// Resolves the limits of the config files, collecting a notice for each
 /// value an untrusted workspace file asked to raise.
 pub(super) struct LimitChain<'a> {
@@ -127,6 +136,9 @@ pub(super) struct LimitChain<'a> {
     workspace: &'a Path,
     /// The user's own `config.toml`, where a raise always applies.
     user_file: Option<PathBuf>,
+    /// Whether a code tool starts from its own defaults: only when the
+    /// plugin is the user's ([`LimitChain::ordinary`]).
+    code_defaults: bool,
     notices: Vec<String>,
 }
 
@@ -142,7 +154,31 @@ impl<'a> LimitChain<'a> {
             trusted,
             workspace,
             user_file,
+            code_defaults: true,
             notices: Vec::new(),
+        }
+    }
+
+    /// A chain in which no tool has defaults of its own: for a tool a
+    /// shipped plugin offers, whose name (`python`) buys it nothing.
+    pub(super) fn ordinary(
+        sources: &'a [Source],
+        trusted: bool,
+        workspace: &'a Path,
+        user_file: Option<PathBuf>,
+    ) -> Self {
+        LimitChain {
+            code_defaults: false,
+            ..LimitChain::new(sources, trusted, workspace, user_file)
+        }
+    }
+
+    /// toolhost's own defaults for `tool` in this chain.
+    fn own_defaults(&self, tool: &str) -> Limits {
+        if self.code_defaults {
+            Limits::defaults_for(tool)
+        } else {
+            Limits::default()
         }
     }
 
@@ -163,7 +199,7 @@ impl<'a> LimitChain<'a> {
     pub(super) fn for_tool(&mut self, defaults: Limits, tool: &str) -> Result<Limits, ConfigError> {
         let ceiling = self.users_own(Some(tool))?;
         let mut limits = defaults;
-        let own = Limits::defaults_for(tool);
+        let own = self.own_defaults(tool);
         if own != Limits::default() {
             limits = own;
             for source in self.sources {
@@ -271,7 +307,7 @@ impl<'a> LimitChain<'a> {
     /// every tool's): the most an untrusted workspace file may set.
     fn users_own(&self, tool: Option<&str>) -> Result<Limits, ConfigError> {
         let users = || self.sources.iter().filter(|s| s.kind == FileKind::User);
-        let mut limits = tool.map_or_else(Limits::default, Limits::defaults_for);
+        let mut limits = tool.map_or_else(Limits::default, |tool| self.own_defaults(tool));
         for source in users() {
             limits = set_all(limits, source, &source.file.limits, "[limits]", None)?.0;
         }

@@ -35,11 +35,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::sandbox::{
-    Access, Grant, Policy, Protection, SandboxOptions, Tiering, ToolPolicy, TypedConfig,
-    TypedToolConfig, simplify_grants,
+    Access, Grant, Policy, Protection, SandboxOptions, ShippedPlugins, ShippedTool, Tiering,
+    ToolPolicy, TypedConfig, TypedToolConfig, simplify_grants,
 };
 use crate::workspace::Layout;
-pub use file::{ChatSection, DeliverySetting, ModelSection, ProviderKind};
+pub use file::{ChatSection, DeliverySetting, ModelSection, ProviderKind, UntrustedChoice};
 use file::{ConfigFile, PathUse};
 pub use grants::GrantOrigin;
 use grants::{FileKind, GrantSpec, line_of};
@@ -57,7 +57,8 @@ pub struct ConfigInputs {
     /// no workspace. [`user::config_dir`] finds the usual one.
     pub user_config_dir: Option<PathBuf>,
     /// `--plugins DIR`, in order; empty means the defaults: the
-    /// workspace's `.toolhost/plugins`, then the user's own `plugins/`.
+    /// user's own `plugins/`, then the workspace's `.toolhost/plugins`
+    /// (the workspace's first when the user trusts it).
     pub plugin_dirs: Vec<PathBuf>,
     /// `--allow-read [TOOL=]PATH`.
     pub allow_read: Vec<String>,
@@ -495,23 +496,60 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     let ca_file = network::ca_file(&sources, trusted, &workspace)?;
 
     // The default plugins directory is the workspace's own: until the
-    // user trusts the workspace, what it holds came with the repository.
-    let shipped_plugins =
-        (inputs.plugin_dirs.is_empty() && !trusted).then(|| Layout::of(&workspace).plugins_dir());
-    // Without `--plugins`: the workspace's plugins, then the user's own
-    // (theirs, so never shipped), each when it exists.
-    let plugin_dirs = if inputs.plugin_dirs.is_empty() {
-        [
-            Some(Layout::of(&workspace).plugins_dir()),
+    // user trusts the workspace, what it holds came with the repository
+    // (but for the files the user put there with `plugin add`).
+    let shipped_plugins = if inputs.plugin_dirs.is_empty() && !trusted {
+        let mut ordinary = limits::LimitChain::ordinary(
+            &sources,
+            trusted,
+            &workspace,
             inputs
                 .user_config_dir
                 .as_ref()
-                .map(|dir| dir.join(user::PLUGINS_DIR)),
-        ]
-        .into_iter()
-        .flatten()
-        .filter(|dir| dir.is_dir())
-        .collect()
+                .map(|dir| dir.join(user::CONFIG_FILE)),
+        );
+        let mut shipped_tools = BTreeMap::new();
+        for (tool, full) in &per_tool {
+            let ordinary_limits = ordinary.for_tool(defaults_limits, tool)?;
+            shipped_tools.insert(
+                tool.clone(),
+                shipped_tool(full, &defaults, &workspace, ordinary_limits),
+            );
+        }
+        Some(ShippedPlugins {
+            dir: Layout::of(&workspace).plugins_dir(),
+            added: inputs
+                .user_config_dir
+                .as_deref()
+                .map(user::added_plugins)
+                .unwrap_or_default(),
+            defaults: shipped_tool(&defaults, &defaults, &workspace, defaults.limits),
+            per_tool: shipped_tools,
+        })
+    } else {
+        None
+    };
+    // Without `--plugins`, each directory when it exists: the user's own
+    // plugins (theirs, so never shipped) first, so that what an untrusted
+    // workspace ships cannot take a tool name of theirs (the first plugin
+    // to offer a name keeps it); a trusted workspace's plugins are the
+    // user's too, and come first, as its config comes over theirs.
+    let plugin_dirs = if inputs.plugin_dirs.is_empty() {
+        let workspace_dir = Some(Layout::of(&workspace).plugins_dir());
+        let users_dir = inputs
+            .user_config_dir
+            .as_ref()
+            .map(|dir| dir.join(user::PLUGINS_DIR));
+        let ordered = if trusted {
+            [workspace_dir, users_dir]
+        } else {
+            [users_dir, workspace_dir]
+        };
+        ordered
+            .into_iter()
+            .flatten()
+            .filter(|dir| dir.is_dir())
+            .collect()
     } else {
         inputs.plugin_dirs.clone()
     };
@@ -558,6 +596,57 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         }),
         notices,
     })
+}
+
+/// What a tool of a plugin an untrusted workspace ships gets, where the
+/// user's own plugin of that name would get `full`: the grants every tool
+/// gets (`defaults`) and those of `full` inside the workspace, the lifts
+/// every tool gets, no network, and limits no higher than `defaults`'
+/// (`ordinary`: the tool's limits without a code tool's own defaults). The
+/// configuration names tools, not plugins, so a name must not carry what
+/// the user meant for their own plugin of that name.
+fn shipped_tool(
+    full: &ToolPolicy,
+    defaults: &ToolPolicy,
+    workspace: &Path,
+    ordinary: crate::sandbox::Limits,
+) -> ShippedTool {
+    let mut withheld = Vec::new();
+    let grants: Vec<Grant> = full
+        .grants
+        .iter()
+        .filter(|g| g.host_path.starts_with(workspace) || defaults.grants.contains(g))
+        .cloned()
+        .collect();
+    if grants.len() != full.grants.len() {
+        withheld.push("a grant outside the workspace");
+    }
+    let lifted: Vec<PathBuf> = full
+        .lifted
+        .iter()
+        .filter(|p| defaults.lifted.contains(p))
+        .cloned()
+        .collect();
+    if lifted.len() != full.lifted.len() {
+        withheld.push("a lifted protection");
+    }
+    let limits = limits::at_most(ordinary, &defaults.limits);
+    if limits != ordinary {
+        withheld.push("raised limits");
+    }
+    if !full.net.is_empty() || !full.credentials.is_empty() {
+        withheld.push("network access");
+    }
+    ShippedTool {
+        policy: ToolPolicy {
+            grants,
+            limits,
+            lifted,
+            net: Vec::new(),
+            credentials: Vec::new(),
+        },
+        withheld,
+    }
 }
 
 /// The `[chat]` keys: the workspace's over the user's.
@@ -638,20 +727,29 @@ fn merged_model(
                 workspace: workspace.to_path_buf(),
             });
         }
-        if section.provider.is_some() {
-            model.provider = section.provider;
+        let untrusted = source.kind == FileKind::Workspace && !trusted;
+        if let Some(provider) = section.provider {
+            model.provider = Some(provider);
+            model.provider_untrusted = untrusted.then(|| file::UntrustedChoice {
+                file: source.path.clone(),
+                line: key_line(&source.text, "provider"),
+                workspace: workspace.to_path_buf(),
+            });
+            if !untrusted {
+                model.users_provider = Some(provider);
+            }
         }
         if section.name.is_some() {
             model.name = section.name.clone();
         }
         if section.base_url.is_some() {
             model.base_url = section.base_url.clone();
+            model.base_url_yours = !untrusted;
         }
         if section.context_window.is_some() {
             model.context_window = section.context_window;
         }
         if let Some(prices) = section.prices {
-            let untrusted = source.kind == FileKind::Workspace && !trusted;
             model.prices = Some(match model.prices {
                 Some(before) if untrusted => before.at_least(prices),
                 _ => prices,
@@ -659,6 +757,25 @@ fn merged_model(
         }
     }
     Ok(model)
+}
+
+/// The line of `text` (1-based) where `key` is set under `[model]`, for a
+/// message naming it; 1 when it cannot be told.
+fn key_line(text: &str, key: &str) -> usize {
+    let mut in_model = false;
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim_start();
+        if line.starts_with('[') {
+            in_model = line.trim_end() == "[model]";
+        } else if in_model
+            && line
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        {
+            return index + 1;
+        }
+    }
+    1
 }
 
 /// Names in `[tools.*]` or `TOOL=` flags that no loaded plugin offers:
@@ -684,7 +801,7 @@ fn read_source(
     path: PathBuf,
     required: bool,
 ) -> Result<Option<Source>, ConfigError> {
-    let text = match std::fs::read_to_string(&path) {
+    let text = match file::read_text(&path) {
         Ok(text) => text,
         Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(ConfigError::ReadFile { path, source }),
@@ -952,6 +1069,52 @@ mod tests {
         .expect("write");
         let err = resolve(&inputs(&dir)).expect_err("zero").to_string();
         assert!(err.contains("max_tokens_total"), "{err}");
+    }
+
+    #[test]
+    fn a_shipped_plugins_tool_gets_what_every_tool_gets_and_no_more() {
+        let dir = workspace();
+        let user = tempfile::tempdir().expect("temp dir");
+        let outside = tempfile::tempdir().expect("temp dir");
+        let outside = outside.path().canonicalize().expect("canonical");
+        fs::write(
+            user.path().join("config.toml"),
+            format!(
+                "[limits]\ntimeout_ms = 5000\n\n[tools.raw]\nwrite = [\"{}\"]\n\
+                 [tools.raw.limits]\nfuel = 99000000000\nmemory_mib = 16\n",
+                outside.display()
+            ),
+        )
+        .expect("write");
+        let mut inputs = inputs(&dir);
+        inputs.user_config_dir = Some(user.path().to_path_buf());
+        inputs.allow_write = vec!["raw=out".into()];
+        let resolved = resolve(&inputs).expect("ok");
+        let shipped = resolved.sandbox.shipped_plugins.expect("untrusted");
+        let raw = &shipped.per_tool["raw"];
+        assert_eq!(
+            raw.withheld,
+            ["a grant outside the workspace", "raised limits"]
+        );
+        // Inside the workspace by name still applies; a lower limit too.
+        assert_eq!(
+            guest(&raw.policy),
+            vec![(".".into(), Access::Read), ("out".into(), Access::Write)]
+        );
+        assert_eq!(raw.policy.limits.fuel, 10_000_000_000);
+        assert_eq!(raw.policy.limits.memory, 16 << 20);
+        assert_eq!(raw.policy.limits.timeout, Duration::from_secs(5));
+        // A code tool's name buys nothing, and says nothing.
+        let python = &shipped.per_tool["python"];
+        assert_eq!(
+            python.policy.limits,
+            resolved.sandbox.policy.defaults.limits
+        );
+        assert!(python.withheld.is_empty());
+        // The user's own plugin of that name gets it all.
+        let own = resolved.sandbox.policy.for_tool("raw");
+        assert_eq!(own.limits.fuel, 99_000_000_000);
+        assert!(own.grants.iter().any(|g| g.host_path == outside));
     }
 
     #[test]

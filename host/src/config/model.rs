@@ -75,6 +75,24 @@ pub enum ModelChoiceError {
         url: String,
         workspace: PathBuf,
     },
+    #[error(
+        "{chooser}, which would send your {key} to the model server you chose \
+         (`{url}`, from {from}), and {whom} is not trusted to choose which key goes where (it may \
+         have come with the repository). Pass `--provider NAME` yourself (the API that server \
+         speaks), or trust this workspace (`toolhost trust {}`)",
+        .workspace.display()
+    )]
+    UntrustedProvider {
+        /// What chose which provider: "`FILE:LINE` sets [model] provider
+        /// = \"anthropic\"" or "the resumed session `FILE` was recorded
+        /// with the provider `anthropic`".
+        chooser: String,
+        whom: &'static str,
+        key: &'static str,
+        url: String,
+        from: &'static str,
+        workspace: PathBuf,
+    },
     #[error(transparent)]
     Provider(#[from] ProviderError),
 }
@@ -84,7 +102,9 @@ impl ModelChoiceError {
     pub fn is_usage(&self) -> bool {
         !matches!(
             self,
-            ModelChoiceError::Provider(_) | ModelChoiceError::UntrustedSessionUrl { .. }
+            ModelChoiceError::Provider(_)
+                | ModelChoiceError::UntrustedSessionUrl { .. }
+                | ModelChoiceError::UntrustedProvider { .. }
         )
     }
 }
@@ -120,6 +140,9 @@ pub fn resolve_model(
             .then_some(ProviderKind::Openai));
     let from_session = from_session.map(|(_, recorded)| recorded);
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    if let Some(kind) = kind {
+        check_key_choice(kind, flags, section, from_session, &env)?;
+    }
     let name = || {
         flags
             .model
@@ -157,6 +180,91 @@ pub fn resolve_model(
             Model::Anthropic(anthropic::AnthropicClient::new(http, name()?)?)
         }
         None => return Err(ModelChoiceError::NoModel),
+    })
+}
+
+/// Which key goes to which server is the user's: a provider an untrusted
+/// file chose (the workspace's `[model] provider`, a resumed session's
+/// record) may not send a key to a server the user chose (`--base-url`,
+/// their config's `base_url`, `OPENAI_BASE_URL`) unless that server is the
+/// provider's own API, or the user's own choices give the same provider.
+/// With no server of the user's, the provider's own API (or the
+/// workspace's server on this machine) is used, which is fine.
+fn check_key_choice(
+    kind: ProviderKind,
+    flags: &ModelFlags,
+    section: &ModelSection,
+    from_session: Option<RecordedModel<'_>>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), ModelChoiceError> {
+    let (default, key) = match kind {
+        ProviderKind::Openai => (openai::DEFAULT_BASE_URL, openai::API_KEY_ENV),
+        ProviderKind::Anthropic => (anthropic::DEFAULT_BASE_URL, anthropic::API_KEY_ENV),
+        ProviderKind::Scripted => return Ok(()),
+    };
+    // Who chose the provider, when it was not the user.
+    let (chooser, whom, workspace) = if flags.provider.is_some() {
+        return Ok(());
+    } else if section.provider.is_some() {
+        let Some(choice) = &section.provider_untrusted else {
+            return Ok(());
+        };
+        (
+            format!(
+                "`{}:{}` sets [model] provider = \"{}\"",
+                choice.file.display(),
+                choice.line,
+                kind.name()
+            ),
+            "a workspace's own toolhost.toml",
+            choice.workspace.clone(),
+        )
+    } else if let Some(session) = from_session.filter(|s| !s.trusted) {
+        (
+            format!(
+                "the resumed session `{}` was recorded with the provider `{}`",
+                session.file.display(),
+                kind.name()
+            ),
+            "a session file",
+            session.workspace.to_path_buf(),
+        )
+    } else {
+        return Ok(());
+    };
+    // The server, when the user chose it.
+    let users = if let Some(url) = &flags.base_url {
+        Some((url.clone(), "--base-url"))
+    } else if let Some(url) = &section.base_url {
+        section
+            .base_url_yours
+            .then(|| (url.clone(), "your config.toml"))
+    } else if kind == ProviderKind::Openai {
+        env("OPENAI_BASE_URL").map(|url| (url, "OPENAI_BASE_URL"))
+    } else {
+        None
+    };
+    let Some((url, from)) = users else {
+        return Ok(());
+    };
+    // No key, nothing to send (a server of the user's that needs none).
+    if env(key).is_none() {
+        return Ok(());
+    }
+    let own_api = url.trim_end_matches('/') == default.trim_end_matches('/');
+    // What the user's own choices give: their config's provider, else the
+    // wire API of a server named without one.
+    let users_kind = section.users_provider.unwrap_or(ProviderKind::Openai);
+    if own_api || users_kind == kind {
+        return Ok(());
+    }
+    Err(ModelChoiceError::UntrustedProvider {
+        chooser,
+        whom,
+        key,
+        url,
+        from,
+        workspace,
     })
 }
 
@@ -242,6 +350,83 @@ mod tests {
             ok(choose_base_url(urls(None, None, None, None), DEFAULT)),
             DEFAULT
         );
+    }
+
+    #[test]
+    fn an_untrusted_provider_may_not_send_its_key_to_a_server_the_user_chose() {
+        let section = |base_url: Option<&str>, yours: bool| ModelSection {
+            provider: Some(ProviderKind::Anthropic),
+            base_url: base_url.map(str::to_owned),
+            base_url_yours: yours,
+            provider_untrusted: Some(super::super::file::UntrustedChoice {
+                file: PathBuf::from("/work/repo/toolhost.toml"),
+                line: 2,
+                workspace: PathBuf::from("/work/repo"),
+            }),
+            ..ModelSection::default()
+        };
+        let check = |flags: &ModelFlags, section: &ModelSection, env: Option<&str>| {
+            check_key_choice(
+                ProviderKind::Anthropic,
+                flags,
+                section,
+                None,
+                &|name: &str| match name {
+                    "OPENAI_BASE_URL" => env.map(str::to_owned),
+                    _ => Some("key".to_owned()),
+                },
+            )
+        };
+        let no_flags = ModelFlags::default();
+        let flag = |url: &str| ModelFlags {
+            base_url: Some(url.to_owned()),
+            ..ModelFlags::default()
+        };
+        // No server of the user's: the provider's own API, or the
+        // workspace's server on this machine.
+        assert!(check(&no_flags, &section(None, false), Some(REMOTE)).is_ok());
+        assert!(check(&no_flags, &section(Some("http://127.0.0.1:1"), false), None).is_ok());
+        // The user's server, the provider's own API: fine.
+        assert!(
+            check(
+                &flag("https://api.anthropic.com/"),
+                &section(None, false),
+                None
+            )
+            .is_ok()
+        );
+        // The user's server elsewhere: refused, from a flag or their config.
+        let err = check(&flag(REMOTE), &section(None, false), None)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            err.starts_with(
+                "`/work/repo/toolhost.toml:2` sets [model] provider = \"anthropic\", which would \
+                 send your ANTHROPIC_API_KEY to the model server you chose \
+                 (`https://collector.example/v1`, from --base-url)"
+            ),
+            "{err}"
+        );
+        assert!(check(&no_flags, &section(Some(REMOTE), true), None).is_err());
+        // The user's own provider is the same: nothing changes hands.
+        let mut same = section(Some(REMOTE), true);
+        same.users_provider = Some(ProviderKind::Anthropic);
+        assert!(check(&no_flags, &same, None).is_ok());
+        // No key of that provider set: nothing to send.
+        let no_key = check_key_choice(
+            ProviderKind::Anthropic,
+            &flag(REMOTE),
+            &section(None, false),
+            None,
+            &|_| None,
+        );
+        assert!(no_key.is_ok());
+        // A flag naming the provider is the user's choice.
+        let chosen = ModelFlags {
+            provider: Some(ProviderKind::Anthropic),
+            ..flag(REMOTE)
+        };
+        assert!(check(&chosen, &section(None, false), None).is_ok());
     }
 
     #[test]

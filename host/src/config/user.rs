@@ -25,6 +25,37 @@ pub const TRUST_FILE: &str = "trusted.toml";
 /// `plugin install --user`).
 pub const PLUGINS_DIR: &str = "plugins";
 
+/// A directory of empty files, each named by the sha256 of a plugin file
+/// the user put into a workspace with `plugin add` or `plugin install`:
+/// such a plugin is the user's, not something the repository shipped.
+pub const ADDED_DIR: &str = "added-plugins";
+
+/// The sha256 (hex) of every plugin file recorded in `dir`'s
+/// [`ADDED_DIR`]; none when it is missing or unreadable.
+pub fn added_plugins(dir: &Path) -> std::collections::BTreeSet<String> {
+    let Ok(entries) = std::fs::read_dir(dir.join(ADDED_DIR)) else {
+        return Default::default();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit()))
+        .collect()
+}
+
+/// Records that the user put the plugin file of `sha256` into a workspace.
+pub fn record_added(dir: &Path, sha256: &str) -> std::io::Result<()> {
+    let added = dir.join(ADDED_DIR);
+    crate::workspace::create_private_dir(dir)?;
+    crate::workspace::create_private_dir(&added)?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(added.join(sha256))
+        .map(drop)
+}
+
 /// The bearer token of `toolhost mcp --http`, made on first use (0600).
 pub const MCP_TOKEN_FILE: &str = "mcp-token";
 
@@ -57,7 +88,7 @@ impl TrustList {
     /// The trust list in `dir`; empty when the file does not exist.
     pub fn load(dir: &Path) -> Result<Self, ConfigError> {
         let path = dir.join(TRUST_FILE);
-        let file: TrustFile = match std::fs::read_to_string(&path) {
+        let file: TrustFile = match super::file::read_text(&path) {
             Ok(text) => toml::from_str(&text).map_err(|e| ConfigError::ParseFile {
                 path: path.clone(),
                 message: e.to_string(),

@@ -129,11 +129,38 @@ pub struct SandboxOptions {
     /// PEM certificates tools' `https` requests trust besides the
     /// system's roots (`[network] ca_file`).
     pub ca_file: Option<PathBuf>,
-    /// The plugins directory of a workspace the user does not trust: its
-    /// plugins came with the repository, and get no network grant or
-    /// credential (a `[tools.github]` grant of yours must not go to a
-    /// `github.wasm` a clone ships).
-    pub shipped_plugins: Option<PathBuf>,
+    /// The plugins directory of a workspace the user does not trust, and
+    /// what its plugins' tools get: they came with the repository, so
+    /// nothing the user gives a tool by name that widens access (a
+    /// `[tools.github]` grant of yours must not go to a `github.wasm` a
+    /// clone ships).
+    pub shipped_plugins: Option<ShippedPlugins>,
+}
+
+/// The plugins an untrusted workspace ships, and what their tools get.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShippedPlugins {
+    /// The workspace's plugins directory.
+    pub dir: PathBuf,
+    /// The sha256 (hex) of each plugin file the user put into a workspace
+    /// with `toolhost plugin add` or `plugin install`: those are theirs.
+    pub added: std::collections::BTreeSet<String>,
+    /// What a shipped plugin's tool of each name the configuration
+    /// mentions gets.
+    pub per_tool: BTreeMap<String, ShippedTool>,
+    /// What a shipped plugin's tool of any other name gets.
+    pub defaults: ShippedTool,
+}
+
+/// The policy of a tool a shipped plugin offers: what every tool gets,
+/// and of what the user gives that name only what stays inside the
+/// workspace and lowers limits; with what was held back, for the notice.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShippedTool {
+    pub policy: ToolPolicy,
+    /// What the configuration gives the name that this tool does not get
+    /// (`a grant outside the workspace`, `raised limits`, ...).
+    pub withheld: Vec<&'static str>,
 }
 
 impl SandboxOptions {
@@ -283,7 +310,7 @@ pub struct Sandbox {
     /// TLS for every tool's requests, set up at the first one.
     tls: Arc<Tls>,
     /// See [`SandboxOptions::shipped_plugins`].
-    shipped_plugins: Option<PathBuf>,
+    shipped_plugins: Option<Arc<ShippedPlugins>>,
 }
 
 impl Sandbox {
@@ -350,7 +377,7 @@ impl Sandbox {
             plugin_file_limit: options.plugin_file_limit,
             grant_dirs: GrantDirs::default(),
             tls: Arc::new(Tls::new(options.ca_file.clone())),
-            shipped_plugins: options.shipped_plugins.clone(),
+            shipped_plugins: options.shipped_plugins.clone().map(Arc::new),
             workspace: options.workspace.clone(),
             protection: Arc::clone(&protection),
             plugins: Vec::new(),
@@ -428,25 +455,42 @@ impl Sandbox {
                 .collect(),
             Exports::Toolhost(_) => vec![None; loaded.tools.len()],
         };
+        let shipped = self.shipped(&loaded);
         for (spec, output_schema) in loaded.tools.iter().zip(output_schemas) {
-            let mut tool_policy = policy.for_tool(&spec.name).clone();
+            let (mut tool_policy, withheld) = match &shipped {
+                Some(shipped) => {
+                    let tool = shipped
+                        .per_tool
+                        .get(&spec.name)
+                        .unwrap_or(&shipped.defaults);
+                    (tool.policy.clone(), tool.withheld.clone())
+                }
+                None => (policy.for_tool(&spec.name).clone(), Vec::new()),
+            };
             if spec.read_only {
                 tool_policy = tool_policy.read_only();
             }
-            if self.shipped(&loaded.origin)
-                && (!tool_policy.net.is_empty() || !tool_policy.credentials.is_empty())
-            {
-                tool_policy.net.clear();
-                tool_policy.credentials.clear();
-                self.load_notices.push(LoadNotice {
-                    origin: loaded.origin.clone(),
-                    message: format!(
+            if !withheld.is_empty() {
+                let trust = format!("`toolhost trust {}`", self.workspace.display());
+                let message = if withheld == ["network access"] {
+                    format!(
                         "`{}` gets no network access: its plugin came with this workspace, and \
                          what a repository ships reaches the network only once you trust it \
-                         (`toolhost trust {}`)",
+                         ({trust})",
+                        spec.name
+                    )
+                } else {
+                    format!(
+                        "`{}` gets none of what your configuration gives it by name ({}): its \
+                         plugin came with this workspace, and what a repository ships gets \
+                         those only once you trust it ({trust})",
                         spec.name,
-                        self.workspace.display()
-                    ),
+                        withheld.join(", ")
+                    )
+                };
+                self.load_notices.push(LoadNotice {
+                    origin: loaded.origin.clone(),
+                    message,
                 });
             }
             let fs_rules = Arc::new(FsRules::new(
@@ -481,12 +525,18 @@ impl Sandbox {
         true
     }
 
-    /// Whether a plugin came from an untrusted workspace's own plugins
-    /// directory.
-    fn shipped(&self, origin: &PluginOrigin) -> bool {
-        match (origin, &self.shipped_plugins) {
-            (PluginOrigin::File(path), Some(dir)) => path.starts_with(dir),
-            _ => false,
+    /// What its tools get when a plugin came from an untrusted
+    /// workspace's own plugins directory and the user did not put it
+    /// there (`plugin add`, `plugin install`); `None` for the user's own.
+    fn shipped(&self, loaded: &LoadedPlugin) -> Option<Arc<ShippedPlugins>> {
+        let shipped = self.shipped_plugins.as_ref()?;
+        match &loaded.origin {
+            PluginOrigin::File(path)
+                if path.starts_with(&shipped.dir) && !shipped.added.contains(&loaded.sha256) =>
+            {
+                Some(Arc::clone(shipped))
+            }
+            _ => None,
         }
     }
 

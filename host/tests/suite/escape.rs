@@ -31,7 +31,9 @@ impl Repo {
         ws.mkdir(".git/info");
         ws.write("vendor/lib/.git/config", "[core]\n");
         ws.write("src/main.rs", "fn main() {}\n");
-        ws.install_plugin(test_plugins::ESCAPE, "escape.wasm");
+        // Added by the user (`plugin add`): the flags and config naming
+        // `raw` are meant for it.
+        ws.add_plugin(test_plugins::ESCAPE, "escape.wasm");
         symlink(".git", ws.path().join("shipped")).expect("symlink");
         symlink(".git/hooks/pre-commit", ws.path().join("dangling")).expect("symlink");
         let outside = tempfile::tempdir().expect("outside dir");

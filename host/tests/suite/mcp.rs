@@ -32,9 +32,12 @@ pub(super) fn workspace() -> Workspace {
     let ws = Workspace::new();
     ws.write("notes.txt", "remember the milk\n");
     ws.mkdir("out");
-    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
-    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
-    ws.install_plugin(test_plugins::CHATTY, "chatty.wasm");
+    // Added by the user (`plugin add`), so their config's limits for
+    // these tools apply (a plugin the workspace shipped would not get
+    // them).
+    ws.add_plugin(test_plugins::HOSTILE, "hostile.wasm");
+    ws.add_plugin(test_plugins::ECHO, "echo.wasm");
+    ws.add_plugin(test_plugins::CHATTY, "chatty.wasm");
     // The user's own config: a workspace's toolhost.toml may only lower
     // limits (the fuel here is over the default).
     std::fs::write(

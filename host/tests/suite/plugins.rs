@@ -175,7 +175,9 @@ fn the_second_start_loads_every_plugin_from_the_compile_cache() {
 #[test]
 fn a_runaway_or_crashing_tool_is_an_error_result_from_the_command_line() {
     let ws = Workspace::new();
-    ws.install_plugin(test_plugins::HOSTILE, "hostile.wasm");
+    // The user's own plugin: what their config gives `spin` by name is
+    // not given to a plugin an untrusted workspace ships.
+    ws.install_users_plugin(test_plugins::HOSTILE, "hostile.wasm");
     // In the user's own config: a workspace's toolhost.toml may only lower
     // limits, and this fuel is over the default.
     fs::write(
@@ -521,7 +523,9 @@ fn plugin_add_user_installs_into_your_own_plugins_which_every_workspace_loads() 
         .filter(|t| !t["plugin"].as_str().unwrap_or("").starts_with("builtin:"))
         .map(|t| t["name"].as_str().expect("name"))
         .collect();
-    assert_eq!(plugins, ["chatter", "echo"]);
+    // Yours load first: a plugin the (untrusted) workspace ships cannot
+    // take a tool name of yours.
+    assert_eq!(plugins, ["echo", "chatter"]);
     // `--plugins DIR` names every plugins directory there is.
     let err = stderr_of_failure(
         other

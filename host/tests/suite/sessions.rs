@@ -1307,3 +1307,51 @@ fn a_shipped_fifo_or_link_in_the_sessions_directory_is_not_read() {
         &format!("error: `./.toolhost/sessions/link.jsonl` {not_regular}\n"),
     );
 }
+
+/// Found in review: a shipped `AGENTS.md -> .git/config` (inside the
+/// workspace, so followed) put the repository's config, with any
+/// credentials in a remote's URL, into the system prompt, even with reads
+/// narrowed to `src`. A link is followed only to a Markdown file inside the
+/// workspace outside hidden directories; `AGENTS.md -> CLAUDE.md` still is.
+#[test]
+fn an_agents_md_link_to_a_file_that_is_not_markdown_or_is_hidden_is_not_read() {
+    let ws = Workspace::new();
+    ws.write(
+        ".git/config",
+        "[remote \"origin\"]\n\turl = https://user:SECRET-TOKEN@example.com/r.git\n",
+    );
+    ws.write(".toolhost/notes.md", "SECRET-NOTES\n");
+    ws.mkdir("src");
+    std::fs::write(
+        ws.user_config().join("config.toml"),
+        "[defaults]\nread = [\"src\"]\n",
+    )
+    .expect("user config");
+    for target in [".git/config", ".toolhost/notes.md", "src/../.git/config"] {
+        let link = ws.path().join("AGENTS.md");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(target, &link).expect("link");
+        let mock = MockModel::start(vec![Reply::sse_body(openai_text("ok"))]);
+        let stderr = run_openai(&ws, &mock, &["--model", "m", "--no-session", "hi"]);
+        assert_text(
+            &mask_prompt_times(&stderr),
+            &ws.expand(
+                "warning: {ws}/AGENTS.md was not read: it is a symbolic link to a file that is not \
+                 a Markdown file (`*.md`) inside the workspace outside its hidden directories, \
+                 and toolhost follows a link only to one; replace it with the file itself; the \
+                 run goes on without it\n\
+                 toolhost run · m (openai) · {ws} · 6 tools · no session file\n\
+                 1 turn(s) · 0 in / 0 out tokens · _ s\n",
+            ),
+        );
+        let sent = mock.requests()[0].body.to_string();
+        assert!(!sent.contains("SECRET"), "{target}: {sent}");
+    }
+    // A link to a Markdown file of the project is followed.
+    std::fs::remove_file(ws.path().join("AGENTS.md")).expect("remove");
+    ws.write("docs/agents.md", "Use tabs.\n");
+    std::os::unix::fs::symlink("docs/agents.md", ws.path().join("AGENTS.md")).expect("link");
+    let mock = MockModel::start(vec![Reply::sse_body(openai_text("ok"))]);
+    run_openai(&ws, &mock, &["--model", "m", "--no-session", "hi"]);
+    assert!(mock.requests()[0].body.to_string().contains("Use tabs."));
+}

@@ -725,3 +725,412 @@ fn a_resumed_session_never_sends_the_key_to_another_machine() {
         "{log}"
     );
 }
+
+/// Found in review: every config file was read with `read_to_string`, so
+/// a repository's `toolhost.toml` that is a FIFO hung every command
+/// (`toolhost mcp` too), and one linked to `/dev/zero` took memory without
+/// end. Only a regular file of at most 1 MiB is read, opened without
+/// blocking.
+#[test]
+fn a_config_file_that_is_a_fifo_or_too_big_stops_startup_at_once() {
+    let ws = Workspace::new();
+    let root = ws.path().canonicalize().expect("canonical");
+    let config = root.join("toolhost.toml");
+    let fifo = std::ffi::CString::new(config.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let not_regular = format!(
+        "error: cannot read config file `{}`: it is not a regular file (a FIFO, a device or a \
+         directory could block or never end); make it a regular file, or remove it\n",
+        config.display()
+    );
+    for args in [&["tools"][..], &["mcp", "--no-session"][..]] {
+        let started = Instant::now();
+        let (code, out, err) = outcome_of(ws.toolhost().args(args).write_stdin(""), 20);
+        assert_eq!((code, out.as_str()), (Some(1), ""), "{args:?}: {err}");
+        assert_text(&err, &not_regular);
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+    fs::remove_file(&config).expect("remove");
+    std::os::unix::fs::symlink("/dev/zero", &config).expect("link");
+    let (code, _, err) = outcome_of(ws.toolhost().arg("tools"), 20);
+    assert_eq!(code, Some(1), "{err}");
+    assert_text(&err, &not_regular);
+
+    // Over 1 MiB: refused by its size, naming it.
+    fs::remove_file(&config).expect("remove");
+    let big = fs::File::create(&config).expect("create");
+    big.set_len(100 << 30).expect("sparse");
+    let (code, _, err) = outcome_of(ws.toolhost().arg("tools"), 20);
+    assert_eq!(code, Some(1), "{err}");
+    assert_text(
+        &err,
+        &format!(
+            "error: cannot read config file `{}`: it has 107374182400 bytes, and a config file \
+             may have at most 1048576 (1 MiB); make it smaller, or remove it\n",
+            config.display()
+        ),
+    );
+
+    // The user's own files too.
+    fs::remove_file(&config).expect("remove");
+    for name in ["config.toml", "trusted.toml"] {
+        let path = ws.user_config().join(name);
+        let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("path");
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (code, _, err) = outcome_of(ws.toolhost().arg("tools"), 20);
+        assert_eq!(code, Some(1), "{name}: {err}");
+        assert_text(
+            &err,
+            &format!(
+                "error: cannot read config file `{}`: it is not a regular file (a FIFO, a device \
+                 or a directory could block or never end); make it a regular file, or remove \
+                 it\n",
+                path.display()
+            ),
+        );
+        fs::remove_file(&path).expect("remove");
+    }
+}
+
+const ANTHROPIC_KEY: &str = "sk-ant-test-must-not-leave";
+
+/// `toolhost run` with both keys set and no `OPENAI_BASE_URL`.
+fn run_with_both_keys(ws: &Workspace) -> assert_cmd::Command {
+    let mut cmd = ws.toolhost();
+    cmd.env("OPENAI_API_KEY", KEY)
+        .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+        .env_remove("OPENAI_BASE_URL")
+        .arg("run");
+    cmd
+}
+
+/// Whether any request `mock` saw carries either key.
+fn keys_seen(mock: &MockModel) -> Vec<String> {
+    mock.requests()
+        .iter()
+        .flat_map(|r| r.headers.values().cloned().collect::<Vec<_>>())
+        .filter(|v| v.contains(KEY) || v.contains(ANTHROPIC_KEY))
+        .collect()
+}
+
+/// Found in review: an untrusted `toolhost.toml`'s `[model] provider`
+/// decided which key went to the server the user named, so a repository
+/// with `provider = "anthropic"` sent the user's Anthropic key
+/// (`x-api-key`) to the OpenAI-compatible server of `--base-url`.
+#[test]
+fn an_untrusted_workspace_may_not_choose_which_key_goes_to_your_server() {
+    let ws = Workspace::new();
+    let root = ws.path().canonicalize().expect("canonical");
+    ws.write(
+        "toolhost.toml",
+        "# a repository's\n[model]\nprovider = \"anthropic\"\n",
+    );
+    let mock = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
+    let url = mock.openai_url();
+    let (code, out, err) = outcome_of(
+        run_with_both_keys(&ws).args(["--base-url", &url, "--model", "gpt-4o", "hi"]),
+        60,
+    );
+    assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+    assert_text(
+        &err,
+        &format!(
+            "error: `{}:3` sets [model] provider = \"anthropic\", which would send your \
+             ANTHROPIC_API_KEY to the model server you chose (`{url}`, from --base-url), and a \
+             workspace's own toolhost.toml is not trusted to choose which key goes where (it may \
+             have come with the repository). Pass `--provider NAME` yourself (the API that \
+             server speaks), or trust this workspace (`toolhost trust {}`)\n",
+            root.join("toolhost.toml").display(),
+            root.display()
+        ),
+    );
+    assert!(mock.requests().is_empty());
+
+    // The fix, pasted: the user's choice of provider.
+    let (code, _, err) = outcome_of(
+        run_with_both_keys(&ws).args([
+            "--provider",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "gpt-4o",
+            "hi",
+        ]),
+        60,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(keys_seen(&mock), vec![format!("Bearer {KEY}")]);
+
+    // The same when the server is in the user's config and the workspace
+    // names the other provider.
+    let theirs = MockModel::start(vec![]);
+    fs::write(
+        ws.user_config().join("config.toml"),
+        format!(
+            "[model]\nprovider = \"anthropic\"\nbase_url = \"{}\"\n",
+            theirs.anthropic_url()
+        ),
+    )
+    .expect("user config");
+    ws.write("toolhost.toml", "[model]\nprovider = \"openai\"\n");
+    let (code, _, err) = outcome_of(run_with_both_keys(&ws).args(["--model", "m", "hi"]), 60);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "sets [model] provider = \"openai\", which would send your OPENAI_API_KEY to the \
+             model server you chose (`{}`, from your config.toml)",
+            theirs.anthropic_url()
+        )),
+        "{err}"
+    );
+    assert!(theirs.requests().is_empty());
+}
+
+/// The same through a shipped session file's recorded provider: `run
+/// --resume last --base-url URL` must not send the Anthropic key to URL
+/// because the session says `anthropic`.
+#[test]
+fn a_resumed_session_may_not_choose_which_key_goes_to_your_server() {
+    let ws = Workspace::new();
+    let root = ws.path().canonicalize().expect("canonical");
+    let mock = MockModel::start(vec![sse("openai-chat-text-usage-done")]);
+    let file = shipped_session(&ws, &mock.openai_url());
+    let text = fs::read_to_string(&file).expect("read session");
+    let mut shipped = String::new();
+    for line in text.lines() {
+        let mut record: Value = serde_json::from_str(line).expect("a JSON line");
+        if record["type"] == "session_start" {
+            record["provider"] = json!("anthropic");
+        }
+        shipped.push_str(&record.to_string());
+        shipped.push('\n');
+    }
+    fs::write(&file, shipped).expect("write session");
+
+    let url = mock.openai_url();
+    let (code, out, err) = outcome_of(
+        run_with_both_keys(&ws).args(["--resume", "last", "--base-url", &url, "x"]),
+        60,
+    );
+    assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+    assert_text(
+        &err,
+        &format!(
+            "error: the resumed session `{}` was recorded with the provider `anthropic`, which \
+             would send your ANTHROPIC_API_KEY to the model server you chose (`{url}`, from \
+             --base-url), and a session file is not trusted to choose which key goes where (it \
+             may have come with the repository). Pass `--provider NAME` yourself (the API that \
+             server speaks), or trust this workspace (`toolhost trust {}`)\n",
+            file.display(),
+            root.display()
+        ),
+    );
+    assert!(keys_seen(&mock).is_empty(), "{:?}", mock.requests());
+
+    // Trusted, the session's provider is the user's.
+    let trusted = MockModel::start(vec![sse("anthropic-messages-text-ping")]);
+    stdout_of(ws.toolhost().arg("trust"));
+    let (code, _, err) = outcome_of(
+        run_with_both_keys(&ws).args([
+            "--resume",
+            "last",
+            "--base-url",
+            &trusted.anthropic_url(),
+            "x",
+        ]),
+        60,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(keys_seen(&trusted), vec![ANTHROPIC_KEY.to_string()]);
+}
+
+/// `plugin` with a custom section appended: the same tools in other bytes,
+/// as a repository's copy of a plugin may well be.
+fn other_bytes(plugin: &str) -> Vec<u8> {
+    let mut bytes = fs::read(plugin).expect("fixture");
+    // A custom section: id 0, 3 bytes: a 1-byte name `x`, one byte.
+    bytes.extend_from_slice(&[0, 3, 1, b'x', 0]);
+    bytes
+}
+
+/// The tool `tool` as `toolhost tools --json` lists it.
+fn tool_of(doc: &Value, tool: &str) -> Value {
+    doc["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == tool)
+        .unwrap_or_else(|| panic!("{tool} listed: {doc}"))
+        .clone()
+}
+
+/// An outside directory, canonical, and the user config granting `raw`
+/// write access to it and a 10-minute deadline.
+fn users_raw_config(ws: &Workspace) -> (tempfile::TempDir, String) {
+    let outside = tempfile::tempdir().expect("outside");
+    let shown = outside
+        .path()
+        .canonicalize()
+        .expect("canonical")
+        .display()
+        .to_string();
+    fs::write(
+        ws.user_config().join("config.toml"),
+        format!(
+            "[limits]\nmemory_mib = 64\n\n[tools.raw]\nwrite = [\"{shown}\"]\n\n\
+             [tools.raw.limits]\ntimeout_ms = 600000\nfuel = 20000000000\n"
+        ),
+    )
+    .expect("user config");
+    (outside, shown)
+}
+
+/// Found in review: the workspace's plugins loaded before the user's own,
+/// so a repository shipping a plugin with a tool of the user's plugin's
+/// name (`.toolhost/plugins/aaa.wasm` offering `raw`) took the name, and
+/// with it the user's grants and limits for `raw`, and the user's own
+/// plugin was skipped.
+#[test]
+fn your_own_plugin_keeps_its_name_over_one_a_repository_ships() {
+    let ws = Workspace::new();
+    let (_outside, shown) = users_raw_config(&ws);
+    let own = ws.user_config().join("plugins/raw.wasm");
+    fs::create_dir_all(own.parent().expect("dir")).expect("mkdir");
+    fs::copy(test_plugins::ESCAPE, &own).expect("copy");
+    ws.write(
+        ".toolhost/plugins/aaa.wasm",
+        other_bytes(test_plugins::ESCAPE),
+    );
+
+    let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 120);
+    assert_eq!(code, Some(0), "{err}");
+    assert_text(
+        &err,
+        &ws.expand(
+            "warning: skipped plugin `{ws}/.toolhost/plugins/aaa.wasm`: tool `raw` is already \
+             offered by `{config}/plugins/raw.wasm`; rename one of them or remove one plugin\n",
+        ),
+    );
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    let raw = tool_of(&doc, "raw");
+    assert_eq!(raw["plugin"], own.display().to_string());
+    assert!(
+        grants_of(&doc, "raw").contains(&(shown.clone(), "read-write".into())),
+        "{doc}"
+    );
+    assert_eq!(raw["limits"]["timeout_ms"], 600_000);
+}
+
+/// Found in review: grants and limits follow tool names, so a plugin an
+/// untrusted repository ships, offering a tool the user's config names
+/// (`[tools.raw] write = ["/outside"]`, a 10-minute deadline), got them,
+/// and wrote outside the workspace. Until the workspace is trusted it gets
+/// what every tool gets (the defaults and `[limits]`) and what the user
+/// gives that name inside the workspace, nothing more, whoever names it.
+#[test]
+fn a_plugin_a_repository_ships_gets_nothing_your_config_gives_its_tool_by_name() {
+    let ws = Workspace::new();
+    let (outside, shown) = users_raw_config(&ws);
+    ws.mkdir("src");
+    ws.install_plugin(test_plugins::ESCAPE, "escape.wasm");
+    let notice = ws.expand(
+        "warning: plugin `{ws}/.toolhost/plugins/escape.wasm`: `raw` gets none of what your \
+         configuration gives it by name (a grant outside the workspace, raised limits): its \
+         plugin came with this workspace, and what a repository ships gets those only once you \
+         trust it (`toolhost trust {ws}`)\n",
+    );
+
+    let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 120);
+    assert_eq!(code, Some(0), "{err}");
+    assert_text(&err, &notice);
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        grants_of(&doc, "raw"),
+        vec![(".".to_string(), "read-only".to_string())]
+    );
+    // The defaults with the user's `[limits]`; not the raises for `raw`.
+    assert_eq!(
+        limits_of(&doc, "raw"),
+        limits_json(10_000_000_000, 30_000, 64, 256, 1024)
+    );
+
+    // The write outside fails, and nothing is written there.
+    let write = json!({"op": "write", "preopen": shown, "path": "x", "text": "x"}).to_string();
+    let (code, _, err) = outcome_of(&mut ws.call("raw", &write, &[]), 120);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.starts_with(&notice), "{err}");
+    assert_eq!(fs::read_dir(outside.path()).expect("outside").count(), 0);
+
+    // The same for a flag naming the tool, as with network grants; a grant
+    // inside the workspace applies.
+    let (code, out, err) = outcome_of(
+        ws.toolhost()
+            .args(["--allow-write", &format!("raw={shown}")])
+            .args(["--allow-write", "raw=src"])
+            .args(["tools", "--json"]),
+        120,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_text(&err, &notice);
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        grants_of(&doc, "raw"),
+        vec![
+            (".".to_string(), "read-only".to_string()),
+            ("src".to_string(), "read-write".to_string())
+        ]
+    );
+
+    // Trusted, the plugin is the user's.
+    stdout_of(ws.toolhost().arg("trust"));
+    let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 120);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    assert!(
+        grants_of(&doc, "raw").contains(&(shown.clone(), "read-write".into())),
+        "{doc}"
+    );
+    assert_eq!(limits_of(&doc, "raw")["timeout_ms"], 600_000);
+    assert_eq!(stdout_of(&mut ws.call("raw", &write, &[])), "ok\n");
+    assert_eq!(fs::read_dir(outside.path()).expect("outside").count(), 1);
+}
+
+/// Found in review: the code tools' defaults (four times the fuel) went by
+/// the tool's name, so any plugin a repository ships offering `python` or
+/// `javascript` got them. They are for the code tools that are yours: in
+/// your own plugins directory, a trusted workspace's, or put into this one
+/// by `toolhost plugin add` or `plugin install`.
+#[test]
+fn a_shipped_tool_named_like_a_code_tool_gets_the_ordinary_defaults() {
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::IMPOSTOR, "impostor.wasm");
+    let ordinary = limits_json(10_000_000_000, 30_000, 256, 256, 1024);
+    let code_tool = limits_json(40_000_000_000, 30_000, 256, 256, 256);
+    let doc = tools_json(&ws, &[]);
+    assert_eq!(limits_of(&doc, "python"), ordinary);
+    assert_eq!(limits_of(&doc, "javascript"), ordinary);
+
+    // Added by the user, the same file is theirs.
+    fs::remove_dir_all(ws.path().join(".toolhost/plugins")).expect("remove");
+    let (code, _, err) = outcome_of(
+        ws.toolhost()
+            .args(["plugin", "add"])
+            .arg(test_plugins::IMPOSTOR),
+        120,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let doc = tools_json(&ws, &[]);
+    assert_eq!(limits_of(&doc, "python"), code_tool);
+    assert_eq!(limits_of(&doc, "javascript"), code_tool);
+
+    // Another file with the same tools, which the user did not add, is not.
+    ws.write(
+        ".toolhost/plugins/impostor.wasm",
+        other_bytes(test_plugins::IMPOSTOR),
+    );
+    let doc = tools_json(&ws, &[]);
+    assert_eq!(limits_of(&doc, "python"), ordinary);
+}

@@ -100,6 +100,34 @@ impl Workspace {
         dest
     }
 
+    /// Installs a fixture plugin into the workspace's default plugins dir
+    /// as `toolhost plugin add` does: recorded as the user's (its sha256
+    /// in the user config's `added-plugins/`), so an untrusted workspace's
+    /// copy still gets what the user's config gives its tools by name.
+    pub fn add_plugin(&self, plugin: &str, as_file: &str) -> PathBuf {
+        use sha2::Digest as _;
+        let dest = self.install_plugin(plugin, as_file);
+        let bytes = fs::read(&dest).expect("read plugin");
+        let sha: String = sha2::Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let added = self.user_config().join("added-plugins");
+        fs::create_dir_all(&added).expect("mkdir");
+        fs::write(added.join(sha), "").expect("record");
+        dest
+    }
+
+    /// Installs a fixture plugin into the user's own plugins directory
+    /// (`<config dir>/plugins`), which every workspace loads.
+    pub fn install_users_plugin(&self, plugin: &str, as_file: &str) -> PathBuf {
+        let dir = self.user_config().join("plugins");
+        fs::create_dir_all(&dir).expect("mkdir");
+        let dest = dir.join(as_file);
+        fs::copy(plugin, &dest).expect("copy plugin");
+        dest
+    }
+
     /// `toolhost` run in this workspace with the shared compile cache, and
     /// no background compile after it exits (which would change a cache a
     /// test counts while it counts; `plugins.rs` tests it on its own).
