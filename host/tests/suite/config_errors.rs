@@ -208,8 +208,9 @@ fn an_os_error_is_told_once_by_every_command() {
     let cases: [(&[&str], &str); 3] = [
         (
             &["sessions", "show", "20260101"],
-            "error: reading `./.toolhost/sessions/20260101-000000-abcd.jsonl`: Is a directory (os \
-             error 21)\n",
+            "error: `./.toolhost/sessions/20260101-000000-abcd.jsonl` is not a regular file, so \
+             toolhost does not read it (a FIFO would block, a link could lead to any file): remove \
+             it\n",
         ),
         (
             &["mcp", "--http", "127.0.0.1:0", "--http-token-file", "token"],
