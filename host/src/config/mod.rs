@@ -572,7 +572,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             },
             policy: Policy { defaults, per_tool },
             protected,
-            typed: typed_config(&sources)?,
+            typed: typed_config(&sources, trusted)?,
             plugin_file_limit,
             ca_file,
             shipped_plugins,
@@ -664,7 +664,7 @@ fn merged_chat(sources: &[Source]) -> ChatSection {
 /// workspace's keys over the user's. None of it widens what a tool may
 /// reach (path parameters add checks; the grants still hold), so an
 /// untrusted workspace may set it too.
-fn typed_config(sources: &[Source]) -> Result<TypedConfig, ConfigError> {
+fn typed_config(sources: &[Source], trusted: bool) -> Result<TypedConfig, ConfigError> {
     let mut typed = TypedConfig::default();
     for source in sources {
         for (tool, section) in &source.file.tools {
@@ -699,7 +699,15 @@ fn typed_config(sources: &[Source]) -> Result<TypedConfig, ConfigError> {
                     ),
                 });
             }
-            typed.prefixes.insert(stem.clone(), text.clone());
+            // An untrusted workspace names its own plugins, not yours: a
+            // prefix could move one of your plugins' tools to a name your
+            // config gives more.
+            let prefixes = if source.kind == FileKind::Workspace && !trusted {
+                &mut typed.shipped_prefixes
+            } else {
+                &mut typed.prefixes
+            };
+            prefixes.insert(stem.clone(), text.clone());
         }
     }
     Ok(typed)

@@ -549,7 +549,11 @@ impl Sandbox {
             return;
         };
         let stem = loaded.origin.stem();
-        let configured = typed.prefixes.get(&stem);
+        let shipped = self.shipped(loaded).is_some();
+        let configured = shipped
+            .then(|| typed.shipped_prefixes.get(&stem))
+            .flatten()
+            .or_else(|| typed.prefixes.get(&stem));
         let mut kept: Vec<CheckedSpec> = Vec::with_capacity(loaded.tools.len());
         let mut renames = Vec::new();
         for mut spec in std::mem::take(&mut loaded.tools) {

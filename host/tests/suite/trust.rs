@@ -1134,3 +1134,34 @@ fn a_shipped_tool_named_like_a_code_tool_gets_the_ordinary_defaults() {
     let doc = tools_json(&ws, &[]);
     assert_eq!(limits_of(&doc, "python"), ordinary);
 }
+
+/// An untrusted workspace's `[plugins.STEM] prefix` names that
+/// workspace's own plugins, not yours: it could have moved one of your
+/// typed plugins' tools to a name your config gives more. Yours keep their
+/// names until you trust the workspace; a plugin it ships takes its prefix.
+#[test]
+fn an_untrusted_workspace_may_not_rename_your_own_plugins_tools() {
+    let ws = Workspace::new();
+    ws.install_users_plugin(test_plugins::TYPED, "typed.wasm");
+    ws.write(
+        "toolhost.toml",
+        "[plugins.typed]\nprefix = \"t\"\n[plugins.shipped]\nprefix = \"s\"\n",
+    );
+    ws.install_plugin(test_plugins::TYPED, "shipped.wasm");
+    let names = |ws: &Workspace| -> Vec<String> {
+        let doc = tools_json(ws, &[]);
+        let mut names: Vec<String> = doc["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .filter(|name| name.ends_with("_add") || *name == "add")
+            .map(str::to_string)
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names(&ws), ["add", "s_add"]);
+    stdout_of(ws.toolhost().arg("trust"));
+    assert_eq!(names(&ws), ["s_add", "t_add"]);
+}

@@ -35,6 +35,9 @@ pub struct TypedConfig {
     /// By plugin file stem (`fs` for `fs.wasm`): a prefix for every tool
     /// name the plugin derives, instead of prefixing only on a clash.
     pub prefixes: BTreeMap<String, String>,
+    /// The same, from an untrusted workspace's file: only for the plugins
+    /// that workspace ships (over [`TypedConfig::prefixes`]).
+    pub shipped_prefixes: BTreeMap<String, String>,
 }
 
 /// `[tools.<name>]` keys that only typed tools need.
