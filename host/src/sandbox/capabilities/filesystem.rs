@@ -582,8 +582,17 @@ impl Guarded<'_> {
     /// by name, after the change's own place was checked through handles:
     /// it only ever adds a refusal.
     fn through_names(&self, located: &Located, change: Change) -> Option<Hit> {
-        let base = protect::real_path(&located.dir.dir).ok()?;
         let path = located.path.trim_end_matches('/');
+        // No link on the way (nor `.` or `..`): the change lands where the
+        // path names, which was just checked. Most changes end here, with
+        // no system call.
+        let plain = Path::new(path)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if plain && located.target.ends_with(path) {
+            return None;
+        }
+        let base = protect::real_path(&located.dir.dir).ok()?;
         let ways = if located.follow {
             protect::route_from(&base, Path::new(path))
         } else {
