@@ -67,6 +67,7 @@ mod tests {
                     at_any_depth: true,
                 },
             ],
+            every_repository: Default::default(),
             typed: Default::default(),
             plugin_file_limit: crate::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
             ca_file: None,

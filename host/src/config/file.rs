@@ -31,6 +31,25 @@ pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
+    read_opened(file)
+}
+
+/// [`read_text`] of `path` taken from the held directory `dir` (`..` and
+/// links followed as the kernel follows them; an absolute path as it is):
+/// the file-system guard reads a nested repository's config this way.
+pub(crate) fn read_text_at(dir: &std::fs::File, path: &Path) -> std::io::Result<String> {
+    use rustix::fs::{Mode, OFlags};
+    let file = rustix::fs::openat(
+        dir,
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+        Mode::empty(),
+    )?;
+    read_opened(std::fs::File::from(file))
+}
+
+/// The bounded, regular-file-only reading of [`read_text`].
+fn read_opened(file: std::fs::File) -> std::io::Result<String> {
     let metadata = file.metadata()?;
     // `--config /dev/null`: no settings, and it never blocks.
     if is_dev_null(&metadata) {

@@ -22,8 +22,8 @@
 //! resumed session's recorded model, whose server is checked the same way.
 //! Problems are errors naming the grant and where it came from.
 
-mod file;
-mod git;
+pub(crate) mod file;
+pub(crate) mod git;
 mod grants;
 mod limits;
 mod model;
@@ -351,6 +351,8 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     } else {
         inputs.cache_dir.clone().or_else(default_cache_dir)
     };
+    // git's configuration, with the environment toolhost started in.
+    let git_seen = git::seen(&workspace);
     let protected = protected_paths(
         &sources,
         &Protect {
@@ -365,6 +367,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
                 .chain(inputs.plugin_dirs.iter())
                 .cloned()
                 .collect(),
+            git: &git_seen,
         },
     );
     let protection = Protection::new(&workspace, protected.clone());
@@ -572,6 +575,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
             },
             policy: Policy { defaults, per_tool },
             protected,
+            every_repository: git_seen.every_repository,
             typed: typed_config(&sources, trusted)?,
             plugin_file_limit,
             ca_file,

@@ -232,6 +232,8 @@ pub(super) struct Protect<'a> {
     /// config), the compile cache (native code toolhost runs) and the
     /// plugin directories the user named.
     pub(super) own_dirs: Vec<PathBuf>,
+    /// What git's configuration says ([`git::seen`]).
+    pub(super) git: &'a git::Seen,
 }
 
 /// The paths no tool may change: toolhost's and git's, what other programs
@@ -299,10 +301,25 @@ pub(super) fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<
                 .into(),
         ));
     }
-    for hooks in git::hooks_paths(protect.workspace) {
+    for hooks in &protect.git.hooks {
         paths.push(exact(
-            &hooks,
+            hooks,
             "git's `core.hooksPath` names it, and git runs the hooks there".into(),
+        ));
+    }
+    // An included file (a committed `.gitconfig`), or the user's own in a
+    // workspace that holds it: what git reads as its configuration.
+    for file in protect
+        .git
+        .config_files
+        .iter()
+        .filter(|file| file.starts_with(protect.workspace))
+    {
+        paths.push(exact(
+            file,
+            "git reads it as its configuration, which can name programs to run \
+             (`core.fsmonitor`, `core.hooksPath`)"
+                .into(),
         ));
     }
     for dir in &protect.own_dirs {

@@ -35,7 +35,7 @@ pub use capabilities::filesystem::{Denial, Held};
 pub use capabilities::network::account::{MAX_REQUEST_BYTES, NetDenial, NetRefusal, NetRequest};
 pub use capabilities::network::credentials::Credential;
 pub use capabilities::network::grant::{Destination, GrantError, NetGrant};
-pub use capabilities::protect::{Hit, ProtectedPath, Protection};
+pub use capabilities::protect::{EveryRepository, Hit, ProtectedPath, Protection};
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::{CONCURRENT_CALLS, Tier};
 pub use input_schema::MAX_EXPANDED as MAX_SCHEMA_EXPANSION;
@@ -120,6 +120,10 @@ pub struct SandboxOptions {
     /// Paths no tool may change, relative to the workspace (the config
     /// layer lists toolhost's own, git's and the user's).
     pub protected: Vec<ProtectedPath>,
+    /// What the user's git configuration says of every repository, nested
+    /// ones the guard finds too (a relative `core.hooksPath` in
+    /// `~/.gitconfig` names a directory in each).
+    pub every_repository: EveryRepository,
     /// Names, path parameters and read-only flags of tools derived from
     /// typed exports, which carry none of their own.
     pub typed: TypedConfig,
@@ -175,6 +179,7 @@ impl SandboxOptions {
             cache_dir: None,
             tiering: Tiering::default(),
             protected: Vec::new(),
+            every_repository: EveryRepository::default(),
             typed: TypedConfig::default(),
             plugin_file_limit: DEFAULT_PLUGIN_FILE_LIMIT,
             ca_file: None,
@@ -366,10 +371,10 @@ impl Sandbox {
                 .map(|path| (PluginOrigin::File(path), None)),
         );
 
-        let protection = Arc::new(Protection::new(
-            &options.workspace,
-            options.protected.clone(),
-        ));
+        let protection = Arc::new(
+            Protection::new(&options.workspace, options.protected.clone())
+                .with_every_repository(options.every_repository.clone()),
+        );
         let mut sandbox = Sandbox {
             optimizer: Optimizer::new(&compilers),
             cache_dir: options.cache_dir.clone(),

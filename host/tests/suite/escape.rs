@@ -1584,3 +1584,232 @@ fn what_a_link_in_a_protected_directory_leads_to_is_protected() {
         repo.assert_still_works(n);
     }
 }
+
+/// Each attack of `attacks` refused with its message, nothing in the
+/// workspace changed, and the good call still working after it.
+fn all_refused(repo: &Repo, env: &[(&str, String)], attacks: &[(&str, Value, String)]) {
+    let before = whole(repo);
+    for (n, (name, input, expected)) in attacks.iter().enumerate() {
+        let mut cmd = repo.raw(input, &[]);
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        let err = stderr_of_failure(&mut cmd, 1);
+        assert!(err.starts_with(expected.as_str()), "{name}:\n{err}");
+        assert_eq!(
+            changed(&before, &whole(repo)),
+            Vec::<String>::new(),
+            "{name}"
+        );
+        repo.assert_still_works(n);
+    }
+}
+
+#[test]
+fn a_nested_repository_s_hooks_path_cannot_be_planted() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    // A nested repository that names its own hooks directory (the red
+    // team's `git -C lib init; git -C lib config core.hooksPath .githooks`).
+    ws.write("lib/.git/config", "[core]\n\thooksPath = .githooks\n");
+    ws.write("lib/.git/HEAD", "ref: refs/heads/main\n");
+    ws.write("lib/.githooks/pre-commit", "#!/bin/sh\ntrue\n");
+    ws.write("lib/src/lib.rs", "\n");
+    // A submodule: its `.git` is a file, its config in the superproject's
+    // `.git/modules`, its hooks directory two levels down and not made yet.
+    ws.write("sub/.git", "gitdir: ../.git/modules/sub\n");
+    ws.write(".git/modules/sub/HEAD", "ref: refs/heads/main\n");
+    ws.write(
+        ".git/modules/sub/config",
+        "[core]\n\thooksPath = ci/hooks\n",
+    );
+    ws.mkdir("sub/ci");
+    ws.mkdir("d");
+    let write = |path: &str| json!({"op": "write", "path": path, "text": "#!/bin/sh\nid\n"});
+    let attacks: Vec<(&str, Value, String)> = vec![
+        (
+            "a nested repository's hook",
+            write("lib/.githooks/pre-commit"),
+            protected("lib/.githooks/pre-commit", "lib/.githooks"),
+        ),
+        (
+            "a new hook in a nested repository",
+            write("lib/.githooks/post-checkout"),
+            protected("lib/.githooks/post-checkout", "lib/.githooks"),
+        ),
+        (
+            "a nested repository's hooks directory moved away",
+            json!({"op": "rename", "from": "lib/.githooks", "to": "lib/old-hooks"}),
+            protected("lib/.githooks", "lib/.githooks"),
+        ),
+        (
+            "a submodule's hooks directory made",
+            json!({"op": "mkdir", "path": "sub/ci/hooks"}),
+            protected("sub/ci/hooks", "sub/ci/hooks"),
+        ),
+        (
+            "a link where a submodule's hooks directory's parent is",
+            json!({"op": "rename", "from": "d", "to": "sub/ci"}),
+            protected("sub/ci", "sub/ci/hooks"),
+        ),
+    ];
+    all_refused(&repo, &[], &attacks);
+    // The rest of a nested repository's working tree stays writable.
+    for path in ["lib/src/lib.rs", "lib/githooks-notes.md", "sub/ci/run.sh"] {
+        let out = stdout_of(&mut repo.raw(&write(path), &[]));
+        assert_eq!(out, "ok\n", "{path}");
+    }
+}
+
+#[test]
+fn a_config_file_git_includes_and_the_hooks_it_names_are_protected() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    // The workspace's repository includes a committed `.gitconfig`, which
+    // includes another (and, in a loop, itself), and one only under a
+    // condition; none is in `.git`.
+    ws.write(
+        ".git/config",
+        "[core]\n\tbare = false\n[include]\n\tpath = ../.gitconfig\n\
+         [includeIf \"gitdir:/nowhere/\"]\n\tpath = ../ci/git.inc\n",
+    );
+    ws.write(
+        ".gitconfig",
+        "[core]\n\thooksPath = .hooks-inc\n[include]\n\tpath = tools/more.inc\n",
+    );
+    ws.write(
+        "tools/more.inc",
+        "[core]\n\thooksPath = deeper/hooks\n[include]\n\tpath = ../.gitconfig\n",
+    );
+    // A nested repository's include, the same way.
+    ws.write("lib/.git/HEAD", "ref: refs/heads/main\n");
+    ws.write("lib/.git/config", "[include]\n\tpath = ../lib.gitconfig\n");
+    ws.write("lib/lib.gitconfig", "[core]\n\thooksPath = h\n");
+    ws.mkdir("lib/h");
+    for dir in ["ci", ".hooks-inc", "deeper/hooks"] {
+        ws.mkdir(dir);
+    }
+    let fsmonitor = |path: &str| json!({"op": "write", "path": path, "text": "[core]\n\tfsmonitor = \"sh -c id\"\n"});
+    let attacks: Vec<(&str, Value, String)> = vec![
+        (
+            "the included .gitconfig",
+            fsmonitor(".gitconfig"),
+            protected(".gitconfig", ".gitconfig"),
+        ),
+        (
+            "a file it includes",
+            fsmonitor("tools/more.inc"),
+            protected("tools/more.inc", "tools/more.inc"),
+        ),
+        (
+            "a conditional include not made yet",
+            fsmonitor("ci/git.inc"),
+            protected("ci/git.inc", "ci/git.inc"),
+        ),
+        (
+            "the hooks directory an include names",
+            fsmonitor(".hooks-inc/pre-commit"),
+            protected(".hooks-inc/pre-commit", ".hooks-inc"),
+        ),
+        (
+            "the hooks directory an include's include names",
+            fsmonitor("deeper/hooks/pre-commit"),
+            protected("deeper/hooks/pre-commit", "deeper/hooks"),
+        ),
+        (
+            "a nested repository's included config",
+            fsmonitor("lib/lib.gitconfig"),
+            protected("lib/lib.gitconfig", "lib/lib.gitconfig"),
+        ),
+        (
+            "the hooks directory a nested repository's include names",
+            fsmonitor("lib/h/pre-commit"),
+            protected("lib/h/pre-commit", "lib/h"),
+        ),
+    ];
+    all_refused(&repo, &[], &attacks);
+}
+
+#[test]
+fn git_s_configuration_from_the_environment_is_protected_too() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    let root = ws.path().canonicalize().expect("canonical");
+    let outside = repo.outside.path();
+    // GIT_CONFIG_GLOBAL replaces `~/.gitconfig`; its relative hooks path
+    // is relative to every repository's top, nested ones too.
+    fs::write(outside.join("global"), "[core]\n\thooksPath = ghooks\n").expect("write");
+    fs::write(
+        outside.join("system"),
+        format!("[core]\n\thooksPath = {}/shooks\n", root.display()),
+    )
+    .expect("write");
+    ws.write("lib/.git/HEAD", "ref: refs/heads/main\n");
+    ws.write("lib/.git/config", "[core]\n\tbare = false\n");
+    for dir in [
+        "lib/ghooks",
+        "lib/envhooks",
+        "ghooks",
+        "shooks",
+        "envhooks",
+        "home",
+    ] {
+        ws.mkdir(dir);
+    }
+    let env = vec![
+        (
+            "GIT_CONFIG_GLOBAL",
+            outside.join("global").display().to_string(),
+        ),
+        (
+            "GIT_CONFIG_SYSTEM",
+            outside.join("system").display().to_string(),
+        ),
+        ("GIT_CONFIG_NOSYSTEM", "1".to_string()),
+        ("GIT_CONFIG_COUNT", "2".to_string()),
+        ("GIT_CONFIG_KEY_0", "core.hooksPath".to_string()),
+        ("GIT_CONFIG_VALUE_0", "envhooks".to_string()),
+        ("GIT_CONFIG_KEY_1", "include.path".to_string()),
+        ("GIT_CONFIG_VALUE_1", "~/env.inc".to_string()),
+        ("HOME", root.join("home").display().to_string()),
+    ];
+    let write = |path: &str| json!({"op": "write", "path": path, "text": "#!/bin/sh\nid\n"});
+    let attacks: Vec<(&str, Value, String)> = vec![
+        (
+            "GIT_CONFIG_GLOBAL's hooks directory",
+            write("ghooks/pre-commit"),
+            protected("ghooks/pre-commit", "ghooks"),
+        ),
+        (
+            "GIT_CONFIG_GLOBAL's hooks directory in a nested repository",
+            write("lib/ghooks/pre-commit"),
+            protected("lib/ghooks/pre-commit", "lib/ghooks"),
+        ),
+        (
+            "GIT_CONFIG_SYSTEM's hooks directory",
+            write("shooks/pre-commit"),
+            protected("shooks/pre-commit", "shooks"),
+        ),
+        (
+            "GIT_CONFIG_KEY_0's hooks directory",
+            write("envhooks/pre-commit"),
+            protected("envhooks/pre-commit", "envhooks"),
+        ),
+        (
+            "GIT_CONFIG_KEY_0's hooks directory in a nested repository",
+            write("lib/envhooks/pre-commit"),
+            protected("lib/envhooks/pre-commit", "lib/envhooks"),
+        ),
+        (
+            "a file GIT_CONFIG_KEY_1 includes",
+            write("home/env.inc"),
+            protected("home/env.inc", "home/env.inc"),
+        ),
+        (
+            "the user's ~/.gitconfig in the workspace",
+            write("home/.gitconfig"),
+            protected("home/.gitconfig", "home/.gitconfig"),
+        ),
+    ];
+    all_refused(&repo, &env, &attacks);
+}

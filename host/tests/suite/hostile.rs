@@ -84,6 +84,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         cache_dir: Some(shared_cache()),
         tiering: Default::default(),
         protected: Vec::new(),
+        every_repository: Default::default(),
         typed: Default::default(),
         plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
         ca_file: None,

@@ -278,6 +278,7 @@ async fn loading_reports_each_compile_and_no_cache_hit() {
         cache_dir: Some(ws.mkdir("cache")),
         tiering: Default::default(),
         protected: Vec::new(),
+        every_repository: Default::default(),
         typed: Default::default(),
         plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,
         ca_file: None,

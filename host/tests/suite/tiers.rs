@@ -85,6 +85,7 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)], optimize: 
             compile_after_exit: true,
         },
         protected: Vec::new(),
+        every_repository: Default::default(),
         typed: Default::default(),
         plugin_file_limit: DEFAULT_PLUGIN_FILE_LIMIT,
         ca_file: None,

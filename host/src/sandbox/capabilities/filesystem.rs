@@ -46,6 +46,7 @@ use super::beneath::{self, Entry, Unsplit};
 use super::listing::{Listed, Listing};
 use super::protect::{self, Hit, Protection};
 use super::{Access, BLOCKING_CURRENT_THREAD, Grant};
+use crate::config::git::{self, GitRead};
 
 /// The most one `read` returns, as in wasmtime-wasi (its
 /// `MAX_READ_SIZE_ALLOC`).
@@ -185,7 +186,59 @@ pub(crate) struct FsRules {
     lifted: Vec<PathBuf>,
     /// The tool's grants on the host (for symlink targets and hard links).
     grants: Vec<(PathBuf, Access)>,
+    /// The configuration of each nested repository a change landed in, by
+    /// its working tree's host path: read again only when a file it read
+    /// changed.
+    nested: std::sync::Mutex<std::collections::HashMap<PathBuf, Nested>>,
 }
+
+/// Nested repositories whose configuration [`FsRules`] keeps at most;
+/// one more empties the cache.
+const MAX_NESTED_CACHED: usize = 256;
+
+/// A nested repository's configuration as read, and how each file asked
+/// for was just before (`None`: not there).
+#[derive(Debug)]
+struct Nested {
+    stamps: Vec<(PathBuf, Option<Stamp>)>,
+    read: Arc<GitRead>,
+}
+
+/// What tells a file's version apart: device, inode, change time and size
+/// (a write or a rename onto it changes one).
+type Stamp = (u64, u64, i64, i64, i64);
+
+/// The [`Stamp`] of `path` from the held `dir` (links followed, as git
+/// follows them); `None` when nothing is there.
+// The `stat` fields' types differ by platform.
+#[allow(clippy::unnecessary_cast)]
+fn stamp(dir: &std::fs::File, path: &Path) -> std::io::Result<Option<Stamp>> {
+    match rustix::fs::statat(dir, path, rustix::fs::AtFlags::empty()) {
+        Ok(stat) => Ok(Some((
+            stat.st_dev as u64,
+            stat.st_ino as u64,
+            stat.st_ctime as i64,
+            stat.st_ctime_nsec as i64,
+            stat.st_size as i64,
+        ))),
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => Ok(None),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Why the hooks directory a nested repository's configuration names is
+/// protected.
+const NESTED_HOOKS_WHY: &str = "the `core.hooksPath` of the git repository it is in names it, and \
+     git runs the hooks there";
+
+/// Why a file a nested repository's configuration includes is protected.
+const INCLUDED_WHY: &str = "a git repository's configuration includes it, and git configuration \
+     can name programs to run (`core.fsmonitor`, `core.hooksPath`)";
+
+/// Why a nested repository whose configuration could not be read is
+/// protected inside.
+const UNREADABLE_WHY: &str = "it is a git repository whose configuration toolhost could not read \
+     (not a regular file, over 1 MiB or not UTF-8), and git may run what it names";
 
 impl FsRules {
     pub(crate) fn new(protection: Arc<Protection>, lifted: Vec<PathBuf>, grants: &[Grant]) -> Self {
@@ -196,6 +249,7 @@ impl FsRules {
                 .iter()
                 .map(|g| (g.host_path.clone(), g.access))
                 .collect(),
+            nested: std::sync::Mutex::default(),
         }
     }
 
@@ -233,8 +287,12 @@ impl FsRules {
     /// base, asked through handles: `parent` itself, then each `..` from
     /// it. Asking by path would race a rename of the repository as a whole
     /// (allowed) and a decoy put in its place; a held directory cannot move
-    /// into or out of one, since that is a change inside it.
-    fn repository_around(&self, parent: &std::fs::File, target: &Path) -> Option<Hit> {
+    /// into or out of one, since that is a change inside it. On the way,
+    /// each directory holding a `.git` below the workspace is a nested
+    /// repository, whose hooks directory and included config files a
+    /// change may not reach ([`FsRules::nested_repository`]); `holds`: the
+    /// change moves, removes or replaces `target` with all below it.
+    fn repository_around(&self, parent: &std::fs::File, target: &Path, holds: bool) -> Option<Hit> {
         let base = self.base(target);
         // `target` is the parent's real path plus the name. The walk asks
         // `HEAD`, `../HEAD`, `../../HEAD`, ... from the held parent, as many
@@ -253,19 +311,124 @@ impl FsRules {
         if levels > MAX_DEPTH {
             return Some(self.protection.repository_hit(here));
         }
-        let mut relative = String::from(protect::HEAD);
+        let workspace = self.protection.workspace();
+        let mut up = String::new();
+        let mut probe = String::new();
         let mut dir = here;
         for level in 0..=levels {
-            let holds = !matches!(beneath::entry_exists(parent, &relative), Ok(false));
-            if holds && !protect::is_lifted(target, dir, &self.lifted) {
+            probe.clear();
+            probe.push_str(&up);
+            probe.push_str(protect::HEAD);
+            let holds_head = !matches!(beneath::entry_exists(parent, &probe), Ok(false));
+            if holds_head && !protect::is_lifted(target, dir, &self.lifted) {
                 return Some(self.protection.repository_hit(dir));
             }
+            // The workspace's own repository was read at start.
+            if dir != workspace {
+                probe.truncate(up.len());
+                probe.push_str(".git");
+                if !matches!(beneath::entry_exists(parent, &probe), Ok(false))
+                    && let Some(hit) = self.nested_repository(parent, &up, dir, target, holds)
+                {
+                    return Some(hit);
+                }
+            }
             if level < levels {
-                relative.insert_str(0, "../");
+                up.push_str("../");
                 dir = dir.parent().unwrap_or(dir);
             }
         }
         None
+    }
+
+    /// What a change of `target` reaches of the repository whose working
+    /// tree is `top` (`up` from the held `parent`): the hooks directory its
+    /// configuration names (or a relative one of the user's), or a file it
+    /// includes; the whole of it when its configuration cannot be read.
+    /// Only what lies in its working tree is found this way: a change
+    /// elsewhere never walks up through it.
+    fn nested_repository(
+        &self,
+        parent: &std::fs::File,
+        up: &str,
+        top: &Path,
+        target: &Path,
+        holds: bool,
+    ) -> Option<Hit> {
+        let read = self.nested_config(parent, up, top);
+        if !read.unreadable.is_empty() {
+            return Some(Hit {
+                protected: self.shown(top),
+                why: UNREADABLE_WHY.into(),
+            });
+        }
+        let reaches = |path: &Path| {
+            (target.starts_with(path) || (holds && path.starts_with(target)))
+                && !protect::is_lifted(target, path, &self.lifted)
+        };
+        let every = self.protection.every_repository();
+        let home = every.home.as_deref();
+        for value in read.hooks.iter().chain(&every.hooks) {
+            let hooks = git::hooks_dir(top, value, home);
+            if reaches(&hooks) {
+                return Some(Hit {
+                    protected: self.shown(&hooks),
+                    why: NESTED_HOOKS_WHY.into(),
+                });
+            }
+        }
+        read.included.iter().find_map(|file| {
+            let file = git::lexical(&top.join(file));
+            reaches(&file).then(|| Hit {
+                protected: self.shown(&file),
+                why: INCLUDED_WHY.into(),
+            })
+        })
+    }
+
+    /// The configuration of the repository at `top` (`up` from `parent`),
+    /// from the cache while every file it read is as it was, else read
+    /// through the held handle (bounded, never blocking) and kept.
+    fn nested_config(&self, parent: &std::fs::File, up: &str, top: &Path) -> Arc<GitRead> {
+        let at = |path: &Path| Path::new(up).join(path);
+        let mut cache = self
+            .nested
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(cached) = cache.get(top)
+            && cached
+                .stamps
+                .iter()
+                .all(|(path, was)| stamp(parent, &at(path)).is_ok_and(|now| now == *was))
+        {
+            return Arc::clone(&cached.read);
+        }
+        // Each file's stamp is taken before it is read: one changed after
+        // it is read again next time.
+        let mut stamps = Vec::new();
+        let mut stamp_ok = true;
+        let mut reader = |path: &Path| {
+            match stamp(parent, &at(path)) {
+                Ok(now) => stamps.push((path.to_path_buf(), now)),
+                Err(_) => stamp_ok = false,
+            }
+            crate::config::file::read_text_at(parent, &at(path))
+        };
+        let home = self.protection.every_repository().home.as_deref();
+        let read = Arc::new(git::read_repository(Path::new(""), home, &mut reader));
+        if stamp_ok && read.unreadable.is_empty() {
+            if cache.len() >= MAX_NESTED_CACHED {
+                cache.clear();
+            }
+            cache.insert(
+                top.to_path_buf(),
+                Nested {
+                    stamps,
+                    read: Arc::clone(&read),
+                },
+            );
+        }
+        read
     }
 
     /// Where names protected at any depth start to count for `target`: the
@@ -559,11 +722,13 @@ impl Guarded<'_> {
         let rules = &self.guard.rules;
         let target = &located.target;
         let parent = located.entry.dir(&located.dir.dir);
-        let hit = match change {
-            Change::At => rules.covered(target),
-            Change::Away | Change::Onto => rules.touched(target),
+        let holds = matches!(change, Change::Away | Change::Onto);
+        let hit = if holds {
+            rules.touched(target)
+        } else {
+            rules.covered(target)
         }
-        .or_else(|| rules.repository_around(parent, target))
+        .or_else(|| rules.repository_around(parent, target, holds))
         .or_else(|| self.through_names(located, change));
         match hit {
             Some(hit) => {
@@ -1131,7 +1296,7 @@ impl HostDescriptor for Guarded<'_> {
             let parent = source.entry.dir(&source.dir.dir);
             let protected = rules
                 .covered(&source.target)
-                .or_else(|| rules.repository_around(parent, &source.target));
+                .or_else(|| rules.repository_around(parent, &source.target, false));
             if protected.is_some() || !rules.may_write(&source.target) {
                 let source = rules.shown(&source.target);
                 return self.guard.refuse(Denial::HardLinkSource { source });

@@ -34,10 +34,24 @@ pub struct ProtectedPath {
     pub at_any_depth: bool,
 }
 
+/// What the user's git configuration (`~/.gitconfig`, `/etc/gitconfig`,
+/// the environment's) says of every repository, as read when toolhost
+/// starts: the guard applies it to each nested repository it finds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EveryRepository {
+    /// Relative `core.hooksPath` values: relative to each repository's
+    /// working tree.
+    pub hooks: Vec<String>,
+    /// `$HOME`, for `~/` in a nested repository's includes.
+    pub home: Option<PathBuf>,
+}
+
 /// The protected paths of one workspace, resolved on the host.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Protection {
     workspace: PathBuf,
+    /// For nested repositories ([`EveryRepository`]).
+    every_repository: EveryRepository,
     paths: Vec<Resolved>,
     /// The names protected at any depth, and which of `paths` each is: a
     /// change's path is walked once, component by component, instead of
@@ -137,12 +151,25 @@ impl Protection {
         let longest_name = names.keys().map(|name| name.len()).max().unwrap_or(0);
         Protection {
             workspace: workspace.to_path_buf(),
+            every_repository: EveryRepository::default(),
             paths,
             names,
             longest_name,
             suffixes,
             exact,
         }
+    }
+
+    /// This protection, with what the user's git configuration says of
+    /// every repository.
+    pub fn with_every_repository(mut self, every: EveryRepository) -> Self {
+        self.every_repository = every;
+        self
+    }
+
+    /// What the user's git configuration says of every repository.
+    pub(crate) fn every_repository(&self) -> &EveryRepository {
+        &self.every_repository
     }
 
     /// The protected paths, as configured.
