@@ -665,9 +665,9 @@ fn merged_chat(sources: &[Source]) -> ChatSection {
 }
 
 /// What the files say about tools derived from typed exports: the
-/// workspace's keys over the user's. None of it widens what a tool may
-/// reach (path parameters add checks; the grants still hold), so an
-/// untrusted workspace may set it too.
+/// workspace's keys over the user's. Path parameters only add checks (the
+/// grants still hold); an untrusted workspace may make a tool read-only but
+/// not undo that, and its prefixes name only its own plugins.
 fn typed_config(sources: &[Source], trusted: bool) -> Result<TypedConfig, ConfigError> {
     let mut typed = TypedConfig::default();
     for source in sources {
@@ -683,8 +683,14 @@ fn typed_config(sources: &[Source], trusted: bool) -> Result<TypedConfig, Config
                 };
                 entry.paths.insert(param.clone(), access);
             }
-            if section.read_only.is_some() {
-                entry.read_only = section.read_only;
+            // An untrusted workspace may make a tool read-only, never undo
+            // that: `read_only = false` would give back the write access
+            // your config took away.
+            let untrusted = source.kind == FileKind::Workspace && !trusted;
+            match section.read_only {
+                Some(false) if untrusted => {}
+                Some(read_only) => entry.read_only = Some(read_only),
+                None => {}
             }
         }
         for (stem, section) in &source.file.plugins {

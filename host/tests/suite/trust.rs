@@ -1165,3 +1165,43 @@ fn an_untrusted_workspace_may_not_rename_your_own_plugins_tools() {
     stdout_of(ws.toolhost().arg("trust"));
     assert_eq!(names(&ws), ["s_add", "t_add"]);
 }
+
+/// `read_only = true` in your config makes a typed tool's grants
+/// read-only; an untrusted workspace's `read_only = false` gave the write
+/// access back. It may make a tool read-only, never undo that.
+#[test]
+fn an_untrusted_workspace_may_not_undo_your_read_only() {
+    let ws = Workspace::new();
+    ws.install_users_plugin(test_plugins::TYPED, "typed.wasm");
+    ws.mkdir("out");
+    fs::write(
+        ws.user_config().join("config.toml"),
+        "[tools.typed_write_file]\nread_only = true\n",
+    )
+    .expect("user config");
+    ws.write(
+        "toolhost.toml",
+        "[tools.typed_write_file]\nread_only = false\n",
+    );
+    let flags = ["--allow-write", "out"];
+    let doc = tools_json(&ws, &flags);
+    let tool = doc["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "typed_write_file")
+        .expect("typed_write_file")
+        .clone();
+    assert_eq!(tool["read_only"], json!(true), "{tool}");
+    assert_eq!(
+        grants_of(&doc, "typed_write_file"),
+        [(".".to_string(), "read-only".to_string())]
+    );
+    let input = json!({"path": "out/a.txt", "contents": "hi"}).to_string();
+    ws.toolhost()
+        .args(flags)
+        .args(["call", "typed_write_file", &input])
+        .assert()
+        .failure();
+    assert!(!ws.path().join("out/a.txt").exists());
+}
