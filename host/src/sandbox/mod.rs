@@ -25,7 +25,7 @@ mod typed;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
@@ -318,6 +318,13 @@ pub struct Sandbox {
     shipped_plugins: Option<Arc<ShippedPlugins>>,
 }
 
+/// The fuel one `list-tools` may burn: naming tools takes a few million
+/// units (a Python plugin's, on baseline code, under 100 million).
+const LIST_TOOLS_FUEL: u64 = 1_000_000_000;
+
+/// How long all `list-tools` calls of one start may take together.
+const LIST_TOOLS_TOTAL: Duration = Duration::from_secs(5);
+
 impl Sandbox {
     /// Loads the standard tools and every `*.wasm` in the plugin
     /// directories. A plugin that fails to load is recorded in
@@ -390,7 +397,17 @@ impl Sandbox {
             load_errors,
             load_notices: Vec::new(),
         };
-        let load_limits = options.policy.defaults.limits;
+        // `list-tools` only names tools: it gets a small share of the
+        // defaults, and all of a start's `list-tools` calls together get
+        // LIST_TOOLS_TOTAL, so that copies of a plugin that spins there
+        // cannot hold a start for the sum of their limits.
+        let defaults = options.policy.defaults.limits;
+        let load_limits = Limits {
+            fuel: defaults.fuel.min(LIST_TOOLS_FUEL),
+            timeout: defaults.timeout.min(LIST_TOOLS_TOTAL),
+            ..defaults
+        };
+        let listing_ends = Instant::now() + LIST_TOOLS_TOTAL;
         // `list-tools` runs with no grants at all.
         let load_rules = Arc::new(FsRules::new(protection, Vec::new(), &[]));
         let no_preopens = Preopens::none();
@@ -399,8 +416,21 @@ impl Sandbox {
         // cores they would otherwise slow the loads still to come.
         let mut to_optimize = Vec::new();
         for (origin, builtin) in sources {
+            let now = Instant::now();
+            if now >= listing_ends {
+                sandbox.load_errors.push(LoadError {
+                    origin,
+                    reason: format!(
+                        "not loaded: the plugins before it used up the {} s a start gives all \
+                         `list-tools` calls together (one of them spins there, or runs out of \
+                         fuel); remove the plugin that did from its directory",
+                        LIST_TOOLS_TOTAL.as_secs()
+                    ),
+                });
+                continue;
+            }
             let policy = RunPolicy {
-                deadline: None,
+                deadline: Some(listing_ends.min(now + load_limits.timeout)),
                 preopens: &no_preopens,
                 limits: &load_limits,
                 rules: &load_rules,

@@ -229,3 +229,42 @@ fn a_plugin_with_1100_tools_loads_under_ulimit_1024_and_read_file_works() {
         last.stderr
     );
 }
+
+/// Copies of a plugin that spins in `list-tools` (one blob to git, one
+/// compile) each burned its whole default budget in turn: four held a
+/// start for 85 s, a hundred would for half an hour, at every command. A
+/// `list-tools` gets a small share of the fuel, and all of a start's
+/// together get 5 s; the plugins after that are not loaded, each saying
+/// why, and the ones before work.
+#[test]
+fn copies_of_a_plugin_that_spins_in_list_tools_hold_a_start_a_bounded_time() {
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::ECHO, "a-echo.wasm");
+    for n in 1..=8 {
+        ws.install_plugin(test_plugins::LIST_TOOLS_SPIN, &format!("spin-{n}.wasm"));
+    }
+    let started = Instant::now();
+    let output = ws
+        .call("echo", r#"{"text":"hi"}"#, &[])
+        .output()
+        .expect("run");
+    let took = started.elapsed();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "hi\n");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let skipped: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.starts_with("warning: skipped plugin"))
+        .collect();
+    assert_eq!(skipped.len(), 8, "{stderr}");
+    let budget_spent = skipped
+        .iter()
+        .filter(|line| line.ends_with("the plugins before it used up the 5 s a start gives all `list-tools` calls together (one of them spins there, or runs out of fuel); remove the plugin that did from its directory"))
+        .count();
+    assert_eq!(budget_spent, 7, "{stderr}");
+    assert!(
+        skipped[0].ends_with("spin-1.wasm`: `list-tools` timed out after 5 s"),
+        "{stderr}"
+    );
+}
