@@ -407,7 +407,7 @@ impl Sandbox {
             timeout: defaults.timeout.min(LIST_TOOLS_TOTAL),
             ..defaults
         };
-        let listing_ends = Instant::now() + LIST_TOOLS_TOTAL;
+        let listing = plugin::ListingBudget::new(LIST_TOOLS_TOTAL);
         // `list-tools` runs with no grants at all.
         let load_rules = Arc::new(FsRules::new(protection, Vec::new(), &[]));
         let no_preopens = Preopens::none();
@@ -416,8 +416,7 @@ impl Sandbox {
         // cores they would otherwise slow the loads still to come.
         let mut to_optimize = Vec::new();
         for (origin, builtin) in sources {
-            let now = Instant::now();
-            if now >= listing_ends {
+            if listing.is_spent() {
                 sandbox.load_errors.push(LoadError {
                     origin,
                     reason: format!(
@@ -430,13 +429,13 @@ impl Sandbox {
                 continue;
             }
             let policy = RunPolicy {
-                deadline: Some(listing_ends.min(now + load_limits.timeout)),
+                deadline: None,
                 preopens: &no_preopens,
                 limits: &load_limits,
                 rules: &load_rules,
                 network: &no_network,
             };
-            match plugin::load(&compilers, origin, builtin, policy, progress).await {
+            match plugin::load(&compilers, origin, builtin, policy, &listing, progress).await {
                 Ok(mut loaded) => {
                     let optimize = loaded.optimize.take();
                     if sandbox.add(loaded, &options.policy, &options.typed) {

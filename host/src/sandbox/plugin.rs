@@ -317,15 +317,51 @@ pub(crate) struct CheckedSpec {
     pub(crate) function: Option<usize>,
 }
 
+/// The time all `list-tools` calls of one start may still take together:
+/// copies of a plugin that spins there must not hold a start for the sum of
+/// their limits. Compiling does not count.
+#[derive(Debug)]
+pub(crate) struct ListingBudget {
+    /// Nanoseconds left (the budget is seconds: it fits).
+    remaining: std::sync::atomic::AtomicU64,
+}
+
+impl ListingBudget {
+    pub(crate) fn new(total: std::time::Duration) -> Self {
+        let nanos = u64::try_from(total.as_nanos()).unwrap_or(u64::MAX);
+        ListingBudget {
+            remaining: std::sync::atomic::AtomicU64::new(nanos),
+        }
+    }
+
+    pub(crate) fn is_spent(&self) -> bool {
+        self.remaining().is_zero()
+    }
+
+    fn remaining(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.remaining.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    fn spend(&self, spent: std::time::Duration) {
+        let spent = u64::try_from(spent.as_nanos()).unwrap_or(u64::MAX);
+        let left = self.remaining.load(std::sync::atomic::Ordering::Relaxed);
+        self.remaining.store(
+            left.saturating_sub(spent),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+}
+
 /// Loads the plugin from `origin` (a standard tool's bytes are `builtin`):
 /// its code from the cache, or compiled (with the baseline compiler first
 /// when it is big), instantiated and asked for its tools under `policy` (no
-/// grants).
+/// grants), within what is left of `listing`.
 pub(crate) async fn load(
     compilers: &Compilers,
     origin: PluginOrigin,
     builtin: Option<Builtin>,
     policy: RunPolicy<'_>,
+    listing: &ListingBudget,
     progress: &(dyn Fn(&LoadEvent<'_>) + Sync),
 ) -> Result<LoadedPlugin, LoadError> {
     let fail = |reason: String| LoadError {
@@ -373,6 +409,11 @@ pub(crate) async fn load(
         }
     };
 
+    let started = std::time::Instant::now();
+    let policy = RunPolicy {
+        deadline: Some(started + policy.limits.timeout.min(listing.remaining())),
+        ..policy
+    };
     let run = call::run(
         engine,
         &instance_pre,
@@ -382,6 +423,7 @@ pub(crate) async fn load(
         ListTools(&indices),
     )
     .await;
+    listing.spend(started.elapsed());
     let specs = run
         .result
         .map_err(|fault| fail(format!("`list-tools` {fault}")))?;
