@@ -52,6 +52,34 @@ pub struct Resume {
 /// ships a sparse file of 100 GB in `.toolhost/sessions/`.
 pub(super) const MAX_SESSION_FILE: u64 = 1 << 30;
 
+/// Opens the session file at `path` and says its size. A repository can
+/// ship anything in `.toolhost/sessions/`: a FIFO would block the open for
+/// ever, a link would lead to any file (another project's session, sent to
+/// the model on `--resume`). So no link is followed, nothing waits, and
+/// only a regular file is opened.
+pub(super) fn open_session(path: &Path) -> Result<(std::fs::File, u64), TranscriptError> {
+    let io = |source| TranscriptError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let not_regular = || TranscriptError::NotRegular {
+        path: path.to_path_buf(),
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => not_regular(),
+            _ => io(e),
+        })?;
+    let metadata = file.metadata().map_err(io)?;
+    if !metadata.is_file() {
+        return Err(not_regular());
+    }
+    Ok((file, metadata.len()))
+}
+
 impl SessionFile {
     /// Reads and checks `path`.
     pub fn read(path: &Path) -> Result<SessionFile, TranscriptError> {
@@ -59,25 +87,7 @@ impl SessionFile {
             path: path.to_path_buf(),
             source,
         };
-        // A repository can ship anything here: a FIFO would block the open
-        // for ever, a link would lead to any file (another project's
-        // session, sent to the model on `--resume`).
-        let not_regular = || TranscriptError::NotRegular {
-            path: path.to_path_buf(),
-        };
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-            .open(path)
-            .map_err(|e| match e.raw_os_error() {
-                Some(libc::ELOOP) => not_regular(),
-                _ => io(e),
-            })?;
-        let metadata = file.metadata().map_err(io)?;
-        if !metadata.is_file() {
-            return Err(not_regular());
-        }
-        let size = metadata.len();
+        let (file, size) = open_session(path)?;
         if size > MAX_SESSION_FILE {
             return Err(TranscriptError::TooBig {
                 path: path.to_path_buf(),

@@ -321,15 +321,10 @@ pub(super) fn line_of(record: &Record) -> Result<Vec<u8>, String> {
 }
 
 /// Whether a writer (a run, or an MCP server) still holds `path` open. A
-/// file that cannot be opened is not; opened as the reader opens it (no
-/// link followed, no wait on a FIFO put there since it was read).
+/// file that cannot be opened as the reader opens it (a link, a FIFO put
+/// there since it was read) is not.
 pub fn in_use(path: &Path) -> bool {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-        .open(path);
-    opened.is_ok_and(|file| {
+    super::reader::open_session(path).is_ok_and(|(file, _)| {
         // Taken and dropped at once, so a writer's `lock` waits at most
         // this long.
         matches!(

@@ -151,13 +151,7 @@ fn an_untrusted_workspace_config_may_not_pick_a_remote_model_server() {
 #[test]
 fn the_user_config_applies_to_every_workspace_under_the_workspace_config() {
     let ws = Workspace::new();
-    let outside = tempfile::tempdir().expect("outside");
-    let shown = outside
-        .path()
-        .canonicalize()
-        .expect("canonical")
-        .display()
-        .to_string();
+    let (_outside, shown) = outside_dir();
     fs::write(
         ws.user_config().join("config.toml"),
         format!(
@@ -967,9 +961,9 @@ fn tool_of(doc: &Value, tool: &str) -> Value {
         .clone()
 }
 
-/// An outside directory, canonical, and the user config granting `raw`
-/// write access to it and a 10-minute deadline.
-fn users_raw_config(ws: &Workspace) -> (tempfile::TempDir, String) {
+/// A directory outside the workspace, and its canonical path as the
+/// listings show it.
+fn outside_dir() -> (tempfile::TempDir, String) {
     let outside = tempfile::tempdir().expect("outside");
     let shown = outside
         .path()
@@ -977,6 +971,13 @@ fn users_raw_config(ws: &Workspace) -> (tempfile::TempDir, String) {
         .expect("canonical")
         .display()
         .to_string();
+    (outside, shown)
+}
+
+/// An outside directory, canonical, and the user config granting `raw`
+/// write access to it and a 10-minute deadline.
+fn users_raw_config(ws: &Workspace) -> (tempfile::TempDir, String) {
+    let (outside, shown) = outside_dir();
     fs::write(
         ws.user_config().join("config.toml"),
         format!(
