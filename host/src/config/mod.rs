@@ -572,6 +572,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
                 compile_after_exit: compile_after_exit(
                     std::env::var("TOOLHOST_BACKGROUND_COMPILE").ok(),
                 )?,
+                spares_after: Some(Tiering::SPARES_AFTER),
             },
             policy: Policy { defaults, per_tool },
             protected,

@@ -41,10 +41,16 @@ pub(crate) struct State {
     http: WasiHttpCtx,
     network: NetworkPolicy,
     progress_sink: Option<ProgressSink>,
+    /// Whether the guest has called any import of this store: every
+    /// interface reaches the host through one of the views below, each of
+    /// which sets it. A spare whose start code did is not used
+    /// ([`super::spare`]).
+    imported: bool,
 }
 
 impl SandboxView for State {
     fn guarded_filesystem(&mut self) -> Guarded<'_> {
+        self.imported = true;
         Guarded {
             fs: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
                 ctx: self.wasi.filesystem(),
@@ -55,6 +61,7 @@ impl SandboxView for State {
     }
 
     fn preopens(&mut self) -> PreopensView<'_> {
+        self.imported = true;
         PreopensView {
             dirs: &self.dirs,
             table: &mut self.table,
@@ -64,6 +71,7 @@ impl SandboxView for State {
 
 impl WasiView for State {
     fn ctx(&mut self) -> WasiCtxView<'_> {
+        self.imported = true;
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
@@ -73,6 +81,7 @@ impl WasiView for State {
 
 impl WasiHttpView for State {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
+        self.imported = true;
         WasiHttpCtxView {
             ctx: &mut self.http,
             table: &mut self.table,
@@ -85,6 +94,7 @@ impl super::bindings::toolhost::plugin::tool_types::Host for State {}
 
 impl super::bindings::toolhost::plugin::host::Host for State {
     fn progress(&mut self, message: String) {
+        self.imported = true;
         if let Some(sink) = &self.progress_sink {
             sink(&message);
         }
@@ -119,11 +129,17 @@ pub(crate) trait Export: Send {
 /// Everything measured about one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CallStats {
-    /// Wall-clock time from the start of instantiation.
+    /// Wall-clock time from the start of instantiation, or of the call
+    /// when it ran on an instance made ahead.
     pub duration: Duration,
+    /// Fuel spent, instantiating included (ahead of the call or in it).
     pub fuel_used: u64,
     /// Peak bytes of linear memory across the instance's memories.
     pub peak_memory: u64,
+    /// Whether it ran on an instance made ahead of the call
+    /// ([`super::Tiering::spares_after`]).
+    #[serde(skip)]
+    pub ahead: bool,
 }
 
 /// What the guest wrote besides its answer; for transcripts, never the model.
@@ -148,6 +164,9 @@ pub(crate) struct Run<T> {
     /// The memory or write limit the guest ran into, when the host refused
     /// it and the guest went on (Python raises MemoryError).
     pub(crate) limit_hit: Option<ToolFault>,
+    /// How long instantiating took in this run; `None` when it ran on a
+    /// spare made ahead, or never got that far.
+    pub(crate) instantiation: Option<Duration>,
 }
 
 impl<T> Run<T> {
@@ -161,6 +180,7 @@ impl<T> Run<T> {
             requests: self.requests,
             net_denial: self.net_denial,
             limit_hit: self.limit_hit,
+            instantiation: self.instantiation,
         }
     }
 }
@@ -177,7 +197,83 @@ pub(crate) struct RunPolicy<'a> {
     pub(crate) network: &'a NetAccess,
 }
 
-/// Instantiates `pre` in a new store under `policy` and calls `export`,
+/// A store with its instance's output buffers, ready to instantiate in.
+pub(crate) struct Fresh {
+    pub(crate) store: Store<State>,
+    pub(crate) stdout: CapturedOutput,
+    pub(crate) stderr: CapturedOutput,
+}
+
+impl Fresh {
+    /// A new store under `limits` and `rules` with `dirs` and `network`:
+    /// its fuel, its memory limiter, and a yield to the executor at every
+    /// epoch tick, so the deadline and a cancellation can drop a guest that
+    /// never calls the host.
+    pub(crate) fn new(
+        engine: &Engine,
+        limits: &Limits,
+        rules: &Arc<FsRules>,
+        dirs: OpenDirs,
+        network: NetworkPolicy,
+        progress_sink: Option<ProgressSink>,
+    ) -> Fresh {
+        let stdout = CapturedOutput::new(CAPTURE_LIMIT);
+        let stderr = CapturedOutput::new(CAPTURE_LIMIT);
+        let state = State {
+            wasi: capabilities::wasi_ctx(stdout.clone(), stderr.clone()),
+            dirs,
+            table: bounded_table(),
+            limiter: MemoryLimiter::new(limits.memory),
+            fs_guard: FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write)),
+            http: WasiHttpCtx::new(),
+            network,
+            progress_sink,
+            imported: false,
+        };
+        let mut store = Store::new(engine, state);
+        store.limiter(|state| &mut state.limiter);
+        // Fuel is only absent when the engine does not meter it, which ours does.
+        let _ = store.set_fuel(limits.fuel);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+        Fresh {
+            store,
+            stdout,
+            stderr,
+        }
+    }
+}
+
+/// An instance made before its call in a [`Fresh`] store, by
+/// [`super::spare`]: `run` gives it the call's directories and network.
+pub(crate) struct Instantiated {
+    pub(crate) fresh: Fresh,
+    pub(crate) instance: Instance,
+}
+
+impl State {
+    /// Whether the guest has called any import of this store.
+    pub(crate) fn imported(&self) -> bool {
+        self.imported
+    }
+
+    /// Gives a store made before its call what only the call has: its
+    /// directories, its network (with the call's deadline) and where its
+    /// progress goes.
+    fn enter_call(
+        &mut self,
+        dirs: OpenDirs,
+        network: NetworkPolicy,
+        progress_sink: Option<ProgressSink>,
+    ) {
+        self.dirs = dirs;
+        self.network = network;
+        self.progress_sink = progress_sink;
+    }
+}
+
+/// Instantiates `pre` in a new store under `policy`, or takes `ahead`, an
+/// instance of the same code made for the same policy, and calls `export`,
 /// stopping it at the deadline or on `cancel`.
 pub(crate) async fn run<E: Export>(
     engine: &Engine,
@@ -185,6 +281,7 @@ pub(crate) async fn run<E: Export>(
     policy: RunPolicy<'_>,
     cancel: &CancellationToken,
     progress_sink: Option<ProgressSink>,
+    ahead: Option<Instantiated>,
     export: E,
 ) -> Run<E::Output> {
     let RunPolicy {
@@ -196,10 +293,8 @@ pub(crate) async fn run<E: Export>(
     } = policy;
     let start = Instant::now();
     let deadline = deadline.unwrap_or(start + limits.timeout);
-    let stdout = CapturedOutput::new(CAPTURE_LIMIT);
-    let stderr = CapturedOutput::new(CAPTURE_LIMIT);
-    let (wasi, dirs) = match capabilities::wasi_ctx(preopens, stdout.clone(), stderr.clone()) {
-        Ok(opened) => opened,
+    let dirs = match preopens.dirs() {
+        Ok(dirs) => dirs,
         Err(message) => {
             return Run {
                 result: Err(ToolFault::Failed(message)),
@@ -209,32 +304,48 @@ pub(crate) async fn run<E: Export>(
                 requests: Vec::new(),
                 net_denial: None,
                 limit_hit: None,
+                instantiation: None,
             };
         }
     };
     let (network, account) = NetworkPolicy::for_call(network, deadline, limits);
-    let state = State {
-        wasi,
-        dirs,
-        table: bounded_table(),
-        limiter: MemoryLimiter::new(limits.memory),
-        fs_guard: FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write)),
-        http: WasiHttpCtx::new(),
-        network,
-        progress_sink,
+    let (
+        Fresh {
+            mut store,
+            stdout,
+            stderr,
+        },
+        ready,
+    ) = match ahead {
+        Some(Instantiated {
+            mut fresh,
+            instance,
+        }) => {
+            fresh
+                .store
+                .data_mut()
+                .enter_call(dirs, network, progress_sink);
+            (fresh, Some(instance))
+        }
+        None => (
+            Fresh::new(engine, limits, rules, dirs, network, progress_sink),
+            None,
+        ),
     };
-    let mut store = Store::new(engine, state);
-    store.limiter(|state| &mut state.limiter);
-    // Fuel is only absent when the engine does not meter it, which ours does.
-    let _ = store.set_fuel(limits.fuel);
-    // Yield to the executor at every epoch tick, so the deadline and the
-    // cancellation below can drop a guest that never calls the host.
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
 
+    let took_ahead = ready.is_some();
+    let mut instantiation = None;
     let outcome = {
         let work = async {
-            let instance = pre.instantiate_async(&mut store).await?;
+            let instance = match ready {
+                Some(instance) => instance,
+                None => {
+                    let started = Instant::now();
+                    let instance = pre.instantiate_async(&mut store).await?;
+                    instantiation = Some(started.elapsed());
+                    instance
+                }
+            };
             export.call(&mut store, instance).await
         };
         tokio::select! {
@@ -267,6 +378,7 @@ pub(crate) async fn run<E: Export>(
             duration: start.elapsed(),
             fuel_used: limits.fuel.saturating_sub(fuel_left),
             peak_memory: state.limiter.peak,
+            ahead: took_ahead,
         },
         captured: Captured {
             stdout,
@@ -277,6 +389,7 @@ pub(crate) async fn run<E: Export>(
         requests,
         net_denial,
         limit_hit,
+        instantiation,
     }
 }
 

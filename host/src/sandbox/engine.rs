@@ -99,21 +99,22 @@ pub const CONCURRENT_CALLS: u32 = limits::CONCURRENT_CALLS;
 /// Bytes of each memory and table a pool slot keeps resident between calls.
 const KEEP_RESIDENT: usize = 16 << 20;
 
-/// Pool sizes: room for [`CONCURRENT_CALLS`] instances of components made of
+/// Pool sizes: room for [`CONCURRENT_CALLS`] instances of components, and the
+/// spares made ahead of calls ([`limits::POOL_SLOTS`]), made of
 /// up to 16 core modules (jco and componentize-py produce several), each
 /// memory up to the full 4 GiB of wasm32 so the per-call memory limit, not the
 /// pool, is what a tool runs into. The totals and the table size are
 /// [`limits`]' constants, which the limiter also holds every call to.
 fn pool_config(keep_resident: usize) -> PoolingAllocationConfig {
     let mut pool = PoolingAllocationConfig::new();
-    pool.total_component_instances(CONCURRENT_CALLS)
+    pool.total_component_instances(limits::POOL_SLOTS)
         .total_core_instances(limits::TOTAL_CORE_INSTANCES)
         .total_memories(limits::TOTAL_MEMORIES)
         .total_tables(limits::TOTAL_TABLES)
         .max_tables_per_module(limits::TABLES_PER_MODULE)
         .max_memories_per_module(limits::MEMORIES_PER_MODULE)
         .table_elements(limits::TABLE_ELEMENTS)
-        .total_stacks(CONCURRENT_CALLS)
+        .total_stacks(limits::POOL_SLOTS)
         .max_memory_size(1 << 32)
         // Reset what a call touched with memset instead of madvise, so the
         // next call in the slot takes no page faults and no TLB shootdown

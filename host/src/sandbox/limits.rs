@@ -125,6 +125,13 @@ fn descriptor_limit() -> Option<u64> {
 /// ([`super::engine`]).
 pub(crate) const CONCURRENT_CALLS: u32 = 64;
 
+/// Instances made ahead of their calls ([`super::spare`]) the process may
+/// hold or be making at once, each in a pool slot of its own.
+pub(crate) const SPARE_INSTANCES: u32 = 4;
+
+/// Component instances the pools have room for: the calls and the spares.
+pub(crate) const POOL_SLOTS: u32 = CONCURRENT_CALLS + SPARE_INSTANCES;
+
 /// The shape of every component, as the pools are sized for it and as the
 /// limiter holds each call to it on any allocator: core instances, tables
 /// and memories in all (the pools' totals, which one call could take
@@ -132,9 +139,9 @@ pub(crate) const CONCURRENT_CALLS: u32 = 64;
 /// jco and componentize-py produce), and funcref tables of at most
 /// 20,000 elements (wasmtime's pool default; the Python example's biggest
 /// has 5,672).
-pub(crate) const TOTAL_CORE_INSTANCES: u32 = CONCURRENT_CALLS * 16;
-pub(crate) const TOTAL_MEMORIES: u32 = CONCURRENT_CALLS * 4;
-pub(crate) const TOTAL_TABLES: u32 = CONCURRENT_CALLS * 16;
+pub(crate) const TOTAL_CORE_INSTANCES: u32 = POOL_SLOTS * 16;
+pub(crate) const TOTAL_MEMORIES: u32 = POOL_SLOTS * 4;
+pub(crate) const TOTAL_TABLES: u32 = POOL_SLOTS * 16;
 pub(crate) const TABLES_PER_MODULE: u32 = 1;
 pub(crate) const MEMORIES_PER_MODULE: u32 = 1;
 pub(crate) const TABLE_ELEMENTS: usize = 20_000;

@@ -19,6 +19,7 @@ mod output;
 mod plugin;
 mod reach;
 mod shape;
+mod spare;
 mod tiers;
 mod typed;
 
@@ -222,6 +223,18 @@ pub struct Tiering {
     /// their optimized compile to a background process (the CLI's; see
     /// [`Sandbox::unfinished`]).
     pub compile_after_exit: bool,
+    /// Make a tool's next instance before its next call, in the background,
+    /// once instantiating it has taken at least this long (an interpreter's
+    /// snapshot: `python`); `None`: never. Only start code that calls no
+    /// import runs ahead ([`spare`]). The CLI sets
+    /// [`Tiering::SPARES_AFTER`].
+    pub spares_after: Option<Duration>,
+}
+
+impl Tiering {
+    /// Instantiation at least this long makes a tool keep a spare: below
+    /// it, the background work costs more than the call saves.
+    pub const SPARES_AFTER: Duration = Duration::from_millis(1);
 }
 
 /// A problem that stops the sandbox from starting at all (as opposed to a
@@ -257,6 +270,8 @@ pub struct Tool {
     fs_rules: Arc<FsRules>,
     preopens: Preopens,
     network: NetAccess,
+    /// Its next instance, made ahead when instantiating it is slow.
+    spares: Arc<spare::Spares>,
     checker: input_schema::InputSchema,
     path_args: Vec<plugin::PathArg>,
     plugin_index: usize,
@@ -309,6 +324,8 @@ pub struct Sandbox {
     optimizer: Optimizer,
     cache_dir: Option<PathBuf>,
     compile_after_exit: bool,
+    /// [`Tiering::spares_after`].
+    spares_after: Option<Duration>,
     plugin_file_limit: u64,
     /// Every tool's granted directories, each opened once.
     grant_dirs: GrantDirs,
@@ -386,6 +403,7 @@ impl Sandbox {
             optimizer: Optimizer::new(&compilers),
             cache_dir: options.cache_dir.clone(),
             compile_after_exit: options.tiering.compile_after_exit,
+            spares_after: options.tiering.spares_after,
             plugin_file_limit: options.plugin_file_limit,
             grant_dirs: GrantDirs::default(),
             tls: Arc::new(Tls::new(options.ca_file.clone())),
@@ -549,6 +567,7 @@ impl Sandbox {
                 },
                 policy: tool_policy,
                 fs_rules,
+                spares: Arc::default(),
                 checker: spec.checker.clone(),
                 path_args: spec.path_args.clone(),
                 plugin_index,
@@ -758,7 +777,7 @@ impl Sandbox {
                     name,
                     input: &input,
                 };
-                Self::run(&code, policy, options, export)
+                self.run_export(tool, &code, policy, options, export)
                     .await
                     .map(|answer| answer.map(|text| (text, None)))
             }
@@ -774,7 +793,7 @@ impl Sandbox {
                     Err(error) => return refuse(ToolFault::InvalidInput(error)),
                 };
                 let export = typed::CallTyped { function, params };
-                Self::run(&code, policy, options, export)
+                self.run_export(tool, &code, policy, options, export)
                     .await
                     .map(|returned| {
                         typed::answer(returned, function).map(|(text, json)| (text, Some(json)))
@@ -789,6 +808,7 @@ impl Sandbox {
             requests,
             net_denial,
             limit_hit,
+            instantiation: _,
         } = run;
         let (result, structured) = match result {
             Ok(Ok((text, structured))) => (Ok(Ok(text)), structured),
@@ -814,22 +834,36 @@ impl Sandbox {
         }
     }
 
-    /// Runs `export` of `code` in a fresh instance under `policy`.
-    async fn run<E: call::Export>(
-        code: &Code,
+    /// Runs `export` of `code` for `tool` in a fresh instance under
+    /// `policy`: its spare when one is ready, and then its next spare is
+    /// made when instantiating it is slow.
+    async fn run_export<E: call::Export>(
+        &self,
+        tool: &Tool,
+        code: &Arc<Code>,
         policy: RunPolicy<'_>,
         options: &CallOptions,
         export: E,
     ) -> call::Run<E::Output> {
-        call::run(
+        let ahead = tool.spares.take(code);
+        let took_spare = ahead.is_some();
+        let run = call::run(
             &code.engine,
             &code.pre,
             policy,
             &options.cancel,
             options.progress.clone(),
+            ahead,
             export,
         )
-        .await
+        .await;
+        if let Some(after) = self.spares_after {
+            let slow = run.instantiation.is_some_and(|took| took >= after);
+            if took_spare || slow {
+                tool.spares.make(code, &tool.policy.limits, &tool.fs_rules);
+            }
+        }
+        run
     }
 
     /// Which compiler made the code `tool` runs now: baseline for a big

@@ -420,6 +420,7 @@ pub(crate) async fn load(
         policy,
         &CancellationToken::new(),
         None,
+        None,
         ListTools(&indices),
     )
     .await;

@@ -28,6 +28,7 @@ mod runaway_model;
 mod scaffold;
 mod search_speed;
 mod sessions;
+mod spares;
 mod standard_tools;
 mod terminal;
 mod tiers;

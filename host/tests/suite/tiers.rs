@@ -83,6 +83,7 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)], optimize: 
             baseline_min_bytes: Some(0),
             optimize_in_background: optimize,
             compile_after_exit: true,
+            spares_after: None,
         },
         protected: Vec::new(),
         every_repository: Default::default(),

@@ -222,6 +222,12 @@ impl Preopens {
     pub(crate) fn none() -> Self {
         Preopens(Ok(Arc::from(Vec::new())))
     }
+
+    /// The shared handles for one call's store, or why a directory could
+    /// not be opened.
+    pub(crate) fn dirs(&self) -> Result<OpenDirs, String> {
+        self.0.clone()
+    }
 }
 
 /// A call's preopened directories, as `wasi:filesystem/preopens` hands
@@ -252,14 +258,10 @@ impl wasmtime_wasi::p2::bindings::filesystem::preopens::Host for PreopensView<'_
 }
 
 /// Builds the guest's WASI context: stdout and stderr into bounded
-/// buffers, everything else denied; and its grants, which
-/// `wasi:filesystem/preopens` hands out from the shared handles.
-pub(crate) fn wasi_ctx(
-    preopens: &Preopens,
-    stdout: CapturedOutput,
-    stderr: CapturedOutput,
-) -> Result<(WasiCtx, OpenDirs), String> {
-    let dirs = preopens.0.clone()?;
+/// buffers, everything else denied. Its grants are not in it:
+/// `wasi:filesystem/preopens` hands them out from the store's
+/// [`OpenDirs`].
+pub(crate) fn wasi_ctx(stdout: CapturedOutput, stderr: CapturedOutput) -> WasiCtx {
     let mut builder = WasiCtxBuilder::new();
     builder
         .allow_blocking_current_thread(BLOCKING_CURRENT_THREAD)
@@ -268,7 +270,7 @@ pub(crate) fn wasi_ctx(
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false);
-    Ok((builder.build(), dirs))
+    builder.build()
 }
 
 /// Where a path argument lands, or why it may not be used.
