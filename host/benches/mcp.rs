@@ -202,6 +202,10 @@ fn mcp(c: &mut Criterion) {
     group.finish();
 }
 
+/// The untimed pause before each call of the spaced code-tool bench: far
+/// shorter than a model's turn, longer than making a spare.
+const AGENT_TURN: Duration = Duration::from_millis(10);
+
 /// `python` and `javascript` installed as a user would, then called over
 /// MCP beside `read_file`; then the interpreted-vs-native ratio.
 fn code_tools(c: &mut Criterion, workspace: &Path) {
@@ -242,14 +246,39 @@ fn code_tools(c: &mut Criterion, workspace: &Path) {
         "499500\n"
     );
 
-    let mut group = c.benchmark_group("code tools over MCP stdio");
-    for (tool, arguments) in [
+    let calls = [
         ("read_file", json!({"path": "file.txt"})),
         ("python", python),
         ("javascript", javascript),
-    ] {
-        group.bench_function(tool, |b| {
+    ];
+    // Back to back: each call comes as soon as the last one is answered,
+    // before a spare of `python` is ready (making one takes about as long
+    // as the client's turn), so about half the calls instantiate.
+    let mut group = c.benchmark_group("code tools over MCP stdio");
+    for (tool, arguments) in &calls {
+        group.bench_function(*tool, |b| {
             b.iter(|| call(&mut server, tool, arguments.clone()));
+        });
+    }
+    group.finish();
+    // Spaced as an agent's calls are (a model's turn between them, here a
+    // pause of AGENT_TURN that is not timed): each call finds its tool's
+    // instance made ahead.
+    let mut group = c.benchmark_group("code tools over MCP stdio, spaced");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(2));
+    for (tool, arguments) in &calls {
+        group.bench_function(*tool, |b| {
+            b.iter_custom(|iterations| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iterations {
+                    std::thread::sleep(AGENT_TURN);
+                    let started = Instant::now();
+                    call(&mut server, tool, arguments.clone());
+                    total += started.elapsed();
+                }
+                total
+            });
         });
     }
     group.finish();
