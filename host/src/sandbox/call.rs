@@ -42,9 +42,9 @@ pub(crate) struct State {
     network: NetworkPolicy,
     progress_sink: Option<ProgressSink>,
     /// Whether the guest has called any import of this store: every
-    /// interface reaches the host through one of the views below, each of
-    /// which sets it. A spare whose start code did is not used
-    /// ([`super::spare`]).
+    /// interface reaches the host through one of the views below or the
+    /// `host` interface's getter ([`linker`]), each of which sets it. A
+    /// spare whose start code did is not used ([`super::spare`]).
     imported: bool,
 }
 
@@ -94,7 +94,6 @@ impl super::bindings::toolhost::plugin::tool_types::Host for State {}
 
 impl super::bindings::toolhost::plugin::host::Host for State {
     fn progress(&mut self, message: String) {
-        self.imported = true;
         if let Some(sink) = &self.progress_sink {
             sink(&message);
         }
@@ -107,7 +106,10 @@ impl super::bindings::toolhost::plugin::host::Host for State {
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<State>> {
     let mut linker = Linker::new(engine);
     capabilities::add_wasi_to_linker(&mut linker)?;
-    Plugin::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state)?;
+    Plugin::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| {
+        state.imported = true;
+        state
+    })?;
     Ok(linker)
 }
 
@@ -257,18 +259,31 @@ impl State {
         self.imported
     }
 
-    /// Gives a store made before its call what only the call has: its
-    /// directories, its network (with the call's deadline) and where its
-    /// progress goes.
+    /// Gives a store made before its call what its start code never
+    /// touched, anew for the call: a WASI context (its clocks count from
+    /// now, not from when the previous call ended), its directories, its
+    /// network with the call's deadline, a file-system guard under the
+    /// call's rules and write limit, where its progress goes, and its output
+    /// buffers. What instantiating spent (fuel, memory) stays.
     fn enter_call(
-        &mut self,
+        fresh: &mut Fresh,
+        limits: &Limits,
+        rules: &Arc<FsRules>,
         dirs: OpenDirs,
         network: NetworkPolicy,
         progress_sink: Option<ProgressSink>,
     ) {
-        self.dirs = dirs;
-        self.network = network;
-        self.progress_sink = progress_sink;
+        let stdout = CapturedOutput::new(CAPTURE_LIMIT);
+        let stderr = CapturedOutput::new(CAPTURE_LIMIT);
+        let state = fresh.store.data_mut();
+        debug_assert!(!state.imported, "a spare whose start code called an import");
+        state.wasi = capabilities::wasi_ctx(stdout.clone(), stderr.clone());
+        state.dirs = dirs;
+        state.network = network;
+        state.fs_guard = FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write));
+        state.progress_sink = progress_sink;
+        fresh.stdout = stdout;
+        fresh.stderr = stderr;
     }
 }
 
@@ -321,10 +336,7 @@ pub(crate) async fn run<E: Export>(
             mut fresh,
             instance,
         }) => {
-            fresh
-                .store
-                .data_mut()
-                .enter_call(dirs, network, progress_sink);
+            State::enter_call(&mut fresh, limits, rules, dirs, network, progress_sink);
             (fresh, Some(instance))
         }
         None => (

@@ -860,7 +860,11 @@ impl Sandbox {
         if let Some(after) = self.spares_after {
             let slow = run.instantiation.is_some_and(|took| took >= after);
             if took_spare || slow {
-                tool.spares.make(code, &tool.policy.limits, &tool.fs_rules);
+                // Of the code current now: optimized code may have come in
+                // during the call.
+                let current = self.plugins[tool.plugin_index].code.current();
+                tool.spares
+                    .make(&current, &tool.policy.limits, &tool.fs_rules);
             }
         }
         run

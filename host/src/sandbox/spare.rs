@@ -9,7 +9,10 @@
 //! computation: the store has no directories and no network yet, and a
 //! spare whose start code called any import at all (a file, a clock, its
 //! output, `exit`) is thrown away, and its tool makes no more: its start
-//! code runs inside each call, as every other plugin's does. Making a spare
+//! code runs inside each call, as every other plugin's does. What the start
+//! code never touched (the WASI context and its clocks, the directories,
+//! the network, the file-system guard, the output) is made anew for the
+//! call that takes the spare (`call::State::enter_call`). Making a spare
 //! spends the fuel of the call that takes it, as instantiating inside that
 //! call would; it runs under the tool's timeout and memory limit, and one
 //! that traps or runs out also turns its tool's spares off. At most
@@ -151,15 +154,21 @@ fn maker() -> Option<&'static mpsc::Sender<Job>> {
     static MAKER: OnceLock<Option<mpsc::Sender<Job>>> = OnceLock::new();
     MAKER
         .get_or_init(|| {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_time()
-                .build()
-                .ok()?;
             let (jobs, received) = mpsc::channel::<Job>();
             std::thread::Builder::new()
                 .name("toolhost-spares".into())
                 .spawn(move || {
                     lowest_priority();
+                    // Built here, not on the caller's worker: a runtime may
+                    // not be dropped inside another. Without one the jobs
+                    // are refused (the receiver is gone) and each returns
+                    // its slot to empty.
+                    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                        .enable_time()
+                        .build()
+                    else {
+                        return;
+                    };
                     while let Ok(job) = received.recv() {
                         runtime.block_on(job);
                     }

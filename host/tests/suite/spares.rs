@@ -92,6 +92,19 @@ async fn start_code_that_reaches_the_host_runs_only_inside_its_calls() {
     }
 }
 
+/// The first call after `first` that ran on a spare: the spare is made on
+/// a thread at the lowest priority, which a busy machine may hold back.
+async fn call_on_a_spare(sandbox: &Sandbox, tool: &str, input: serde_json::Value) -> CallReport {
+    for _ in 0..40 {
+        tokio::time::sleep(SETTLE).await;
+        let report = call(sandbox, tool, input.clone()).await;
+        if report.stats.ahead {
+            return report;
+        }
+    }
+    panic!("no call of `{tool}` ran on a spare in 20 s");
+}
+
 /// A call on a spare reads through its own grants (the spare was made
 /// with none), answers as a fresh instance does, and spends the same fuel:
 /// what its start code spent ahead counts against it.
@@ -100,22 +113,33 @@ async fn a_call_on_a_spare_answers_and_spends_as_a_fresh_instance_does() {
     let (_dir, ws) = workspace();
     fs::write(ws.join("notes.txt"), "one\ntwo\n").expect("write notes");
     let sandbox = load(&ws, None).await;
-    let read = || {
-        call(
-            &sandbox,
-            "read_file",
-            serde_json::json!({"path": "notes.txt"}),
-        )
-    };
-    let fresh = read().await;
+    let input = serde_json::json!({"path": "notes.txt"});
+    let fresh = call(&sandbox, "read_file", input.clone()).await;
     assert!(!fresh.stats.ahead);
-    tokio::time::sleep(SETTLE).await;
-    let ahead = read().await;
-    assert!(ahead.stats.ahead, "the second call ran on a fresh instance");
+    let ahead = call_on_a_spare(&sandbox, "read_file", input).await;
     assert_eq!(ahead.outcome, fresh.outcome);
     assert_eq!(
         ahead.outcome,
         ToolOutcome::Ok("     1\tone\n     2\ttwo\n".into())
     );
     assert_eq!(ahead.stats.fuel_used, fresh.stats.fuel_used);
+}
+
+/// The attack: a spare's WASI context built when the spare was made, right
+/// after the previous call ended, would give the next call a monotonic
+/// clock that has counted since then: reading it against the wall clock
+/// tells each call when the last one ended, state that outlives a call.
+/// Before the rule the reading was the pause between the calls.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_on_a_spare_reads_a_clock_that_started_with_it() {
+    let (_dir, ws) = workspace();
+    let sandbox = load(&ws, Some(test_plugins::CLOCK)).await;
+    let reading = |report: &CallReport| match &report.outcome {
+        ToolOutcome::Ok(text) => Duration::from_nanos(text.parse().expect("nanoseconds")),
+        other => panic!("expected a reading, got {other:?}"),
+    };
+    let fresh = call(&sandbox, "clock", serde_json::json!({})).await;
+    assert!(reading(&fresh) < SETTLE, "{:?}", reading(&fresh));
+    let ahead = call_on_a_spare(&sandbox, "clock", serde_json::json!({})).await;
+    assert!(reading(&ahead) < SETTLE, "{:?}", reading(&ahead));
 }
