@@ -81,8 +81,8 @@ struct Spare {
 impl Spares {
     /// The spare made of `code`, when one is ready; a spare of other code
     /// is dropped. A call that comes while its spare is still being made
-    /// instantiates for itself: waiting for the spare was measured no
-    /// faster on two cores.
+    /// instantiates for itself: waiting for the spare was measured slower
+    /// on two cores.
     pub(crate) fn take(&self, code: &Arc<Code>) -> Option<Instantiated> {
         let mut slot = self.lock();
         match std::mem::take(&mut *slot) {
