@@ -70,11 +70,24 @@ impl GitRead {
                 }
             };
             let dir = file.parent().unwrap_or(Path::new(""));
-            for entry in entries(&text) {
+            let parsed = parse(&text);
+            if parsed.bad {
+                // git stops at a bad line; what a later git takes there is
+                // not known.
+                self.unreadable.push(file.clone());
+            }
+            // An older git reads a value with a tab or a CR inside as
+            // spaces there: both are where a git may look.
+            let legacy = parse_legacy(&text)
+                .entries
+                .into_iter()
+                .filter(|entry| !parsed.entries.contains(entry));
+            let entries: Vec<Entry> = parsed.entries.iter().cloned().chain(legacy).collect();
+            for entry in entries {
                 match entry.kind() {
-                    Some(Kind::Hooks) => self.hooks.push(entry.value),
+                    Some(Kind::Hooks) => self.hooks.push(entry.value()),
                     Some(Kind::Include) => {
-                        let Some(path) = include_path(&entry.value, Some(dir), home) else {
+                        let Some(path) = include_path(&entry.value(), Some(dir), home) else {
                             continue;
                         };
                         self.included.push(path.clone());
@@ -94,9 +107,9 @@ impl GitRead {
     fn read_pair(&mut self, key: &str, value: &str, home: Option<&Path>, read: &mut Reader<'_>) {
         let entry = Entry::from_key(key, value);
         match entry.kind() {
-            Some(Kind::Hooks) => self.hooks.push(entry.value),
+            Some(Kind::Hooks) => self.hooks.push(entry.value()),
             Some(Kind::Include) => {
-                if let Some(path) = include_path(&entry.value, None, home) {
+                if let Some(path) = include_path(&entry.value(), None, home) {
                     self.included.push(path.clone());
                     self.read_file(&path, home, read);
                 }
@@ -292,15 +305,13 @@ pub(crate) fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-/// A `key = value` of a config file, with its section.
-struct Entry {
-    /// The section's name, in lower case.
-    section: String,
-    /// Whether the section has a subsection (`[includeIf "..."]`).
-    sub: bool,
-    /// The key, in lower case.
-    key: String,
-    value: String,
+/// One `section[.subsection].name` of a config file, as git names it
+/// (section and name in lower case, the subsection as written), with its
+/// value: none for a name with no `=` (git's "true").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub(crate) name: String,
+    pub(crate) value: Option<String>,
 }
 
 enum Kind {
@@ -309,106 +320,293 @@ enum Kind {
 }
 
 impl Entry {
-    /// `section[.sub].key` as the environment gives it.
+    /// `section[.sub].key` as the environment gives it (git lowers the
+    /// section and the key, not the subsection).
     fn from_key(key: &str, value: &str) -> Entry {
-        let (section, rest) = key.split_once('.').unwrap_or((key, ""));
-        let (sub, name) = match rest.rsplit_once('.') {
-            Some((_, name)) => (true, name),
-            None => (false, rest),
+        let name = match (key.find('.'), key.rfind('.')) {
+            (Some(first), Some(last)) => format!(
+                "{}{}{}",
+                key[..first].to_ascii_lowercase(),
+                &key[first..last],
+                key[last..].to_ascii_lowercase()
+            ),
+            _ => key.to_ascii_lowercase(),
         };
         Entry {
-            section: section.to_ascii_lowercase(),
-            sub,
-            key: name.to_ascii_lowercase(),
-            value: value.to_string(),
+            name,
+            value: Some(value.to_string()),
         }
     }
 
+    /// What the guard needs of this entry: git reads `core.hookspath`
+    /// exactly, `include.path`, and `includeif.COND.path` with any
+    /// condition (an empty one too), and a name with no value is an error
+    /// to git, as is (for the guard) an empty value.
     fn kind(&self) -> Option<Kind> {
-        match (self.section.as_str(), self.sub, self.key.as_str()) {
-            ("core", false, "hookspath") => Some(Kind::Hooks),
-            ("include", false, "path") | ("includeif", true, "path") => Some(Kind::Include),
-            _ => None,
+        if self.value.as_deref().is_none_or(str::is_empty) {
+            return None;
         }
+        let name = self.name.as_str();
+        if name == "core.hookspath" {
+            return Some(Kind::Hooks);
+        }
+        let conditional = name
+            .strip_prefix("includeif.")
+            .is_some_and(|rest| rest.ends_with(".path"));
+        (name == "include.path" || conditional).then_some(Kind::Include)
+    }
+
+    fn value(&self) -> String {
+        self.value.clone().unwrap_or_default()
     }
 }
 
-/// The entries of a config text, in order; lines continued with `\` are
-/// joined first, as git joins them.
-fn entries(text: &str) -> Vec<Entry> {
-    let mut logical = Vec::new();
-    let mut pending = String::new();
-    for line in text.lines() {
-        let trailing = line.len() - line.trim_end_matches('\\').len();
-        if trailing % 2 == 1 {
-            pending.push_str(&line[..line.len() - 1]);
+/// A config text as git's `config.c` parses it (`git_parse_source`): the
+/// entries in order, and whether it stopped at a bad line (git then stops
+/// with "bad config line", after the entries before it).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Parsed {
+    pub(crate) entries: Vec<Entry>,
+    pub(crate) bad: bool,
+}
+
+/// The characters git's `isspace` takes (its own ctype, not the C
+/// library's: no vertical tab, no form feed).
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// git's `iskeychar`.
+fn is_key_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'-'
+}
+
+/// The bytes of a config file as git's `get_next_char` gives them: `\r\n`
+/// is `\n`, and the end of the file is one more `\n` with `eof` set.
+struct Source<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    eof: bool,
+    /// As git before 2.46 reads a value: each whitespace character outside
+    /// quotes inside it is a space (`a<TAB>b` is `a b`).
+    legacy: bool,
+}
+
+impl Source<'_> {
+    fn next(&mut self) -> u8 {
+        let Some(&c) = self.bytes.get(self.at) else {
+            self.eof = true;
+            return b'\n';
+        };
+        self.at += 1;
+        if c == b'\r' && self.bytes.get(self.at) == Some(&b'\n') {
+            self.at += 1;
+            return b'\n';
+        }
+        c
+    }
+
+    /// git's `parse_value`: after the `=`, to the end of the line; a
+    /// comment ends at the newline whatever precedes it, `\` before a
+    /// newline continues the value. None where git fails (an unknown
+    /// escape, an open quote at the newline).
+    fn value(&mut self) -> Option<Vec<u8>> {
+        let mut value = Vec::new();
+        let (mut quote, mut comment) = (false, false);
+        let mut trim_len = 0;
+        loop {
+            let mut c = self.next();
+            if c == b'\n' {
+                if quote {
+                    return None;
+                }
+                if trim_len != 0 {
+                    value.truncate(trim_len);
+                }
+                return Some(value);
+            }
+            if comment {
+                continue;
+            }
+            if is_space(c) && !quote {
+                if trim_len == 0 {
+                    trim_len = value.len();
+                }
+                if !value.is_empty() {
+                    value.push(if self.legacy { b' ' } else { c });
+                }
+                continue;
+            }
+            if !quote && (c == b';' || c == b'#') {
+                comment = true;
+                continue;
+            }
+            trim_len = 0;
+            if c == b'\\' {
+                c = match self.next() {
+                    b'\n' => continue,
+                    b't' => b'\t',
+                    b'b' => 0x08,
+                    b'n' => b'\n',
+                    c @ (b'\\' | b'"') => c,
+                    _ => return None,
+                };
+                value.push(c);
+                continue;
+            }
+            if c == b'"' {
+                quote = !quote;
+                continue;
+            }
+            value.push(c);
+        }
+    }
+
+    /// git's `get_base_var` and `get_extended_base_var`: after the `[`,
+    /// the section in lower case (dots kept: the old `[section.sub]`
+    /// lowers the subsection too), then `"subsection"` as written with
+    /// `\` taking the next character.
+    fn section(&mut self) -> Option<Vec<u8>> {
+        let mut name = Vec::new();
+        loop {
+            let c = self.next();
+            if self.eof {
+                return None;
+            }
+            if c == b']' {
+                return Some(name);
+            }
+            if is_space(c) {
+                return self.subsection(name, c);
+            }
+            if !is_key_char(c) && c != b'.' {
+                return None;
+            }
+            name.push(c.to_ascii_lowercase());
+        }
+    }
+
+    fn subsection(&mut self, mut name: Vec<u8>, mut c: u8) -> Option<Vec<u8>> {
+        loop {
+            if c == b'\n' {
+                return None;
+            }
+            c = self.next();
+            if !is_space(c) {
+                break;
+            }
+        }
+        if c != b'"' {
+            return None;
+        }
+        name.push(b'.');
+        loop {
+            let mut c = self.next();
+            if c == b'\n' {
+                return None;
+            }
+            if c == b'"' {
+                break;
+            }
+            if c == b'\\' {
+                c = self.next();
+                if c == b'\n' {
+                    return None;
+                }
+            }
+            name.push(c);
+        }
+        (self.next() == b']').then_some(name)
+    }
+}
+
+/// The entries of a config text, as git's `git_parse_source` reads them:
+/// a UTF-8 byte order mark at the start is skipped, a comment ends at the
+/// newline (a `\` before it continues nothing), and the first bad line
+/// ends the reading.
+pub(crate) fn parse(text: &str) -> Parsed {
+    parse_as(text, false)
+}
+
+/// [`parse`] as git before 2.46 reads values, which turned each whitespace
+/// character outside quotes inside a value into a space: the user's git
+/// may be either, so the guard takes what both read.
+pub(crate) fn parse_legacy(text: &str) -> Parsed {
+    parse_as(text, true)
+}
+
+fn parse_as(text: &str, legacy: bool) -> Parsed {
+    let bytes = text.as_bytes();
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut source = Source {
+        bytes,
+        at: 0,
+        eof: false,
+        legacy,
+    };
+    let mut out = Parsed::default();
+    let mut section: Option<Vec<u8>> = None;
+    let mut comment = false;
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    loop {
+        let c = source.next();
+        if c == b'\n' {
+            if source.eof {
+                return out;
+            }
+            comment = false;
             continue;
         }
-        pending.push_str(line);
-        logical.push(std::mem::take(&mut pending));
-    }
-    if !pending.is_empty() {
-        logical.push(pending);
-    }
-    let mut section = String::new();
-    let mut sub = false;
-    let mut out = Vec::new();
-    for line in &logical {
-        let mut line = line.trim();
-        if let Some(header) = line.strip_prefix('[') {
-            // The header ends at the first `]` outside quotes; a key may
-            // follow it on the same line.
-            let mut quoted = false;
-            let end = header
-                .char_indices()
-                .find(|&(_, c)| {
-                    if c == '"' {
-                        quoted = !quoted;
-                    }
-                    c == ']' && !quoted
-                })
-                .map_or(header.len(), |(at, _)| at);
-            let inside = &header[..end];
-            let name_end = inside
-                .find(|c: char| c.is_whitespace() || c == '"' || c == '.')
-                .unwrap_or(inside.len());
-            section = inside[..name_end].to_ascii_lowercase();
-            sub = !inside[name_end..].trim().is_empty();
-            line = header.get(end + 1..).unwrap_or("").trim();
+        if comment || is_space(c) {
+            continue;
         }
-        if let Some((key, value)) = key_value(line) {
-            out.push(Entry {
-                section: section.clone(),
-                sub,
-                key,
-                value,
-            });
+        if c == b'#' || c == b';' {
+            comment = true;
+            continue;
         }
+        if c == b'[' {
+            match source.section() {
+                Some(name) if !name.is_empty() => section = Some(name),
+                _ => break,
+            }
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            break;
+        }
+        // git's `get_value`: a name before any section has no section
+        // (`git config --list` then refuses it).
+        let mut name = section.clone().map_or_else(Vec::new, |mut s| {
+            s.push(b'.');
+            s
+        });
+        name.push(c.to_ascii_lowercase());
+        let mut c;
+        loop {
+            c = source.next();
+            if source.eof || !is_key_char(c) {
+                break;
+            }
+            name.push(c.to_ascii_lowercase());
+        }
+        while c == b' ' || c == b'\t' {
+            c = source.next();
+        }
+        let value = match c {
+            b'\n' => None,
+            b'=' => match source.value() {
+                Some(value) => Some(text(&value)),
+                None => break,
+            },
+            _ => break,
+        };
+        out.entries.push(Entry {
+            name: text(&name),
+            value,
+        });
     }
+    out.bad = true;
     out
-}
-
-/// `key = value` on one line, the key in lower case and the value without
-/// comments and quotes.
-fn key_value(line: &str) -> Option<(String, String)> {
-    let (name, value) = line.split_once('=')?;
-    let name = name.trim();
-    if name.is_empty() || name.starts_with(['#', ';']) {
-        return None;
-    }
-    let mut out = String::new();
-    let mut quoted = false;
-    let mut chars = value.trim().chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => quoted = !quoted,
-            '\\' => out.extend(chars.next()),
-            '#' | ';' if !quoted => break,
-            c => out.push(c),
-        }
-    }
-    let out = out.trim().to_string();
-    (!out.is_empty()).then(|| (name.to_ascii_lowercase(), out))
 }
 
 #[cfg(test)]
@@ -416,10 +614,11 @@ mod tests {
     use super::*;
 
     fn hooks(text: &str) -> Vec<String> {
-        entries(text)
+        parse(text)
+            .entries
             .into_iter()
             .filter(|e| matches!(e.kind(), Some(Kind::Hooks)))
-            .map(|e| e.value)
+            .map(|e| e.value())
             .collect()
     }
 
@@ -430,6 +629,155 @@ mod tests {
                     [core]\n\thooksPath = con\\\ntinued\n";
         assert_eq!(hooks(text), [".husky/_", "other dir", "continued"]);
         assert_eq!(hooks("[core] hooksPath = h\n"), ["h"]);
+    }
+
+    #[test]
+    fn a_comment_ends_at_its_newline_and_a_byte_order_mark_is_skipped() {
+        let text = "\u{feff}# a comment \\\n[core]\n\thooksPath = hooks ; and \\\n\tx = 1\n";
+        assert_eq!(hooks(text), ["hooks"]);
+        assert_eq!(
+            parse("[core]\n\tx = \\q\n\thooksPath = never\n"),
+            Parsed {
+                entries: vec![],
+                bad: true
+            }
+        );
+    }
+
+    /// The corpus of odd config files the differential test reads.
+    fn corpus() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/git-config")
+    }
+
+    /// The gits to compare with: every one of the usual places that is
+    /// there, and the one on PATH.
+    fn gits() -> Vec<PathBuf> {
+        let mut gits: Vec<PathBuf> = ["/usr/bin/git", "/usr/local/bin/git"]
+            .iter()
+            .map(PathBuf::from)
+            .filter(|git| git.is_file())
+            .collect();
+        let on_path = std::process::Command::new("git").arg("--version").output();
+        if on_path.is_ok_and(|out| out.status.success()) {
+            gits.push(PathBuf::from("git"));
+        }
+        assert!(!gits.is_empty(), "the differential test needs git on PATH");
+        gits
+    }
+
+    /// What `git config --list --show-origin -z` says of `file`: each
+    /// entry with the file it came from, and whether git failed.
+    fn git_list(git: &Path, file: &Path, includes: bool) -> (Vec<(String, Entry)>, bool) {
+        let home = tempfile::tempdir().expect("temp dir");
+        let out = std::process::Command::new(git)
+            .args(["config", "--list", "--show-origin", "-z"])
+            .arg(if includes {
+                "--includes"
+            } else {
+                "--no-includes"
+            })
+            .arg("-f")
+            .arg(file)
+            .env("HOME", home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_CONFIG_COUNT")
+            .env_remove("GIT_CONFIG_PARAMETERS")
+            .output()
+            .expect("run git");
+        let text = String::from_utf8(out.stdout).expect("git's output is UTF-8");
+        let fields: Vec<&str> = text.split('\0').collect();
+        let mut entries = Vec::new();
+        for pair in fields.chunks(2).filter(|pair| pair.len() == 2) {
+            let origin = pair[0].strip_prefix("file:").expect("a file origin");
+            let (name, value) = match pair[1].split_once('\n') {
+                Some((name, value)) => (name, Some(value.to_string())),
+                None => (pair[1], None),
+            };
+            let name = name.to_string();
+            entries.push((origin.to_string(), Entry { name, value }));
+        }
+        (entries, !out.status.success())
+    }
+
+    fn corpus_files() -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        let mut dirs = vec![corpus()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).expect("read the corpus") {
+                let path = entry.expect("corpus entry").path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.file_name() != Some(".gitattributes".as_ref()) {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        assert!(files.len() > 30, "{files:?}");
+        files
+    }
+
+    /// Whether `git` reads values as git before 2.46 did (a tab inside a
+    /// value is a space).
+    fn is_legacy(git: &Path) -> bool {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("probe");
+        std::fs::write(&file, "[core]\n\tx = a\tb\n").expect("write");
+        let (listed, _) = git_list(git, &file, false);
+        match listed.first().and_then(|(_, entry)| entry.value.as_deref()) {
+            Some("a b") => true,
+            Some("a\tb") => false,
+            other => panic!("{} read {other:?}", git.display()),
+        }
+    }
+
+    #[test]
+    fn the_reader_yields_what_git_config_lists_for_every_odd_file() {
+        for git in gits() {
+            let legacy = is_legacy(&git);
+            for file in corpus_files() {
+                let text = std::fs::read_to_string(&file).expect("read a corpus file");
+                let (listed, failed) = git_list(&git, &file, false);
+                let theirs = Parsed {
+                    entries: listed.into_iter().map(|(_, entry)| entry).collect(),
+                    bad: failed,
+                };
+                pretty_assertions::assert_eq!(
+                    parse_as(&text, legacy),
+                    theirs,
+                    "{} by {}",
+                    file.display(),
+                    git.display()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn includes_are_followed_to_the_files_and_hooks_git_reads() {
+        let file = corpus().join("include.config");
+        for git in gits() {
+            let (listed, failed) = git_list(&git, &file, true);
+            assert!(!failed, "{}", git.display());
+            let mut read = |path: &Path| crate::config::file::read_text(path);
+            let mut ours = GitRead::default();
+            ours.read_file(&file, None, &mut read);
+            let mut theirs: Vec<String> = listed
+                .iter()
+                .filter(|(_, entry)| entry.name == "core.hookspath")
+                .filter_map(|(_, entry)| entry.value.clone())
+                .collect();
+            theirs.sort();
+            let mut hooks = ours.hooks.clone();
+            hooks.sort();
+            assert_eq!(hooks, theirs, "{}", git.display());
+            for (origin, _) in &listed {
+                assert!(
+                    ours.asked.contains(&lexical(Path::new(origin))),
+                    "{origin} not read: {ours:?}"
+                );
+            }
+        }
     }
 
     #[test]
