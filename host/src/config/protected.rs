@@ -180,6 +180,33 @@ const RUN_ON_OPEN: &[(&str, &str)] = &[
         ".jj",
         "Jujutsu reads its repository config, with programs to run, from there",
     ),
+    (".sl", "Sapling runs the hooks its `config` there names"),
+    (
+        ".pijul",
+        "Pijul runs the hooks its `config` there names at every record",
+    ),
+    (
+        "_darcs",
+        "darcs runs the pre- and posthooks its `prefs/defaults` there names",
+    ),
+    (
+        ".bzr",
+        "Breezy and Bazaar read the branch configuration there, which names code to run \
+         (`post_commit`), and the history `bzr diff` compares with",
+    ),
+    (
+        ".svn",
+        "Subversion keeps the pristine copies there that `svn diff` and `svn status` compare \
+         with, so a change there hides a change from them",
+    ),
+    (
+        ".fslckout",
+        "Fossil's checkout names the repository whose hooks `fossil commit` runs",
+    ),
+    (
+        "_FOSSIL_",
+        "Fossil's checkout names the repository whose hooks `fossil commit` runs",
+    ),
     (".husky", "git runs the hook scripts there at every commit"),
     (
         ".pre-commit-config.yaml",

@@ -586,7 +586,8 @@ fn tools_lists_the_protected_paths_and_what_a_tool_may_change_anyway() {
              kilo.json, kilo.jsonc, .kilo, crush.json, .crush.json, .openhands, .vscode, \
              .idea, .zed, .helix, .devcontainer, .devcontainer.json, .nvim.lua, .nvimrc, \
              .exrc, .envrc, mise.toml, .mise.toml, mise.local.toml, .mise.local.toml, .mise, \
-             mise/config.toml, .config/mise, .config/mise.toml, .hg, .jj, .husky, \
+             mise/config.toml, .config/mise, .config/mise.toml, .hg, .jj, .sl, .pijul, \
+             _darcs, .bzr, .svn, .fslckout, _FOSSIL_, .husky, \
              .pre-commit-config.yaml, captainhook.json, .rusty-hook.toml, .overcommit.yml, \
              .venv, node_modules, lefthook.yml, lefthook.yaml, lefthook.toml, \
              lefthook.json, .lefthook.yml, .lefthook.yaml, .lefthook.toml, .lefthook.json, \
@@ -1456,6 +1457,13 @@ fn every_run_on_open_name_cannot_be_made_anywhere() {
         ".overcommit.yml",
         ".venv",
         "node_modules",
+        ".sl",
+        ".pijul",
+        "_darcs",
+        ".bzr",
+        ".svn",
+        ".fslckout",
+        "_FOSSIL_",
     ] {
         assert!(
             names.iter().any(|(name, _)| name == wanted),

@@ -10,6 +10,7 @@ mod docs_format;
 mod escape;
 mod examples;
 mod fetch;
+mod git_and_links;
 mod grants;
 mod help;
 mod host_work;
