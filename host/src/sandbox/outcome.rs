@@ -272,6 +272,12 @@ fn fs_denied_text(tool: &str, denial: &Denial) -> String {
             "error: `{tool}` may not hard-link `{source}`: it may not write that file, and a second name \
              for it would let it. Copy the file instead."
         ),
+        Denial::HardLinkToProtected { source, hit } => format!(
+            "error: `{tool}` may not hard-link `{source}`: `{}` is protected ({}). A lift lets one \
+             tool change it in this run, but a second name for the file would let any tool change \
+             it later. Copy the file instead.",
+            hit.protected, hit.why
+        ),
         Denial::SpecialFile { path, kind } => format!(
             "error: `{tool}` may not open `{path}`: it is {kind}, not a file, and opening or reading it \
              could block the tool past its deadline. Tools may open only files and directories; leave \
@@ -373,6 +379,7 @@ mod tests {
                 held: Held::Listings,
             } => 21,
             ToolFault::NetDenied(_) => 22,
+            ToolFault::FsDenied(Denial::HardLinkToProtected { .. }) => 23,
         }
     }
 
@@ -567,6 +574,18 @@ mod tests {
                  tool matches it. This tool has no network access. If this request is needed, ask \
                  the user, who can allow it with `--allow-net t=https://paste.test`.",
             ),
+            (
+                ToolFault::FsDenied(Denial::HardLinkToProtected {
+                    source: ".vscode/tasks.json".into(),
+                    hit: Hit {
+                        protected: ".vscode".into(),
+                        why: "VS Code runs its tasks".into(),
+                    },
+                }),
+                "error: `t` may not hard-link `.vscode/tasks.json`: `.vscode` is protected (VS Code \
+                 runs its tasks). A lift lets one tool change it in this run, but a second name for \
+                 the file would let any tool change it later. Copy the file instead.",
+            ),
         ]
     }
 
@@ -576,7 +595,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 22;
+        let last = 23;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

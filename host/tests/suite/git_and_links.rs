@@ -3,9 +3,12 @@
 //! (issue 37, sections 4 and 6): each attack through the real binary,
 //! then a good call that still works.
 
+use std::fs;
+use std::os::unix::fs::MetadataExt as _;
+
 use serde_json::json;
 
-use super::common::stderr_of_failure;
+use super::common::{stderr_of_failure, stdout_of};
 use super::escape::Repo;
 
 /// The whole refusal the model reads for a change of `path` in `protected`.
@@ -92,6 +95,119 @@ fn a_hooks_path_git_reads_through_crlf_and_comments_in_values_is_protected() {
         err,
         refusal("raw", "ci/hooks/pre-push", "ci/hooks", HOOKS_WHY)
     );
+    repo.assert_still_works(0);
+}
+
+/// The tool a user lifted `.vscode/tasks.json` for may not give that file
+/// a second name: in a later run, without the lift, any tool writing the
+/// second name would change the protected file.
+#[test]
+fn a_lifted_tool_may_not_hard_link_the_protected_file_it_may_write() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    ws.write(".vscode/tasks.json", "{\"tasks\": []}\n");
+    ws.mkdir("notes");
+    let lift = ["--allow-write", "raw=.vscode/tasks.json"];
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "link", "from": ".vscode/tasks.json", "to": "notes/t.json"}),
+            &lift,
+        ),
+        1,
+    );
+    assert_eq!(
+        err,
+        "error: `raw` may not hard-link `.vscode/tasks.json`: `.vscode` is protected (VS Code \
+         runs its tasks when the folder opens, and its settings name programs to run). A lift \
+         lets one tool change it in this run, but a second name for the file would let any tool \
+         change it later. Copy the file instead.\n"
+    );
+    assert!(!ws.path().join("notes/t.json").exists());
+    // The lift itself still works, and so does an ordinary hard link.
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "write", "path": ".vscode/tasks.json", "text": "{}"}),
+        &lift,
+    ));
+    assert_eq!(out, "ok\n");
+    ws.write("src/a.txt", "a");
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "link", "from": "src/a.txt", "to": "notes/a.txt"}),
+        &lift,
+    ));
+    assert_eq!(out, "ok\n");
+    repo.assert_still_works(0);
+}
+
+/// A workspace that ships a hard link `notes/t.json` of
+/// `.vscode/tasks.json`: the other name is the protected file.
+#[test]
+fn another_name_of_a_protected_file_is_protected() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    let tasks = "{\"tasks\": []}\n";
+    ws.write(".vscode/tasks.json", tasks);
+    ws.mkdir("notes");
+    fs::hard_link(
+        ws.path().join(".vscode/tasks.json"),
+        ws.path().join("notes/t.json"),
+    )
+    .expect("hard link");
+    let (a, b) = (
+        fs::metadata(ws.path().join(".vscode/tasks.json")).expect("stat"),
+        fs::metadata(ws.path().join("notes/t.json")).expect("stat"),
+    );
+    assert_eq!((a.dev(), a.ino(), a.nlink()), (b.dev(), b.ino(), 2));
+    let why = "VS Code runs its tasks when the folder opens, and its settings name programs to \
+               run; `notes/t.json` is another name of that file (a hard link), so writing it \
+               writes `.vscode/tasks.json`";
+    let evil = "{\"tasks\": [{\"runOptions\": {\"runOn\": \"folderOpen\"}}]}";
+    for input in [
+        json!({"op": "write", "path": "notes/t.json", "text": evil}),
+        json!({"op": "append", "path": "notes/t.json", "text": evil}),
+        json!({"op": "stream_write", "path": "notes/t.json", "text": evil}),
+        json!({"op": "truncate", "path": "notes/t.json"}),
+        json!({"op": "set_times", "path": "notes/t.json"}),
+        json!({"op": "set_times_at", "path": "notes/t.json"}),
+        json!({"op": "link", "from": "notes/t.json", "to": "notes/u.json"}),
+    ] {
+        let err = stderr_of_failure(&mut repo.raw(&input, &[]), 1);
+        let expected = if input["op"] == "link" {
+            "error: `raw` may not hard-link `notes/t.json`: it may not write that file, and a \
+             second name for it would let it. Copy the file instead.\n"
+                .to_string()
+        } else {
+            refusal("raw", "notes/t.json", ".vscode/tasks.json", why)
+        };
+        assert_eq!(err, expected, "{input}");
+    }
+    // The standard tools, before any wasm runs.
+    let err = stderr_of_failure(
+        &mut ws.call(
+            "write_file",
+            &json!({"path": "notes/t.json", "content": evil}).to_string(),
+            &["--allow-write", "."],
+        ),
+        1,
+    );
+    assert_eq!(
+        err,
+        refusal("write_file", "notes/t.json", ".vscode/tasks.json", why)
+    );
+    assert_eq!(ws.read(".vscode/tasks.json"), tasks);
+    // Removing or renaming the other name changes nothing protected.
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "rename", "from": "notes/t.json", "to": "notes/old.json"}),
+        &[],
+    ));
+    assert_eq!(out, "ok\n");
+    // The advice, pasted, lets that one tool through.
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "write", "path": "notes/old.json", "text": "{}"}),
+        &["--allow-write", "raw=.vscode/tasks.json"],
+    ));
+    assert_eq!(out, "ok\n");
+    assert_eq!(ws.read(".vscode/tasks.json"), "{}");
+    // A good write to an ordinary file.
     repo.assert_still_works(0);
 }
 

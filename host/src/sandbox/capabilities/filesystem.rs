@@ -120,6 +120,9 @@ pub enum Denial {
     LinkClimbs { link: String, target: String },
     /// A hard link to `source`, which the tool may not write.
     HardLinkSource { source: String },
+    /// A hard link to `source`, which lies in a protected path the user
+    /// lifted for this tool: the new name would outlive the lift.
+    HardLinkToProtected { source: String, hit: Hit },
     /// Opening `path`, which is `kind` (a FIFO, a socket, a device): no
     /// deadline could end a call blocked in opening or reading one.
     SpecialFile { path: String, kind: &'static str },
@@ -226,6 +229,13 @@ fn stamp(dir: &std::fs::File, path: &Path) -> std::io::Result<Option<Stamp>> {
     }
 }
 
+/// A file's (device, inode, number of names).
+// The `stat` fields' types differ by platform.
+#[allow(clippy::unnecessary_cast)]
+fn identity_of(stat: &rustix::fs::Stat) -> (u64, u64, u64) {
+    (stat.st_dev as u64, stat.st_ino as u64, stat.st_nlink as u64)
+}
+
 /// Why the hooks directory a nested repository's configuration names is
 /// protected.
 const NESTED_HOOKS_WHY: &str = "the `core.hooksPath` of the git repository it is in names it, and \
@@ -266,6 +276,58 @@ impl FsRules {
                 self.protection
                     .repository_holding(target, &self.lifted, base)
             })
+            .or_else(|| {
+                // A file opened for writing follows a link in its last name.
+                let stat = self
+                    .protection
+                    .has_other_names()
+                    .then(|| rustix::fs::stat(target).ok())??;
+                self.other_name(&stat, target)
+            })
+    }
+
+    /// The protection of the source of a hard link (`source`, in the held
+    /// `parent`) as if nothing were lifted, when the new name (`new`) is
+    /// not under that same protection.
+    fn protected_whatever_lifted(
+        &self,
+        parent: &std::fs::File,
+        source: &Located,
+        new: &Located,
+    ) -> Option<Hit> {
+        let unlifted = |target: &Path| {
+            self.protection
+                .covering(target, &[], self.base(target))
+                .or_else(|| {
+                    self.protection
+                        .repository_holding(target, &[], self.base(target))
+                })
+        };
+        let hit = unlifted(&source.target).or_else(|| {
+            let name = source.entry.bare_name();
+            let stat =
+                rustix::fs::statat(parent, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
+            let file = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+            (file == rustix::fs::FileType::RegularFile)
+                .then(|| {
+                    self.protection
+                        .other_name(identity_of(&stat), &source.target, &[])
+                })
+                .flatten()
+        })?;
+        let kept = unlifted(&new.target).is_some_and(|there| there.protected == hit.protected);
+        (!kept).then_some(hit)
+    }
+
+    /// The protected file the file `stat` at `target` is another name of
+    /// (a hard link), unless lifted for this tool.
+    fn other_name(&self, stat: &rustix::fs::Stat, target: &Path) -> Option<Hit> {
+        let file = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+        if file != rustix::fs::FileType::RegularFile {
+            return None;
+        }
+        self.protection
+            .other_name(identity_of(stat), target, &self.lifted)
     }
 
     /// The protected path `target` is or lies in (names and paths only).
@@ -729,7 +791,18 @@ impl Guarded<'_> {
             rules.covered(target)
         }
         .or_else(|| rules.repository_around(parent, target, holds))
-        .or_else(|| self.through_names(located, change));
+        .or_else(|| self.through_names(located, change))
+        .or_else(|| {
+            // A change of the file at the name (not of the name itself)
+            // changes every other name of it.
+            if holds || !rules.protection.has_other_names() {
+                return None;
+            }
+            let name = located.entry.bare_name();
+            let stat =
+                rustix::fs::statat(parent, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
+            rules.other_name(&stat, target)
+        });
         match hit {
             Some(hit) => {
                 let path = rules.shown(target);
@@ -966,7 +1039,25 @@ impl Guarded<'_> {
     fn check_descriptor(&mut self, fd: &Resource<Descriptor>) -> FsResult<()> {
         let target = self.real_path(fd)?;
         let rules = &self.guard.rules;
-        if let Some(hit) = rules.protected(&target) {
+        let other_name = || {
+            if !rules.protection.has_other_names() {
+                return None;
+            }
+            let stat = match self.fs.table.get(fd).ok()? {
+                Descriptor::File(file) => rustix::fs::fstat(&*file.file).ok()?,
+                Descriptor::Dir(_) => return None,
+            };
+            rules.other_name(&stat, &target)
+        };
+        let hit = rules
+            .covered(&target)
+            .or_else(|| {
+                rules
+                    .protection
+                    .repository_holding(&target, &rules.lifted, rules.base(&target))
+            })
+            .or_else(other_name);
+        if let Some(hit) = hit {
             let path = rules.shown(&target);
             return self.guard.refuse(Denial::Protected { path, hit });
         }
@@ -1296,10 +1387,26 @@ impl HostDescriptor for Guarded<'_> {
             let parent = source.entry.dir(&source.dir.dir);
             let protected = rules
                 .covered(&source.target)
-                .or_else(|| rules.repository_around(parent, &source.target, false));
+                .or_else(|| rules.repository_around(parent, &source.target, false))
+                .or_else(|| {
+                    let name = source.entry.bare_name();
+                    let stat =
+                        rustix::fs::statat(parent, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                            .ok()?;
+                    rules.other_name(&stat, &source.target)
+                });
             if protected.is_some() || !rules.may_write(&source.target) {
                 let source = rules.shown(&source.target);
                 return self.guard.refuse(Denial::HardLinkSource { source });
+            }
+            // A lift is for this tool, this run: a second name made now
+            // would let any tool change the file in later runs. Only a name
+            // that the same protection covers keeps it protected.
+            if let Some(hit) = rules.protected_whatever_lifted(parent, &source, &new) {
+                let source = rules.shown(&source.target);
+                return self
+                    .guard
+                    .refuse(Denial::HardLinkToProtected { source, hit });
             }
         }
         self.take_budget(ENTRY_COST)?;
