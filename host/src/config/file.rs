@@ -289,6 +289,9 @@ pub(crate) struct LimitsSection {
     pub(crate) net_connections: Option<Spanned<u64>>,
     /// Only in `[limits]`: MiB a plugin file may have (not per tool).
     pub(crate) plugin_file_mib: Option<Spanned<u64>>,
+    /// Only in `[limits]`: plugins an untrusted workspace ships that one
+    /// start loads (not per tool).
+    pub(crate) shipped_plugins: Option<Spanned<u64>>,
 }
 
 /// `[tools.<name>]`: grants and limits of one tool.

@@ -24,10 +24,14 @@ use super::file::LimitsSection;
 use super::grants::{FileKind, line_of};
 use super::{ConfigError, Source};
 use crate::provider::DEFAULT_MAX_REPLY_BYTES;
-use crate::sandbox::{DEFAULT_PLUGIN_FILE_LIMIT, Limits};
+use crate::sandbox::{DEFAULT_PLUGIN_FILE_LIMIT, DEFAULT_SHIPPED_PLUGINS, Limits};
 
 /// The `[limits]` key of the plugin file limit, in MiB.
 const PLUGIN_FILE_KEY: &str = "plugin_file_mib";
+
+/// The `[limits]` key of how many plugins an untrusted workspace ships
+/// one start loads.
+const SHIPPED_PLUGINS_KEY: &str = "shipped_plugins";
 
 /// One key of a `[limits]` section.
 #[derive(Debug, Clone, Copy)]
@@ -219,6 +223,17 @@ impl<'a> LimitChain<'a> {
                         ),
                     });
                 }
+                if let Some(written) = &section.limits.shipped_plugins {
+                    return Err(ConfigError::ParseFile {
+                        path: source.path.clone(),
+                        message: format!(
+                            "{name} {SHIPPED_PLUGINS_KEY} at line {}: the number of plugins a \
+                             workspace ships holds for every plugin, not one tool; move it under \
+                             [limits]",
+                            line_of(&source.text, written.span().start)
+                        ),
+                    });
+                }
                 limits = self.apply(limits, source, &section.limits, &name, &ceiling)?;
             }
         }
@@ -245,6 +260,18 @@ impl<'a> LimitChain<'a> {
         )
     }
 
+    /// How many plugins an untrusted workspace ships one start loads, from
+    /// `[limits] shipped_plugins`.
+    pub(super) fn shipped_plugins(&mut self) -> Result<u64, ConfigError> {
+        self.scaled_limit(
+            SHIPPED_PLUGINS_KEY,
+            "[limits]",
+            DEFAULT_SHIPPED_PLUGINS,
+            1,
+            |source| source.file.limits.shipped_plugins.as_ref(),
+        )
+    }
+
     /// One limit of the whole process written in MiB as `key` under
     /// `section`: the default, then each file's in turn; an untrusted
     /// workspace's may only lower what the user's own config and the
@@ -256,7 +283,18 @@ impl<'a> LimitChain<'a> {
         default: u64,
         written: impl Fn(&'a Source) -> Option<&'a Spanned<u64>>,
     ) -> Result<u64, ConfigError> {
-        const MIB: u64 = 1 << 20;
+        self.scaled_limit(key, section, default, 1 << 20, written)
+    }
+
+    /// [`LimitChain::mib_limit`] of a value written in units of `unit`.
+    fn scaled_limit(
+        &mut self,
+        key: &'static str,
+        section: &str,
+        default: u64,
+        unit: u64,
+        written: impl Fn(&'a Source) -> Option<&'a Spanned<u64>>,
+    ) -> Result<u64, ConfigError> {
         let mut ceiling = default;
         let mut limit = default;
         for source in self.sources {
@@ -270,7 +308,7 @@ impl<'a> LimitChain<'a> {
                     origin: format!("{} {section}", source.display()),
                 });
             }
-            let bytes = asked.saturating_mul(MIB);
+            let bytes = asked.saturating_mul(unit);
             if source.kind == FileKind::User {
                 ceiling = bytes;
             }
@@ -279,7 +317,7 @@ impl<'a> LimitChain<'a> {
                     key,
                     line: line_of(&source.text, value.span().start),
                     asked,
-                    applied: ceiling / MIB,
+                    applied: ceiling / unit,
                 };
                 let notice = self.notice(source, section, &clamped);
                 self.notices.push(notice);

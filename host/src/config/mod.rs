@@ -493,6 +493,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         );
     }
     let plugin_file_limit = limits.plugin_file()?;
+    let shipped_plugins_limit = limits.shipped_plugins()?;
     let mut notices = limits.into_notices();
     notices.extend(created);
     notices.extend(net_notices);
@@ -528,6 +529,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
                 .unwrap_or_default(),
             defaults: shipped_tool(&defaults, &defaults, &workspace, defaults.limits),
             per_tool: shipped_tools,
+            max_plugins: shipped_plugins_limit,
         })
     } else {
         None

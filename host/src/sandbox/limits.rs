@@ -80,6 +80,17 @@ impl Limits {
 /// the user's `[limits] plugin_file_mib` changes it.
 pub const DEFAULT_PLUGIN_FILE_LIMIT: u64 = 512 << 20;
 
+/// Plugins a workspace the user has not trusted ships that one start
+/// loads at most: each costs a compile (and its memory) before the first
+/// prompt, and a repository can ship a hundred that differ by one byte.
+/// The user's `[limits] shipped_plugins` changes it.
+pub const DEFAULT_SHIPPED_PLUGINS: u64 = 16;
+
+/// The time one start gives the loading (compiling, mostly) of every
+/// plugin an untrusted workspace ships, together; `list-tools` has its own
+/// budget.
+pub(crate) const SHIPPED_LOAD_TOTAL: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Why a plugin file of `len` bytes is refused under `limit`, naming the
 /// setting and the value that would let it load.
 pub(crate) fn plugin_file_refusal(len: u64, limit: u64) -> String {

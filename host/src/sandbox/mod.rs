@@ -40,7 +40,7 @@ pub use capabilities::protect::{EveryRepository, Hit, ProtectedPath, Protection}
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::{CONCURRENT_CALLS, Tier};
 pub use input_schema::MAX_EXPANDED as MAX_SCHEMA_EXPANSION;
-pub use limits::{CODE_TOOLS, DEFAULT_PLUGIN_FILE_LIMIT, Limits};
+pub use limits::{CODE_TOOLS, DEFAULT_PLUGIN_FILE_LIMIT, DEFAULT_SHIPPED_PLUGINS, Limits};
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, LoadEvent, LoadNotice, PluginOrigin, is_standard_tool, is_tool_name};
 pub use reach::{Reach, protected_sentence};
@@ -155,6 +155,10 @@ pub struct ShippedPlugins {
     pub per_tool: BTreeMap<String, ShippedTool>,
     /// What a shipped plugin's tool of any other name gets.
     pub defaults: ShippedTool,
+    /// How many of its plugins one start loads at most
+    /// ([`DEFAULT_SHIPPED_PLUGINS`], `[limits] shipped_plugins`); all of
+    /// them get [`limits::SHIPPED_LOAD_TOTAL`] together.
+    pub max_plugins: u64,
 }
 
 /// The policy of a tool a shipped plugin offers: what every tool gets,
@@ -335,6 +339,54 @@ pub struct Sandbox {
     shipped_plugins: Option<Arc<ShippedPlugins>>,
 }
 
+/// What the plugins an untrusted workspace ships cost one start so far,
+/// and which were not loaded for it.
+#[derive(Debug, Default)]
+struct ShippedCost {
+    count: u64,
+    spent: Duration,
+    skipped: Vec<PluginOrigin>,
+}
+
+impl ShippedCost {
+    fn is_spent(&self, max_plugins: u64) -> bool {
+        self.count >= max_plugins || self.spent >= limits::SHIPPED_LOAD_TOTAL
+    }
+
+    /// One error for every plugin skipped, naming the limits and the
+    /// setting that raises the count.
+    fn report(&self, shipped: &ShippedPlugins) -> Option<LoadError> {
+        if self.skipped.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = self
+            .skipped
+            .iter()
+            .take(3)
+            .map(|origin| format!("`{}`", origin.stem()))
+            .collect();
+        let more = match self.skipped.len().saturating_sub(names.len()) {
+            0 => String::new(),
+            more => format!(" and {more} more"),
+        };
+        let all = self.count + self.skipped.len() as u64;
+        Some(LoadError {
+            origin: PluginOrigin::File(shipped.dir.clone()),
+            reason: format!(
+                "{} of the {all} plugins this workspace ships were not loaded ({}{more}): a start \
+                 loads at most {} plugins a workspace you have not trusted ships, in {} s \
+                 together, since each costs a compile and its memory before the first prompt; to \
+                 load more, set `shipped_plugins = {all}` under [limits] in your config.toml, or \
+                 trust the workspace (`toolhost trust`)",
+                self.skipped.len(),
+                names.join(", "),
+                shipped.max_plugins,
+                limits::SHIPPED_LOAD_TOTAL.as_secs(),
+            ),
+        })
+    }
+}
+
 /// The fuel one `list-tools` may burn: naming tools takes a few million
 /// units (a Python plugin's, on baseline code, under 100 million).
 const LIST_TOOLS_FUEL: u64 = 1_000_000_000;
@@ -433,6 +485,7 @@ impl Sandbox {
         // Optimized compiles wait until every plugin is loaded: on two
         // cores they would otherwise slow the loads still to come.
         let mut to_optimize = Vec::new();
+        let mut shipped_cost = ShippedCost::default();
         for (origin, builtin) in sources {
             if listing.is_spent() {
                 sandbox.load_errors.push(LoadError {
@@ -446,6 +499,13 @@ impl Sandbox {
                 });
                 continue;
             }
+            let shipped = sandbox.is_shipped_file(&origin, &compilers);
+            if let Some(shipped) = &shipped
+                && shipped_cost.is_spent(shipped.max_plugins)
+            {
+                shipped_cost.skipped.push(origin);
+                continue;
+            }
             let policy = RunPolicy {
                 deadline: None,
                 preopens: &no_preopens,
@@ -453,7 +513,18 @@ impl Sandbox {
                 rules: &load_rules,
                 network: &no_network,
             };
-            match plugin::load(&compilers, origin, builtin, policy, &listing, progress).await {
+            let started = std::time::Instant::now();
+            let listing_before = listing.remaining();
+            let loaded =
+                plugin::load(&compilers, origin, builtin, policy, &listing, progress).await;
+            if shipped.is_some() {
+                // What the plugin cost besides its `list-tools`, which has
+                // a budget of its own.
+                let listed = listing_before.saturating_sub(listing.remaining());
+                shipped_cost.count += 1;
+                shipped_cost.spent += started.elapsed().saturating_sub(listed);
+            }
+            match loaded {
                 Ok(mut loaded) => {
                     let optimize = loaded.optimize.take();
                     if sandbox.add(loaded, &options.policy, &options.typed) {
@@ -466,7 +537,34 @@ impl Sandbox {
         for job in to_optimize {
             sandbox.optimizer.submit(job);
         }
+        if let Some(shipped) = &sandbox.shipped_plugins
+            && let Some(error) = shipped_cost.report(shipped)
+        {
+            sandbox.load_errors.push(error);
+        }
         Ok(sandbox)
+    }
+
+    /// What an untrusted workspace ships, when `origin` is a plugin file
+    /// it ships (in its plugins directory, and not one the user added,
+    /// known by its sha256).
+    fn is_shipped_file(
+        &self,
+        origin: &PluginOrigin,
+        compilers: &Compilers,
+    ) -> Option<Arc<ShippedPlugins>> {
+        let shipped = self.shipped_plugins.as_ref()?;
+        let PluginOrigin::File(path) = origin else {
+            return None;
+        };
+        if !path.starts_with(&shipped.dir) {
+            return None;
+        }
+        // A file that cannot be read or hashed is the repository's: its
+        // load fails on its own.
+        let added = plugin::file_sha256(compilers, path)
+            .is_some_and(|sha256| shipped.added.contains(&sha256));
+        (!added).then(|| Arc::clone(shipped))
     }
 
     /// Adds a loaded plugin's tools. A toolhost-world plugin whose tool

@@ -226,6 +226,14 @@ impl Source {
     }
 }
 
+/// The sha256 of the plugin file at `path` as loading would find it
+/// (remembered for an unchanged file); `None` when it cannot be read.
+pub(crate) fn file_sha256(compilers: &Compilers, path: &Path) -> Option<String> {
+    let origin = PluginOrigin::File(path.to_path_buf());
+    let mut source = Source::open(&origin, None, compilers.file_limit).ok()?;
+    source.sha256(&compilers.cache).ok()
+}
+
 /// Opens the plugin file at `path` and checks its size against `limit`
 /// before anything reads it.
 fn open_within(path: &Path, limit: u64) -> Result<(File, fs::Metadata), String> {
@@ -338,7 +346,7 @@ impl ListingBudget {
         self.remaining().is_zero()
     }
 
-    fn remaining(&self) -> std::time::Duration {
+    pub(crate) fn remaining(&self) -> std::time::Duration {
         std::time::Duration::from_nanos(self.remaining.load(std::sync::atomic::Ordering::Relaxed))
     }
 

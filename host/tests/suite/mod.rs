@@ -29,6 +29,7 @@ mod runaway_model;
 mod scaffold;
 mod search_speed;
 mod sessions;
+mod shipped_cost;
 mod spares;
 mod standard_tools;
 mod terminal;
