@@ -353,9 +353,11 @@ impl ShippedCost {
         self.count >= max_plugins || self.spent >= limits::SHIPPED_LOAD_TOTAL
     }
 
-    /// One error for every plugin skipped, naming the limits and the
-    /// setting that raises the count.
-    fn report(&self, shipped: &ShippedPlugins) -> Option<LoadError> {
+    /// One error for every plugin skipped, naming the limit reached and
+    /// what lets them load: the setting, pasted, when the count was
+    /// reached; else (the time) trusting the workspace or adding the
+    /// plugins wanted, which makes them the user's.
+    fn report(&self, shipped: &ShippedPlugins, workspace: &Path) -> Option<LoadError> {
         if self.skipped.is_empty() {
             return None;
         }
@@ -370,18 +372,35 @@ impl ShippedCost {
             more => format!(" and {more} more"),
         };
         let all = self.count + self.skipped.len() as u64;
+        let trust = format!("`toolhost trust {}`", workspace.display());
+        let (limit, fix) = if self.count >= shipped.max_plugins {
+            (
+                format!("a start loads at most {} of them", shipped.max_plugins),
+                format!(
+                    "to load more, set `shipped_plugins = {all}` under [limits] in your \
+                     config.toml, or trust the workspace ({trust})"
+                ),
+            )
+        } else {
+            (
+                format!(
+                    "their loading used up the {} s a start gives it",
+                    limits::SHIPPED_LOAD_TOTAL.as_secs()
+                ),
+                format!(
+                    "to load them all, trust the workspace ({trust}), or `toolhost plugin add` \
+                     the ones you want"
+                ),
+            )
+        };
         Some(LoadError {
             origin: PluginOrigin::File(shipped.dir.clone()),
             reason: format!(
-                "{} of the {all} plugins this workspace ships were not loaded ({}{more}): a start \
-                 loads at most {} plugins a workspace you have not trusted ships, in {} s \
-                 together, since each costs a compile and its memory before the first prompt; to \
-                 load more, set `shipped_plugins = {all}` under [limits] in your config.toml, or \
-                 trust the workspace (`toolhost trust`)",
+                "{} of the {all} plugins this workspace ships were not loaded ({}{more}): {limit}, \
+                 since each costs a compile and its memory before the first prompt, and you have \
+                 not trusted this workspace; {fix}",
                 self.skipped.len(),
                 names.join(", "),
-                shipped.max_plugins,
-                limits::SHIPPED_LOAD_TOTAL.as_secs(),
             ),
         })
     }
@@ -538,7 +557,7 @@ impl Sandbox {
             sandbox.optimizer.submit(job);
         }
         if let Some(shipped) = &sandbox.shipped_plugins
-            && let Some(error) = shipped_cost.report(shipped)
+            && let Some(error) = shipped_cost.report(shipped, &sandbox.workspace)
         {
             sandbox.load_errors.push(error);
         }

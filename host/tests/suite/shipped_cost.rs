@@ -58,10 +58,10 @@ fn a_workspace_s_many_shipped_plugins_cost_a_start_a_bounded_amount() {
         budget,
         [ws.expand(
             "warning: skipped plugin `{ws}/.toolhost/plugins`: 3 of the 8 plugins this workspace \
-             ships were not loaded (`p-05`, `p-06`, `p-07`): a start loads at most 5 plugins a \
-             workspace you have not trusted ships, in 10 s together, since each costs a compile \
-             and its memory before the first prompt; to load more, set `shipped_plugins = 8` \
-             under [limits] in your config.toml, or trust the workspace (`toolhost trust`)"
+             ships were not loaded (`p-05`, `p-06`, `p-07`): a start loads at most 5 of them, \
+             since each costs a compile and its memory before the first prompt, and you have not \
+             trusted this workspace; to load more, set `shipped_plugins = 8` under [limits] in \
+             your config.toml, or trust the workspace (`toolhost trust {ws}`)"
         )],
         "{stderr}"
     );
