@@ -24,6 +24,7 @@ use super::capabilities::{self, Grant, OpenDirs, Preopens, PreopensView, Sandbox
 use super::limits::{Limits, MemoryLimiter};
 use super::outcome::{self, ToolFault, ToolOutcome};
 use super::output::CapturedOutput;
+use super::slots::CallSlot;
 
 /// Bytes of a guest's stdout and of its stderr kept per call.
 pub const CAPTURE_LIMIT: usize = 64 * 1024;
@@ -289,14 +290,15 @@ impl State {
 
 /// Instantiates `pre` in a new store under `policy`, or takes `ahead`, an
 /// instance of the same code made for the same policy, and calls `export`,
-/// stopping it at the deadline or on `cancel`.
+/// stopping it at the deadline or on `cancel`. The instance lives in the
+/// pool slot the caller holds (`_slot`), and is gone when this returns.
 pub(crate) async fn run<E: Export>(
     engine: &Engine,
     pre: &InstancePre<State>,
     policy: RunPolicy<'_>,
     cancel: &CancellationToken,
     progress_sink: Option<ProgressSink>,
-    ahead: Option<Instantiated>,
+    (_slot, ahead): (&CallSlot, Option<Instantiated>),
     export: E,
 ) -> Run<E::Output> {
     let RunPolicy {
