@@ -12,6 +12,7 @@ mod examples;
 mod fetch;
 mod grants;
 mod help;
+mod host_memory;
 mod host_work;
 mod hostile;
 mod input;
