@@ -34,7 +34,10 @@ pub use inbox::{DeliveryMode, Inbox, InboxFull, Queued};
 pub use ledger::{CallRef, Delivery, Message, ToolResultEntry, tool_calls};
 pub use long_output::{DEFAULT_RESULT_BUDGET, ResultBudget};
 pub use prompt::default_system_prompt;
-pub use run::{AgentLoop, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED};
+pub use run::{
+    AgentLoop, CALLS_PER_REPLY, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS,
+    NOT_EXECUTED_TRUNCATED, over_the_cap,
+};
 pub use stop::{StopReason, StopRecord};
 pub use summary::{SUMMARY_PREFIX, cut_and_summarise};
 pub use turns::{PromptEnd, Refused, Submission, run_prompt};

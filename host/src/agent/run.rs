@@ -39,6 +39,25 @@ pub const NOT_EXECUTED_TRUNCATED: &str = "not executed: the reply hit the output
 /// The result of a call that never started because the run was cancelled.
 pub const INTERRUPTED: &str = "(interrupted before this tool ran)";
 
+/// Tool calls of one reply that run; each call past it is answered with
+/// [`over_the_cap`] and the run goes on. As many as the engine's pools
+/// run at once ([`crate::sandbox::CONCURRENT_CALLS`]), so a reply's
+/// read-only calls all start together; real models ask for a few dozen at
+/// most, while the reply cap alone let a hostile server ask for ~60,000.
+/// Not a setting: no real reply needs more, and a smaller one only moves
+/// the same calls to the next turn.
+pub const CALLS_PER_REPLY: usize = crate::sandbox::CONCURRENT_CALLS as usize;
+
+/// The result of each call of a reply of `asked` calls past
+/// [`CALLS_PER_REPLY`]: the cap, and what the model can do.
+pub fn over_the_cap(asked: usize) -> String {
+    format!(
+        "(not executed: this reply asked for {asked} tool calls and at most {CALLS_PER_REPLY} \
+         run per reply; the first {CALLS_PER_REPLY} ran. Ask for at most {CALLS_PER_REPLY} \
+         calls in one reply and make this one again in your next reply if you still need it.)"
+    )
+}
+
 /// How a run is bounded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoopConfig {
@@ -585,17 +604,19 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
     }
 
     /// Runs a batch: consecutive read-only calls together, every other call
-    /// alone, in call order. `None` for a call that never started because
+    /// alone, in call order; the calls past [`CALLS_PER_REPLY`] are answered
+    /// with the cap instead. `None` for a call that never started because
     /// `cancel` fired.
     async fn execute(
         &self,
-        calls: &[Call],
+        all: &[Call],
         read_only: &HashMap<String, bool>,
         cancel: &CancellationToken,
     ) -> Vec<Option<ToolResult>> {
         let concurrent =
             |call: &Call| call.arguments.is_some() && read_only.get(&call.name) == Some(&true);
-        let mut results = Vec::with_capacity(calls.len());
+        let (calls, over) = all.split_at(all.len().min(CALLS_PER_REPLY));
+        let mut results = Vec::with_capacity(all.len());
         let mut start = 0;
         while start < calls.len() {
             let mut end = start + 1;
@@ -608,6 +629,10 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             let group = join_all(calls[start..end].iter().map(|c| self.run_one(c, cancel))).await;
             results.extend(group);
             start = end;
+        }
+        if !over.is_empty() {
+            let text = over_the_cap(all.len());
+            results.extend(over.iter().map(|_| Some(error_result(&text))));
         }
         results
     }
@@ -1534,6 +1559,47 @@ mod tests {
         assert!(
             kinds.contains(&"\"tool_execution_start\"".to_string()),
             "{kinds:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn calls_past_the_cap_of_a_reply_are_answered_with_it_and_the_run_goes_on() {
+        let asked = CALLS_PER_REPLY + 3;
+        let model = ScriptedModel::new([
+            calls(
+                (0..asked)
+                    .map(|i| call(&format!("c{i}"), "read", Some(json!({"i": i}))))
+                    .collect(),
+                Finish::ToolUse,
+            ),
+            Reply::Message(text("done", Finish::Stop)),
+        ]);
+        let tools = FakeTools::default().with("read", true, false, 1);
+        let (ledger, stop) = run_with(
+            &model,
+            &tools,
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(stop.reason, StopReason::Completed);
+        assert_eq!(tools.calls(), CALLS_PER_REPLY);
+        let results = results_of(&ledger[2]);
+        assert_eq!(results.len(), asked);
+        for (i, result) in results.iter().enumerate() {
+            if i < CALLS_PER_REPLY {
+                assert_eq!(result.text, format!("read:{{\"i\":{i}}}"));
+                assert!(!result.is_error);
+            } else {
+                assert_eq!(result.text, over_the_cap(asked));
+                assert!(result.is_error);
+            }
+        }
+        assert_eq!(
+            over_the_cap(600),
+            "(not executed: this reply asked for 600 tool calls and at most 64 run per reply; \
+             the first 64 ran. Ask for at most 64 calls in one reply and make this one again in \
+             your next reply if you still need it.)"
         );
     }
 

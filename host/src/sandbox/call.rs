@@ -18,12 +18,14 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{CallError, Plugin};
 use super::capabilities::filesystem::{Denial, FsGuard, FsRules, Guarded, Held, WriteBudget};
+use super::capabilities::held::TableCharge;
 use super::capabilities::network::account::{NetDenial, NetRequest};
 use super::capabilities::network::{NetAccess, NetworkPolicy};
 use super::capabilities::{self, Grant, OpenDirs, Preopens, PreopensView, SandboxView};
-use super::limits::{Limits, MemoryLimiter};
+use super::limits::{Limits, MemoryAccount, MemoryLimiter};
 use super::outcome::{self, ToolFault, ToolOutcome};
 use super::output::CapturedOutput;
+use super::slots::CallSlot;
 
 /// Bytes of a guest's stdout and of its stderr kept per call.
 pub const CAPTURE_LIMIT: usize = 64 * 1024;
@@ -37,6 +39,11 @@ pub(crate) struct State {
     dirs: OpenDirs,
     table: ResourceTable,
     limiter: MemoryLimiter,
+    /// The call's memory, linear and host memory held for the guest.
+    memory: Arc<MemoryAccount>,
+    /// The table's charge to `memory`, kept current before every
+    /// `wasi:http` call (the calls that can make the table big).
+    table_charge: TableCharge,
     fs_guard: FsGuard,
     http: WasiHttpCtx,
     network: NetworkPolicy,
@@ -57,6 +64,7 @@ impl SandboxView for State {
                 table: &mut self.table,
             },
             guard: &mut self.fs_guard,
+            memory: &self.memory,
         }
     }
 
@@ -82,6 +90,7 @@ impl WasiView for State {
 impl WasiHttpView for State {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
         self.imported = true;
+        self.table_charge.before_http_call(&mut self.table);
         WasiHttpCtxView {
             ctx: &mut self.http,
             table: &mut self.table,
@@ -136,7 +145,8 @@ pub struct CallStats {
     pub duration: Duration,
     /// Fuel spent, instantiating included (ahead of the call or in it).
     pub fuel_used: u64,
-    /// Peak bytes of linear memory across the instance's memories.
+    /// Peak bytes of linear memory across the instance's memories, with
+    /// the host memory held for it ([`super::limits::MemoryAccount`]).
     pub peak_memory: u64,
     /// Whether it ran on an instance made ahead of the call
     /// ([`super::Tiering::spares_after`]).
@@ -221,11 +231,14 @@ impl Fresh {
     ) -> Fresh {
         let stdout = CapturedOutput::new(CAPTURE_LIMIT);
         let stderr = CapturedOutput::new(CAPTURE_LIMIT);
+        let memory = MemoryAccount::new(limits.memory);
         let state = State {
             wasi: capabilities::wasi_ctx(stdout.clone(), stderr.clone()),
             dirs,
             table: bounded_table(),
-            limiter: MemoryLimiter::new(limits.memory),
+            limiter: MemoryLimiter::new(Arc::clone(&memory)),
+            table_charge: TableCharge::new(&memory),
+            memory,
             fs_guard: FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write)),
             http: WasiHttpCtx::new(),
             network,
@@ -237,7 +250,15 @@ impl Fresh {
         // Fuel is only absent when the engine does not meter it, which ours does.
         let _ = store.set_fuel(limits.fuel);
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+        // A table gone over the memory limit refuses new entries at once;
+        // a guest that goes on anyway is stopped here, within a tick.
+        store.epoch_deadline_callback(|store| {
+            let charge = &store.data().table_charge;
+            if charge.is_over() {
+                return Err(charge.trap());
+            }
+            Ok(UpdateDeadline::Yield(1))
+        });
         Fresh {
             store,
             stdout,
@@ -289,14 +310,15 @@ impl State {
 
 /// Instantiates `pre` in a new store under `policy`, or takes `ahead`, an
 /// instance of the same code made for the same policy, and calls `export`,
-/// stopping it at the deadline or on `cancel`.
+/// stopping it at the deadline or on `cancel`. The instance lives in the
+/// pool slot the caller holds (`_slot`), and is gone when this returns.
 pub(crate) async fn run<E: Export>(
     engine: &Engine,
     pre: &InstancePre<State>,
     policy: RunPolicy<'_>,
     cancel: &CancellationToken,
     progress_sink: Option<ProgressSink>,
-    ahead: Option<Instantiated>,
+    (_slot, ahead): (&CallSlot, Option<Instantiated>),
     export: E,
 ) -> Run<E::Output> {
     let RunPolicy {
@@ -374,7 +396,7 @@ pub(crate) async fn run<E: Export>(
     let (stdout, out_dropped) = stdout.contents();
     let (stderr, err_dropped) = stderr.contents();
     let hits = Hits {
-        memory: state.limiter.hit,
+        memory: state.memory.hit(),
         write: state.fs_guard.budget().hit(),
         held: state.fs_guard.held_over(),
     };
@@ -389,7 +411,7 @@ pub(crate) async fn run<E: Export>(
         stats: CallStats {
             duration: start.elapsed(),
             fuel_used: limits.fuel.saturating_sub(fuel_left),
-            peak_memory: state.limiter.peak,
+            peak_memory: state.memory.peak(),
             ahead: took_ahead,
         },
         captured: Captured {

@@ -4,6 +4,8 @@
 //! [`Limits`]; each field has a default in `[limits]` of `toolhost.toml` and
 //! may be overridden per tool.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use wasmtime::ResourceLimiter;
@@ -163,30 +165,154 @@ pub(crate) const TABLE_ELEMENTS: usize = 20_000;
 /// count.
 const TABLE_ELEMENTS_PER_CALL: usize = 1 << 20;
 
-/// Caps the sum of all linear memories of one instance and records the
-/// peak; caps its tables (each, and all together) and its core instances,
-/// tables and memories in number, whichever allocator the engine uses.
+/// One call's memory: the bytes of its linear memories and the bytes of
+/// host memory held for its guest (resources in its table: `wasi:http`
+/// fields, file streams' read-ahead, ...), held together to the call's
+/// memory limit, whatever holds them. Shared by the [`MemoryLimiter`] and
+/// the [`HostCharge`]s of what the host holds for the guest, which give
+/// their bytes back when dropped, whoever drops them.
+#[derive(Debug)]
+pub(crate) struct MemoryAccount {
+    limit: u64,
+    linear: AtomicU64,
+    host: AtomicU64,
+    peak: AtomicU64,
+    /// Set when a growth or a charge was refused, so the resulting trap (or
+    /// failure) is reported as "over the memory limit" rather than a
+    /// generic crash.
+    hit: AtomicBool,
+}
+
+impl MemoryAccount {
+    pub(crate) fn new(limit: u64) -> Arc<MemoryAccount> {
+        Arc::new(MemoryAccount {
+            limit,
+            linear: AtomicU64::new(0),
+            host: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+            hit: AtomicBool::new(false),
+        })
+    }
+
+    /// Whether a growth or a charge was refused.
+    pub(crate) fn hit(&self) -> bool {
+        self.hit.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes held at once, linear and host memory together.
+    pub(crate) fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// Bytes the call may still take, of linear or host memory.
+    pub(crate) fn room(&self) -> u64 {
+        let held = self.linear.load(Ordering::Relaxed) + self.host.load(Ordering::Relaxed);
+        self.limit.saturating_sub(held)
+    }
+
+    /// Adds `bytes` to `part` (linear or host) unless the call would then
+    /// hold more than its limit; a refusal is recorded as the limit hit
+    /// when `record`.
+    fn take(&self, part: &AtomicU64, bytes: u64, record: bool) -> bool {
+        if bytes == 0 {
+            return true;
+        }
+        if bytes > self.room() {
+            if record {
+                self.hit.store(true, Ordering::Relaxed);
+            }
+            return false;
+        }
+        part.fetch_add(bytes, Ordering::Relaxed);
+        let held = self.linear.load(Ordering::Relaxed) + self.host.load(Ordering::Relaxed);
+        self.peak.fetch_max(held, Ordering::Relaxed);
+        true
+    }
+
+    /// A charge of no bytes yet against this call's limit, for host memory
+    /// held for its guest; see [`HostCharge::set`].
+    pub(crate) fn host_charge(self: &Arc<Self>) -> HostCharge {
+        HostCharge {
+            account: Arc::clone(self),
+            bytes: 0,
+        }
+    }
+}
+
+/// Host memory held for a guest, counted against its call's limit until
+/// dropped (with the resource that holds it).
+#[derive(Debug)]
+pub(crate) struct HostCharge {
+    account: Arc<MemoryAccount>,
+    bytes: u64,
+}
+
+impl HostCharge {
+    /// Makes the charge `bytes`: less is always allowed; more only when the
+    /// call has room for the difference, else the charge stays as it was,
+    /// the limit is recorded as hit and this returns false.
+    pub(crate) fn set(&mut self, bytes: u64) -> bool {
+        self.change(bytes, true)
+    }
+
+    /// [`HostCharge::set`] without recording a refusal as the limit hit,
+    /// for a bound the caller can still narrow down.
+    pub(crate) fn try_set(&mut self, bytes: u64) -> bool {
+        self.change(bytes, false)
+    }
+
+    fn change(&mut self, bytes: u64, record: bool) -> bool {
+        if bytes <= self.bytes {
+            self.account
+                .host
+                .fetch_sub(self.bytes - bytes, Ordering::Relaxed);
+            self.bytes = bytes;
+            return true;
+        }
+        if !self
+            .account
+            .take(&self.account.host, bytes - self.bytes, record)
+        {
+            return false;
+        }
+        self.bytes = bytes;
+        true
+    }
+
+    /// The bytes charged now.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The call's memory limit, for messages.
+    pub(crate) fn limit(&self) -> u64 {
+        self.account.limit
+    }
+}
+
+impl Drop for HostCharge {
+    fn drop(&mut self) {
+        self.account.host.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+/// Caps the sum of all linear memories of one instance, with the host
+/// memory held for it ([`MemoryAccount`]); caps its tables (each, and all
+/// together) and its core instances, tables and memories in number,
+/// whichever allocator the engine uses.
 ///
 /// wasmtime's own `StoreLimits` caps each memory separately; a plugin with
 /// several memories could then use several times the limit.
 #[derive(Debug)]
 pub(crate) struct MemoryLimiter {
-    limit: u64,
-    total: u64,
-    pub(crate) peak: u64,
-    /// Set when a growth was refused, so the resulting trap (or failure) is
-    /// reported as "over the memory limit" rather than a generic crash.
-    pub(crate) hit: bool,
+    account: Arc<MemoryAccount>,
     table_elements: usize,
 }
 
 impl MemoryLimiter {
-    pub(crate) fn new(limit: u64) -> Self {
+    pub(crate) fn new(account: Arc<MemoryAccount>) -> Self {
         MemoryLimiter {
-            limit,
-            total: 0,
-            peak: 0,
-            hit: false,
+            account,
             table_elements: 0,
         }
     }
@@ -200,14 +326,7 @@ impl ResourceLimiter for MemoryLimiter {
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         let grown = (desired as u64).saturating_sub(current as u64);
-        let total = self.total.saturating_add(grown);
-        if total > self.limit {
-            self.hit = true;
-            return Ok(false);
-        }
-        self.total = total;
-        self.peak = self.peak.max(total);
-        Ok(true)
+        Ok(self.account.take(&self.account.linear, grown, true))
     }
 
     fn table_growing(
@@ -245,18 +364,44 @@ mod tests {
 
     #[test]
     fn caps_the_sum_of_all_memories() {
-        let mut limiter = MemoryLimiter::new(100);
+        let account = MemoryAccount::new(100);
+        let mut limiter = MemoryLimiter::new(Arc::clone(&account));
         assert!(limiter.memory_growing(0, 60, None).expect("ok"));
         // A second memory: 60 + 50 > 100.
         assert!(!limiter.memory_growing(0, 50, None).expect("ok"));
-        assert!(limiter.hit);
+        assert!(account.hit());
         assert!(limiter.memory_growing(0, 40, None).expect("ok"));
-        assert_eq!(limiter.peak, 100);
+        assert_eq!(account.peak(), 100);
+    }
+
+    #[test]
+    fn host_memory_held_for_the_guest_shares_the_limit_and_is_given_back_when_dropped() {
+        let account = MemoryAccount::new(100);
+        let mut limiter = MemoryLimiter::new(Arc::clone(&account));
+        assert!(limiter.memory_growing(0, 60, None).expect("ok"));
+        let mut charge = account.host_charge();
+        assert!(charge.set(30));
+        // Linear memory cannot take what the host holds for the guest...
+        assert!(!limiter.memory_growing(60, 80, None).expect("ok"));
+        assert!(account.hit());
+        // ... nor the host what the guest's memories hold.
+        let mut other = account.host_charge();
+        assert!(!other.set(11));
+        assert_eq!(other.bytes(), 0);
+        assert!(other.set(10));
+        assert_eq!((account.room(), account.peak()), (0, 100));
+        // Less is always allowed; dropping gives the rest back.
+        assert!(charge.set(5));
+        assert_eq!(account.room(), 25);
+        drop(charge);
+        drop(other);
+        assert_eq!(account.room(), 40);
+        assert!(limiter.memory_growing(60, 100, None).expect("ok"));
     }
 
     #[test]
     fn growth_counts_only_the_new_bytes() {
-        let mut limiter = MemoryLimiter::new(100);
+        let mut limiter = MemoryLimiter::new(MemoryAccount::new(100));
         assert!(limiter.memory_growing(0, 50, None).expect("ok"));
         assert!(limiter.memory_growing(50, 100, None).expect("ok"));
         assert!(!limiter.memory_growing(100, 101, None).expect("ok"));
@@ -279,7 +424,7 @@ mod tests {
 
     #[test]
     fn tables_are_bounded_each_and_together() {
-        let mut limiter = MemoryLimiter::new(100);
+        let mut limiter = MemoryLimiter::new(MemoryAccount::new(100));
         assert!(limiter.table_growing(0, 10, None).expect("ok"));
         assert!(
             !limiter

@@ -19,6 +19,7 @@ mod output;
 mod plugin;
 mod reach;
 mod shape;
+mod slots;
 mod spare;
 mod tiers;
 mod typed;
@@ -848,6 +849,10 @@ impl Sandbox {
     /// Runs tool `name` on `input` (JSON text). Never fails: every problem
     /// is a [`ToolFault`] in the report, for the model to read.
     pub async fn call(&self, name: &str, input: &str, options: &CallOptions) -> CallReport {
+        // Every call waits for a slot of the engine's pools, however many
+        // were asked for at once ([`slots`]); the wait is not the tool's,
+        // so its deadline starts once it has one.
+        let slot = slots::CallSlot::wait(&options.cancel).await;
         let start = Instant::now();
         let refuse = |fault: ToolFault| CallReport {
             outcome: ToolOutcome::Fault(fault),
@@ -858,6 +863,9 @@ impl Sandbox {
             },
             captured: Captured::default(),
             requests: Vec::new(),
+        };
+        let Some(slot) = slot else {
+            return refuse(ToolFault::Cancelled);
         };
         let Some(tool) = self.tool(name) else {
             return refuse(ToolFault::UnknownTool {
@@ -894,7 +902,7 @@ impl Sandbox {
                     name,
                     input: &input,
                 };
-                self.run_export(tool, &code, policy, options, export)
+                self.run_export(tool, &code, policy, options, &slot, export)
                     .await
                     .map(|answer| answer.map(|text| (text, None)))
             }
@@ -910,7 +918,7 @@ impl Sandbox {
                     Err(error) => return refuse(ToolFault::InvalidInput(error)),
                 };
                 let export = typed::CallTyped { function, params };
-                self.run_export(tool, &code, policy, options, export)
+                self.run_export(tool, &code, policy, options, &slot, export)
                     .await
                     .map(|returned| {
                         typed::answer(returned, function).map(|(text, json)| (text, Some(json)))
@@ -953,13 +961,15 @@ impl Sandbox {
 
     /// Runs `export` of `code` for `tool` in a fresh instance under
     /// `policy`: its spare when one is ready, and then its next spare is
-    /// made when instantiating it is slow.
+    /// made when instantiating it is slow. A spare taken leaves the spares'
+    /// slots for `slot`, the call's, which is why the call holds one first.
     async fn run_export<E: call::Export>(
         &self,
         tool: &Tool,
         code: &Arc<Code>,
         policy: RunPolicy<'_>,
         options: &CallOptions,
+        slot: &slots::CallSlot,
         export: E,
     ) -> call::Run<E::Output> {
         let ahead = tool.spares.take(code);
@@ -970,7 +980,7 @@ impl Sandbox {
             policy,
             &options.cancel,
             options.progress.clone(),
-            ahead,
+            (slot, ahead),
             export,
         )
         .await;

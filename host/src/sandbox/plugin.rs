@@ -25,6 +25,7 @@ use super::engine::Tier;
 use super::imports;
 use super::input_schema::InputSchema;
 use super::shape;
+use super::slots::CallSlot;
 use super::tiers::{Backend, Code, CodeSlot, Compilers, Job};
 use super::typed::{self, TypedFunction, docs::Docs};
 
@@ -417,6 +418,12 @@ pub(crate) async fn load(
         }
     };
 
+    // A reload's `list-tools` waits for a slot as a call does, before its
+    // share of the listing budget starts.
+    let never = CancellationToken::new();
+    let Some(slot) = CallSlot::wait(&never).await else {
+        return Err(fail("`list-tools` was cancelled".into()));
+    };
     let started = std::time::Instant::now();
     let policy = RunPolicy {
         deadline: Some(started + policy.limits.timeout.min(listing.remaining())),
@@ -426,12 +433,13 @@ pub(crate) async fn load(
         engine,
         &instance_pre,
         policy,
-        &CancellationToken::new(),
+        &never,
         None,
-        None,
+        (&slot, None),
         ListTools(&indices),
     )
     .await;
+    drop(slot);
     listing.spend(started.elapsed());
     let specs = run
         .result

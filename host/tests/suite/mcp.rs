@@ -1645,3 +1645,80 @@ fn it_negotiates_the_protocol_versions_rmcp_knows() {
     );
     server.close();
 }
+
+/// A session over `--http` that has been initialized: its id.
+async fn http_session(client: &reqwest::Client, url: &str, auth: &str) -> String {
+    let (status, session, body) = post_mcp(client, url, Some(auth), None, INITIALIZE).await;
+    assert_eq!(status, 200, "{body}");
+    let session = session.expect("a session id");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let (status, _, _) = post_mcp(client, url, Some(auth), Some(&session), initialized).await;
+    assert_eq!(status, 202);
+    session
+}
+
+/// The result of call `id` in a POST's body (JSON or an SSE stream).
+fn result_in(body: &str, id: u64) -> Value {
+    body.lines()
+        .map(|line| line.strip_prefix("data: ").unwrap_or(line))
+        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+        .find(|message| message["id"] == id)
+        .unwrap_or_else(|| panic!("no response to {id} in {body}"))
+}
+
+/// One client's burst of 300 calls at once once failed calls, its own and
+/// another client's, as "crashed: maximum concurrent limit ... This is a
+/// bug in the tool" when it outran the engine's pool. Every call waits for
+/// a slot: all 300 and the second client's call, sent mid-burst, answer.
+#[test]
+fn one_clients_burst_of_calls_fails_no_call_of_its_own_or_of_another_client() {
+    const BURST: u64 = 300;
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    let auth = format!("Bearer {}", server.token.as_deref().expect("a token"));
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client");
+    runtime.block_on(async {
+        let url = server.url.clone();
+        let burster = http_session(&client, &url, &auth).await;
+        let other = http_session(&client, &url, &auth).await;
+        let burst: Vec<_> = (1..=BURST)
+            .map(|id| {
+                let (client, url, auth, session) =
+                    (client.clone(), url.clone(), auth.clone(), burster.clone());
+                tokio::spawn(async move {
+                    let text = format!("burst {id}");
+                    let body = call(id, "echo", json!({ "text": text })).to_string();
+                    let (status, _, body) =
+                        post_mcp(&client, &url, Some(&auth), Some(&session), &body).await;
+                    assert_eq!(status, 200, "{body}");
+                    (text, result_in(&body, id))
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let body = call(1, "echo", json!({"text": "the other client"})).to_string();
+        let (status, _, body) = post_mcp(&client, &url, Some(&auth), Some(&other), &body).await;
+        assert_eq!(status, 200, "{body}");
+        let answer = result_in(&body, 1);
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "the other client",
+            "{answer}"
+        );
+        assert_ne!(answer["result"]["isError"], true, "{answer}");
+        for call in burst {
+            let (text, answer) = call.await.expect("a call of the burst");
+            assert_eq!(
+                answer["result"]["content"][0]["text"],
+                text.as_str(),
+                "{answer}"
+            );
+            assert_ne!(answer["result"]["isError"], true, "{answer}");
+        }
+    });
+    server.stop();
+}

@@ -13,6 +13,7 @@ mod fetch;
 mod git_and_links;
 mod grants;
 mod help;
+mod host_memory;
 mod host_work;
 mod hostile;
 mod input;

@@ -650,6 +650,8 @@ impl HasData for GuardedFilesystem {
 pub(crate) struct Guarded<'a> {
     pub(crate) fs: WasiFilesystemCtxView<'a>,
     pub(crate) guard: &'a mut FsGuard,
+    /// The call's memory, which its read streams are charged to.
+    pub(crate) memory: &'a Arc<crate::sandbox::limits::MemoryAccount>,
 }
 
 /// What an operation does to the entry a path names.
@@ -1160,7 +1162,14 @@ impl HostDescriptor for Guarded<'_> {
         fd: Resource<Descriptor>,
         offset: types::Filesize,
     ) -> FsResult<Resource<wasmtime_wasi::p2::DynInputStream>> {
-        HostDescriptor::read_via_stream(&mut self.fs, fd, offset)
+        use wasmtime_wasi::p2::DynInputStream;
+        // Each stream may hold a read-ahead in the host: charged to the
+        // call's memory until the guest drops it (super::held).
+        let stream = HostDescriptor::read_via_stream(&mut self.fs, fd, offset)?;
+        let inner: DynInputStream = self.fs.table.delete(stream)?;
+        let charged = super::held::ChargedInput::new(inner, self.memory).map_err(FsError::trap)?;
+        let charged: DynInputStream = Box::new(charged);
+        Ok(self.fs.table.push(charged)?)
     }
 
     fn write_via_stream(

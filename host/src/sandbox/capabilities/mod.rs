@@ -14,6 +14,7 @@
 
 mod beneath;
 pub(crate) mod filesystem;
+pub(crate) mod held;
 mod listing;
 pub(crate) mod network;
 pub(crate) mod protect;
