@@ -13,6 +13,7 @@ mod fetch;
 mod grants;
 mod help;
 mod host_work;
+mod host_writes;
 mod hostile;
 mod input;
 mod load;
