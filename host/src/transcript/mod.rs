@@ -256,3 +256,36 @@ pub fn id_of(path: &Path) -> String {
 fn with_path(error: std::io::Error, path: &Path) -> std::io::Error {
     std::io::Error::new(error.kind(), format!("`{}`: {error}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oldest_sessions_go_first_past_the_directory_s_budget() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SessionStore::new(dir.path().join("sessions"))
+            .with_budget(SessionBudget::default(), 2500);
+        std::fs::create_dir(store.dir()).expect("mkdir");
+        let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1000);
+        for (n, name) in ["a", "b", "c"].iter().enumerate() {
+            let path = store.dir().join(format!("{name}.jsonl"));
+            std::fs::write(&path, "x".repeat(1000)).expect("write");
+            let file = std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            file.set_modified(old + std::time::Duration::from_secs(n as u64))
+                .expect("touch");
+        }
+        store.make_room();
+        let mut left: Vec<String> = store
+            .list()
+            .expect("list")
+            .iter()
+            .map(|p| id_of(p))
+            .collect();
+        left.sort();
+        assert_eq!(left, ["b", "c"]);
+    }
+}

@@ -443,3 +443,82 @@ fn lock_to_append(file: &File) -> std::io::Result<()> {
          wait for that run to end, or start a new session without --resume",
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::ToolResultEntry;
+    use serde_json::json;
+
+    fn start() -> SessionStart {
+        serde_json::from_value(json!({"type": "session_start", "format": 1, "id": "s",
+            "at": "2026-11-30T00:00:00Z", "toolhost": "0.1.0", "workspace": "/w",
+            "provider": "scripted", "system_prompt": "", "max_turns": 100, "tools": []}))
+        .expect("start")
+    }
+
+    fn results(text: &str) -> AgentEvent {
+        AgentEvent::Message {
+            message: Message::ToolResults {
+                results: vec![ToolResultEntry {
+                    call_id: "c".into(),
+                    tool: "t".into(),
+                    text: text.into(),
+                    is_error: false,
+                }],
+            },
+        }
+    }
+
+    fn lines(path: &Path) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(path)
+            .expect("read")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("record"))
+            .collect()
+    }
+
+    #[test]
+    fn past_its_budget_a_session_keeps_a_note_for_each_result_then_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        let writer = SessionWriter::create(path.clone(), &start()).expect("create");
+        let budget = SessionBudget {
+            results: 1000,
+            file: 6000,
+        };
+        writer.set_budget(budget);
+        let big = "r".repeat(1500);
+        writer.observe(&results(&big));
+        writer.observe(&results(&big));
+        let note = not_kept(&budget);
+        let texts: Vec<serde_json::Value> = lines(&path)
+            .iter()
+            .skip(1)
+            .map(|r| r["message"]["results"][0]["text"].clone())
+            .collect();
+        assert_eq!(texts, vec![json!(big), json!(note)]);
+        assert_eq!(writer.error(), None);
+        let kept = writer.len();
+        for _ in 0..100 {
+            writer.observe(&results(&big));
+        }
+        assert!(writer.len() <= budget.file, "{}", writer.len());
+        assert!(writer.len() > kept);
+        assert_eq!(
+            writer.error().as_deref(),
+            Some("the session file reached the 0 MiB it may take; later events are not recorded")
+        );
+        assert_eq!(std::fs::metadata(&path).expect("meta").len(), writer.len());
+    }
+
+    #[test]
+    fn a_session_file_is_the_user_s_alone() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        drop(SessionWriter::create(path.clone(), &start()).expect("create"));
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
