@@ -240,3 +240,96 @@ fn a_model_asking_for_long_results_without_end_stays_within_the_records_budget()
     let stop = second.last().expect("records");
     assert_eq!(stop["type"], "stop", "{stop}");
 }
+
+/// What `toolhost call` prints for `input` to `tool` (stdout, then stderr).
+fn call_output(ws: &Workspace, tool: &str, input: &Value, flags: &[&str]) -> (String, String) {
+    let out = ws
+        .call(tool, &input.to_string(), flags)
+        .output()
+        .expect("call");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Found by the second red team: session files hold what every tool read
+/// (from wherever it was granted), and every tool could read
+/// `.toolhost/sessions/` with the default grant of `.`: a call with no
+/// grant to a private directory printed what another tool had read there.
+/// No tool reads toolhost's session files, whatever its grants and whatever
+/// route its path takes (a link, a listing, a grant of the directory).
+#[test]
+fn no_tool_reads_toolhost_s_session_files() {
+    let ws = Workspace::new();
+    ws.add_plugin(super::common::test_plugins::ESCAPE, "escape.wasm");
+    ws.write("private/key.txt", "SECRET-KEY\n");
+    ws.write("a.txt", "hello\n");
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "private/key.txt"}}]},
+            {"text": "done"}
+        ]),
+    );
+    let out = ws
+        .toolhost()
+        .args(["run", "--script", &script, "read the key"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let session = std::fs::read_dir(ws.path().join(".toolhost/sessions"))
+        .expect("sessions")
+        .next()
+        .expect("a session")
+        .expect("entry")
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        ws.read(&format!(".toolhost/sessions/{session}"))
+            .contains("SECRET-KEY")
+    );
+    std::os::unix::fs::symlink(
+        format!(".toolhost/sessions/{session}"),
+        ws.path().join("notes.txt"),
+    )
+    .expect("symlink");
+
+    let refusal = |path: &str| {
+        format!(
+            "error: `read_file` may not read `{path}`: `.toolhost/sessions` holds toolhost's session \
+             files, which record what every tool read, and no tool may read them, whatever its \
+             grants. Ask the user, who can show a session with `toolhost sessions show ID`.\n"
+        )
+    };
+    let shown = format!(".toolhost/sessions/{session}");
+    for (input, flags) in [
+        (json!({"path": shown}), vec![]),
+        // Through a link, and with the directory granted by name.
+        (json!({"path": "notes.txt"}), vec![]),
+        (
+            json!({"path": shown}),
+            vec!["--allow-read", "read_file=.toolhost/sessions"],
+        ),
+    ] {
+        let (stdout, stderr) = call_output(&ws, "read_file", &input, &flags);
+        assert!(!stdout.contains("SECRET"), "{stdout}");
+        assert_eq!(stderr, refusal(&shown), "{input} {flags:?}");
+    }
+    // A raw WASI listing of the directory.
+    let (stdout, stderr) = call_output(
+        &ws,
+        "raw",
+        &json!({"op": "list", "dir": ".toolhost/sessions"}),
+        &[],
+    );
+    assert!(!stdout.contains(&session), "{stdout}");
+    assert_eq!(
+        stderr,
+        refusal(".toolhost/sessions").replace("`read_file`", "`raw`")
+    );
+    // A good read still works.
+    let (stdout, stderr) = call_output(&ws, "read_file", &json!({"path": "a.txt"}), &[]);
+    assert_eq!((stdout.as_str(), stderr.as_str()), ("     1\thello\n", ""));
+}

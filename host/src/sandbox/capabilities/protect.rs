@@ -69,6 +69,10 @@ pub struct Protection {
     /// link at a protected name at the root leads), with their index in
     /// `paths`.
     exact: Vec<(PathBuf, usize)>,
+    /// toolhost's own records, which no tool may read either: the
+    /// workspace's session files (and an MCP server's audit), which hold
+    /// what every tool read, from wherever it was granted.
+    records: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,7 +161,19 @@ impl Protection {
             longest_name,
             suffixes,
             exact,
+            // As `workspace::SESSIONS_DIR` names it (the sandbox imports
+            // nothing of ours).
+            records: vec![workspace.join(".toolhost").join("sessions")],
         }
+    }
+
+    /// The record of toolhost's that the real host path `path` is or lies
+    /// in, as the model names it.
+    pub(crate) fn record_holding(&self, path: &Path) -> Option<String> {
+        self.records
+            .iter()
+            .find(|record| path.starts_with(record))
+            .map(|record| self.shown(record))
     }
 
     /// This protection, with what the user's git configuration says of
