@@ -26,7 +26,7 @@ pub const GIT_DIR: &str = ".git";
 /// can page through them with `read_file`.
 pub const OUTPUTS_DIR: &str = ".toolhost/outputs";
 
-/// What toolhost writes into a `.toolhost/` it creates: git ignores the
+/// What toolhost writes into `.toolhost/` when it holds no `.gitignore`: git ignores the
 /// directory, so `git add .` does not commit prompts and tool output (as
 /// Python's venv and Cargo's `target/` do).
 pub const STATE_GITIGNORE: &str =
@@ -43,27 +43,56 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
-/// Before `dir` is created: when its parent is a `.toolhost` that does not
-/// exist yet, makes it (private: it holds prompts and tool output) with a
-/// `.gitignore` of everything. A `.toolhost` already there is left as it
-/// is, so a user who removed the `.gitignore` keeps it removed.
-pub fn prepare_state_dir(dir: &Path) -> std::io::Result<()> {
+/// Makes toolhost's directory `dir` (its sessions, its saved results)
+/// and, when its parent is a `.toolhost`, that one: each private to the
+/// user, however it was found (a repository can ship `.toolhost/plugins/`
+/// and so a `.toolhost` of mode 0755), and a `.toolhost` gets a
+/// `.gitignore` of everything unless it has one. What toolhost keeps there
+/// holds prompts and what tools read from private places.
+///
+/// Never through a link: a `.toolhost` or `dir` that is one is an error
+/// (ELOOP), a `.gitignore` that is one is left as it is.
+pub fn private_state_dir(dir: &Path) -> std::io::Result<()> {
     let Some(state) = dir
         .parent()
         .filter(|p| p.file_name() == Some(STATE_DIR.as_ref()))
     else {
-        return Ok(());
+        // A directory the user named (`--session-dir`): made private when
+        // missing, left as it is when not (its files are private).
+        return create_private_dir(dir);
     };
-    let mut builder = std::fs::DirBuilder::new();
+    create_private_dir(state)?;
+    make_private(state)?;
+    let mut ignore = std::fs::OpenOptions::new();
+    ignore.write(true).create_new(true);
     #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    match builder.create(state) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
-        // A missing workspace and the like: whoever creates `dir` says so.
-        Err(_) => return Ok(()),
+    std::os::unix::fs::OpenOptionsExt::mode(&mut ignore, 0o600);
+    match ignore.open(state.join(".gitignore")) {
+        Ok(mut file) => std::io::Write::write_all(&mut file, STATE_GITIGNORE.as_bytes())?,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
     }
-    std::fs::write(state.join(".gitignore"), STATE_GITIGNORE)
+    create_private_dir(dir)?;
+    make_private(dir)
+}
+
+/// Takes group and other access from the directory `dir` (opened without
+/// following a link, and changed through that handle, so a link put there
+/// meanwhile is never followed).
+fn make_private(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+        let handle = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY)
+            .open(dir)?;
+        let mode = handle.metadata()?.permissions().mode();
+        if mode & 0o077 != 0 {
+            handle.set_permissions(std::fs::Permissions::from_mode(mode & 0o700))?;
+        }
+    }
+    Ok(())
 }
 
 /// The paths of one workspace's own files.
@@ -144,4 +173,55 @@ pub struct StateLink {
     pub target: PathBuf,
     what: &'static str,
     hint: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::symlink_metadata(path)
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o777
+    }
+
+    #[test]
+    fn a_state_directory_found_open_is_made_private_and_ignored() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let state = root.path().join(STATE_DIR);
+        std::fs::create_dir_all(state.join("plugins")).expect("mkdir");
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let outputs = root.path().join(OUTPUTS_DIR);
+        private_state_dir(&outputs).expect("prepared");
+        assert_eq!(mode(&state), 0o700);
+        assert_eq!(mode(&outputs), 0o700);
+        assert_eq!(mode(&state.join(".gitignore")), 0o600);
+        assert_eq!(
+            std::fs::read_to_string(state.join(".gitignore")).expect("ignore"),
+            STATE_GITIGNORE
+        );
+        // One the user wrote stays.
+        std::fs::write(state.join(".gitignore"), "mine\n").expect("write");
+        private_state_dir(&root.path().join(SESSIONS_DIR)).expect("prepared");
+        assert_eq!(
+            std::fs::read_to_string(state.join(".gitignore")).expect("ignore"),
+            "mine\n"
+        );
+    }
+
+    #[test]
+    fn a_state_directory_that_is_a_link_is_not_followed() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let elsewhere = root.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).expect("mkdir");
+        std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+        std::os::unix::fs::symlink(&elsewhere, root.path().join(STATE_DIR)).expect("link");
+        assert!(private_state_dir(&root.path().join(OUTPUTS_DIR)).is_err());
+        assert_eq!(mode(&elsewhere), 0o755);
+        assert!(!elsewhere.join("outputs").exists());
+    }
 }

@@ -127,6 +127,40 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         Some(Compacted { after, usage })
     }
 
+    /// With no window known, keeps the conversation within
+    /// `ledger_most` bytes of memory: past it, the oldest tool results are
+    /// set aside (recorded as a compaction, so a resume does the same)
+    /// until it holds about half. Whether it set any aside.
+    pub(super) fn hold_to_memory(&self, ledger: &mut [Message], before: u64) -> bool {
+        let most = self.config.ledger_most;
+        let bytes = context::bytes(ledger);
+        if bytes <= most {
+            return false;
+        }
+        let excess = (bytes - most / 2) / context::BYTES_PER_TOKEN;
+        let (masked, freed) =
+            context::set_aside_old_results(ledger, excess, self.config.result_budget.as_ref());
+        if masked.is_empty() {
+            return false;
+        }
+        self.emit(AgentEvent::CompactionStart {
+            reason: CompactionReason::Threshold,
+            tokens_before: before,
+            summarising: false,
+        });
+        context::forget_usage(ledger);
+        self.emit(AgentEvent::CompactionEnd {
+            reason: CompactionReason::Threshold,
+            tokens_before: before,
+            tokens_after: before.saturating_sub(freed),
+            masked,
+            first_kept: None,
+            summary: None,
+            usage: None,
+        });
+        true
+    }
+
     /// Asks the model for a summary of `part` within `room` tokens, its
     /// transcript cut to `fits` tokens when the window is known; the
     /// summary and the request's usage. `Err(None)` when cancelled,

@@ -2,13 +2,92 @@
 //! its head and tail with a line saying what was left out and where the
 //! whole text was saved, so it can page through the rest with `read_file`
 //! instead of flooding its context (docs/contributing/decisions.md#long-results).
+//!
+//! Saved results are held to a budget of their own ([`SavedOutputs`]): a
+//! run's and a workspace's, oldest dropped first. A dropped file keeps its
+//! name and says it is gone, so the model reading it learns why.
 
+use std::collections::VecDeque;
 use std::fs;
 use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The default model budget for one result: 30 KiB.
 pub const DEFAULT_RESULT_BUDGET: usize = 30 * 1024;
+
+/// What one run's saved results may take by default: 256 MiB, 256 whole
+/// results at the default output limit of 1 MiB, more than a model pages
+/// through in a run.
+pub const DEFAULT_OUTPUTS_PER_RUN: u64 = 256 << 20;
+
+/// What a workspace's saved results may take by default, over all runs:
+/// 1 GiB, four runs' worth.
+pub const DEFAULT_OUTPUTS_PER_WORKSPACE: u64 = 1 << 30;
+
+/// How every file whose text was dropped starts.
+const DROPPED_PREFIX: &str = "[toolhost no longer keeps this output:";
+
+/// What saved results may take on disk, and what this run saved: shared
+/// by every clone of a [`ResultBudget`] (the calls of a batch save at
+/// once).
+#[derive(Debug, Clone)]
+pub struct SavedOutputs {
+    /// Bytes this run's saved results may take.
+    pub per_run: u64,
+    /// Bytes the save directory may hold, whichever run saved them.
+    pub per_workspace: u64,
+    files: Arc<Mutex<Files>>,
+}
+
+impl PartialEq for SavedOutputs {
+    fn eq(&self, other: &Self) -> bool {
+        (self.per_run, self.per_workspace) == (other.per_run, other.per_workspace)
+    }
+}
+
+impl Eq for SavedOutputs {}
+
+impl Default for SavedOutputs {
+    fn default() -> Self {
+        SavedOutputs::new(DEFAULT_OUTPUTS_PER_RUN, DEFAULT_OUTPUTS_PER_WORKSPACE)
+    }
+}
+
+/// The files of the save directory, oldest first, as the first save of
+/// the run found them and as this run changed them since.
+#[derive(Debug, Default)]
+struct Files {
+    scanned: bool,
+    files: VecDeque<Saved>,
+    /// Bytes of `files`.
+    total: u64,
+    /// Bytes of this run's whole results in `files`.
+    this_run: u64,
+}
+
+#[derive(Debug)]
+struct Saved {
+    name: String,
+    bytes: u64,
+    this_run: bool,
+    dropped: bool,
+}
+
+impl SavedOutputs {
+    pub fn new(per_run: u64, per_workspace: u64) -> Self {
+        SavedOutputs {
+            per_run,
+            per_workspace,
+            files: Arc::default(),
+        }
+    }
+
+    fn files(&self) -> std::sync::MutexGuard<'_, Files> {
+        self.files.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 /// How much of a result the model sees, and where whole results go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +98,8 @@ pub struct ResultBudget {
     pub save_dir: PathBuf,
     /// `save_dir` as the model's tools name it (relative to the workspace).
     pub save_dir_for_model: String,
+    /// What the saved results may take.
+    pub kept: SavedOutputs,
 }
 
 /// A result as the model will see it.
@@ -85,9 +166,22 @@ impl ResultBudget {
             .take(100)
             .collect();
         let stem = if stem.is_empty() { "call".into() } else { stem };
-        crate::workspace::prepare_state_dir(&self.save_dir)
-            .and_then(|()| fs::create_dir_all(&self.save_dir))
+        crate::workspace::private_state_dir(&self.save_dir)
             .map_err(|e| format!("creating `{}`: {e}", self.save_dir.display()))?;
+        let bytes = text.len() as u64;
+        let most = self.kept.per_run.min(self.kept.per_workspace);
+        if bytes > most {
+            return Err(format!(
+                "it is larger than the {} saved results may take",
+                mib(most)
+            ));
+        }
+        let mut files = self.kept.files();
+        if !files.scanned {
+            files.scanned = true;
+            self.scan(&mut files);
+        }
+        self.make_room(&mut files, bytes);
         for n in 1..1000 {
             let name = if n == 1 {
                 format!("{stem}.txt")
@@ -95,11 +189,24 @@ impl ResultBudget {
                 format!("{stem}-{n}.txt")
             };
             let path = self.save_dir.join(&name);
-            let mut file = match fs::File::create_new(&path) {
+            let mut file = match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
                 Ok(file) => file,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(format!("creating `{}`: {e}", path.display())),
             };
+            files.files.push_back(Saved {
+                name: name.clone(),
+                bytes,
+                this_run: true,
+                dropped: false,
+            });
+            files.total += bytes;
+            files.this_run += bytes;
             file.write_all(text.as_bytes())
                 .map_err(|e| format!("writing `{}`: {e}", path.display()))?;
             return Ok(format!(
@@ -112,6 +219,106 @@ impl ResultBudget {
             self.save_dir.display()
         ))
     }
+
+    /// Finds what earlier runs saved, oldest first.
+    fn scan(&self, files: &mut Files) {
+        let Ok(entries) = fs::read_dir(&self.save_dir) else {
+            return;
+        };
+        let mut found: Vec<(std::time::SystemTime, Saved)> = entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                // Not followed: only toolhost writes there.
+                let meta = entry.metadata().ok()?;
+                let name = entry.file_name().into_string().ok()?;
+                let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+                Some((
+                    modified,
+                    Saved {
+                        name,
+                        bytes: meta.len(),
+                        this_run: false,
+                        // A whole result is saved only past the model's
+                        // budget, 1 KiB at least: a smaller file is a note.
+                        dropped: meta.len() < 1024,
+                    },
+                ))
+            })
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.name.cmp(&b.1.name)));
+        for (_, saved) in found {
+            files.total += saved.bytes;
+            files.files.push_back(saved);
+        }
+    }
+
+    /// Drops the oldest saved results until `bytes` more fit this run's
+    /// budget and the workspace's; when dropped results alone are over the
+    /// workspace's, removes the oldest of those too.
+    fn make_room(&self, files: &mut Files, bytes: u64) {
+        let kept = &self.kept;
+        while files.this_run + bytes > kept.per_run {
+            let Some(at) = files.files.iter().position(|f| f.this_run && !f.dropped) else {
+                break;
+            };
+            self.drop_text(files, at);
+        }
+        while files.total + bytes > kept.per_workspace {
+            match files.files.iter().position(|f| !f.dropped) {
+                Some(at) => self.drop_text(files, at),
+                None => {
+                    let Some(oldest) = files.files.pop_front() else {
+                        break;
+                    };
+                    files.total -= oldest.bytes;
+                    let _ = fs::remove_file(self.save_dir.join(&oldest.name));
+                }
+            }
+        }
+    }
+
+    /// Puts a note that the text is gone in place of the saved result `at`.
+    fn drop_text(&self, files: &mut Files, at: usize) {
+        let kept = &self.kept;
+        let (name, bytes, this_run) = {
+            let saved = &files.files[at];
+            (saved.name.clone(), saved.bytes, saved.this_run)
+        };
+        let note = format!(
+            "{DROPPED_PREFIX} its whole text ({} bytes) was dropped to keep saved results within \
+             their budget ({} a run, {} a workspace; the oldest go first). Call the tool again if \
+             you need it.]\n",
+            bytes,
+            mib(kept.per_run),
+            mib(kept.per_workspace)
+        );
+        let path = self.save_dir.join(&name);
+        // Never through a link; a file that is gone needs no note.
+        let written = fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .and_then(|mut file| file.write_all(note.as_bytes()));
+        let left = if written.is_ok() {
+            note.len() as u64
+        } else {
+            let _ = fs::remove_file(&path);
+            0
+        };
+        files.total = files.total - bytes + left;
+        if this_run {
+            files.this_run -= bytes;
+        }
+        let saved = &mut files.files[at];
+        saved.bytes = left;
+        saved.dropped = true;
+    }
+}
+
+/// `bytes` in MiB, as the budgets are set.
+fn mib(bytes: u64) -> String {
+    format!("{} MiB", bytes >> 20)
 }
 
 /// Where the head ends and the tail starts: about half the budget each,
@@ -161,6 +368,7 @@ mod tests {
             max_bytes,
             save_dir: dir.join("outputs"),
             save_dir_for_model: ".toolhost/outputs".into(),
+            kept: SavedOutputs::default(),
         }
     }
 
@@ -264,5 +472,58 @@ mod tests {
             "{}",
             fitted.text
         );
+    }
+
+    #[test]
+    fn past_the_run_budget_the_oldest_saved_result_says_it_is_gone() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut budget = budget(dir.path(), 10);
+        budget.kept = SavedOutputs::new(250, 10_000);
+        for n in 1..=3 {
+            let fitted = budget.fit("x".repeat(100), &format!("c{n}"));
+            assert_eq!(fitted.saved_to, Some(format!(".toolhost/outputs/c{n}.txt")));
+        }
+        assert_eq!(
+            fs::read_to_string(dir.path().join("outputs/c1.txt")).expect("note"),
+            "[toolhost no longer keeps this output: its whole text (100 bytes) was dropped to keep \
+             saved results within their budget (0 MiB a run, 0 MiB a workspace; the oldest go \
+             first). Call the tool again if you need it.]\n"
+        );
+        for n in [2, 3] {
+            assert_eq!(
+                fs::read_to_string(dir.path().join(format!("outputs/c{n}.txt"))).expect("kept"),
+                "x".repeat(100)
+            );
+        }
+        let too_big = budget.fit("y".repeat(300), "c4");
+        assert_eq!(too_big.saved_to, None);
+        assert!(
+            too_big
+                .text
+                .contains("could not be saved: it is larger than the 0 MiB saved results may take"),
+            "{}",
+            too_big.text
+        );
+    }
+
+    #[test]
+    fn the_workspace_budget_counts_earlier_runs_and_drops_theirs_first() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let earlier = budget(dir.path(), 10);
+        earlier.fit("a".repeat(2000), "old");
+        let mut budget = budget(dir.path(), 10);
+        budget.kept = SavedOutputs::new(10_000, 3000);
+        budget.fit("b".repeat(2000), "new");
+        let old = fs::read_to_string(dir.path().join("outputs/old.txt")).expect("note");
+        assert!(old.starts_with(DROPPED_PREFIX), "{old}");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("outputs/new.txt")).expect("kept"),
+            "b".repeat(2000)
+        );
+        let total: u64 = fs::read_dir(dir.path().join("outputs"))
+            .expect("dir")
+            .map(|e| e.expect("entry").metadata().expect("meta").len())
+            .sum();
+        assert!(total <= 3000, "{total}");
     }
 }

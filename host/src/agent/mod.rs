@@ -32,7 +32,10 @@ pub use context::{CompactionReason, MaskedResult, compaction_line, forget_usage,
 pub use events::{AgentEvent, EventSink};
 pub use inbox::{DeliveryMode, Inbox, InboxFull, Queued};
 pub use ledger::{CallRef, Delivery, Message, ToolResultEntry, tool_calls};
-pub use long_output::{DEFAULT_RESULT_BUDGET, ResultBudget};
+pub use long_output::{
+    DEFAULT_OUTPUTS_PER_RUN, DEFAULT_OUTPUTS_PER_WORKSPACE, DEFAULT_RESULT_BUDGET, ResultBudget,
+    SavedOutputs,
+};
 pub use prompt::default_system_prompt;
 pub use run::{
     AgentLoop, CALLS_PER_REPLY, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS,

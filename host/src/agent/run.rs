@@ -90,7 +90,16 @@ pub struct LoopConfig {
     /// leave no room for the reply, old tool results are set aside (module
     /// `context`). Default `None`: only a server's overflow error compacts.
     pub context_window: Option<u64>,
+    /// Bytes the conversation may hold in memory when no window is known:
+    /// past it the oldest tool results are set aside as compaction's first
+    /// stage does, until it holds half. Default [`LEDGER_MOST`].
+    pub ledger_most: u64,
 }
+
+/// What the conversation may hold by default with no window known: 64 MiB,
+/// about 16M tokens, past any model's window, so only a server that asks
+/// for results without end reaches it.
+pub(crate) const LEDGER_MOST: u64 = 64 << 20;
 
 impl Default for LoopConfig {
     fn default() -> Self {
@@ -104,6 +113,7 @@ impl Default for LoopConfig {
             cost_budget: None,
             request_timeout: None,
             context_window: None,
+            ledger_most: LEDGER_MOST,
         }
     }
 }
@@ -290,6 +300,9 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                         "cancelled while the conversation was compacted".into(),
                     );
                 }
+            }
+            if window.is_none() && self.hold_to_memory(ledger, next) {
+                next = self.estimate(&specs, ledger);
             }
             if let Some(budget) = self.config.max_tokens_total {
                 let spent = context::spent(&used);

@@ -142,8 +142,7 @@ pub(super) async fn add(
 /// Copies `file` to `installed` in `dir` through a temporary file, so a
 /// toolhost starting meanwhile sees no half-written plugin.
 fn copy_into(file: &Path, dir: &Path, installed: &Path) -> anyhow::Result<()> {
-    crate::workspace::prepare_state_dir(dir)
-        .and_then(|()| fs::create_dir_all(dir))
+    crate::workspace::private_state_dir(dir)
         .with_context(|| format!("creating the plugins directory `{}`", dir.display()))?;
     let temp = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("writing into `{}`", dir.display()))?;

@@ -17,14 +17,16 @@ use super::{
     spawn_ctrl_c_handler,
 };
 use crate::agent::{
-    AgentLoop, DeliveryMode, Inbox, LoopConfig, Message, ResultBudget, StopRecord,
+    AgentLoop, DeliveryMode, Inbox, LoopConfig, Message, ResultBudget, SavedOutputs, StopRecord,
     default_system_prompt,
 };
 use crate::config::{self, ProviderKind};
 use crate::provider::Model;
 use crate::provider::prices::{CostBudget, Prices};
 use crate::sandbox::Sandbox;
-use crate::transcript::{ContextWindowInfo, SessionFile, SessionWriter, WindowSource};
+use crate::transcript::{
+    ContextWindowInfo, SessionBudget, SessionFile, SessionWriter, WindowSource,
+};
 use crate::workspace::{self, Layout};
 
 /// The model, loop and session flags `run` and `chat` share.
@@ -217,6 +219,9 @@ pub(super) async fn prepare<T>(
     if args.max_reply_mib == Some(0) {
         return Err(UsageError("--max-reply-mib must be at least 1 (MiB)".into()).into());
     }
+    let kept = records_budget(std::env::var("TOOLHOST_RECORDS_MIB").ok())?;
+    // A quarter of what a run's records may take on disk: 64 MiB.
+    let ledger_most = kept.per_run / 4;
     let mut inputs = sandbox_args.inputs();
     inputs.host_writes.extend(args.session_dir.clone());
     let resolved = config::resolve(&inputs)?;
@@ -233,7 +238,8 @@ pub(super) async fn prepare<T>(
         prices,
         resolved.prices_from_you,
     )?;
-    let store = session_store(args.session_dir.as_ref(), &workspace);
+    let store = session_store(args.session_dir.as_ref(), &workspace)
+        .with_budget(SessionBudget::of_results(kept.per_run), kept.per_workspace);
     let resumed = match &args.resume {
         Some(which) => Some(SessionFile::read(&store.find(which)?)?),
         None => None,
@@ -307,6 +313,7 @@ pub(super) async fn prepare<T>(
             max_bytes: args.result_budget.saturating_mul(1024),
             save_dir: Layout::of(&workspace).outputs_dir(),
             save_dir_for_model: workspace::OUTPUTS_DIR.into(),
+            kept,
         }),
         max_tokens_total: args
             .max_tokens_total
@@ -315,6 +322,7 @@ pub(super) async fn prepare<T>(
         cost_budget,
         request_timeout: Some(std::time::Duration::from_secs(args.request_timeout)),
         context_window: context_window.map(|window| window.tokens),
+        ledger_most,
     };
 
     let mut start = session::start_record(&model, &sandbox, &config);
@@ -572,4 +580,30 @@ pub(super) fn header(
             None => "no session file".into(),
         }
     )
+}
+
+/// From `$TOOLHOST_RECORDS_MIB` (`RUN,WORKSPACE`, in MiB): what toolhost's
+/// own records may take: a run's saved long results and the results in its
+/// session file (RUN), and the workspace's saved results and earlier
+/// session files (WORKSPACE, each).
+fn records_budget(value: Option<String>) -> Result<SavedOutputs, UsageError> {
+    let Some(value) = value.filter(|v| !v.trim().is_empty()) else {
+        return Ok(SavedOutputs::default());
+    };
+    let mib = |part: &str| part.trim().parse::<u64>().ok().filter(|&n| n > 0);
+    let parsed = value
+        .split_once(',')
+        .and_then(|(run, workspace)| Some((mib(run)?, mib(workspace)?)));
+    match parsed {
+        Some((run, workspace)) => Ok(SavedOutputs::new(
+            run.saturating_mul(1 << 20),
+            workspace.saturating_mul(1 << 20),
+        )),
+        None => Err(UsageError(format!(
+            "`TOOLHOST_RECORDS_MIB` is `{value}`; set it to what toolhost's saved results and \
+             session files may take in MiB, a run's and the workspace's (the default is `{},{}`)",
+            crate::agent::DEFAULT_OUTPUTS_PER_RUN >> 20,
+            crate::agent::DEFAULT_OUTPUTS_PER_WORKSPACE >> 20
+        ))),
+    }
 }

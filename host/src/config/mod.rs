@@ -7,6 +7,10 @@
 //!   `--allow-read PATH` and `--allow-read <name>=PATH`; when none of these
 //!   mentions reads for the tool, it may read the workspace (`.`);
 //! - write grants are the union of the same `write` sources; none by default;
+//!   an untrusted workspace's `[defaults] write` is not applied (a notice
+//!   says so): it would give every tool, the user's own code tools and
+//!   plugins included, write access; its `[tools.<name>] write` gives the
+//!   tool it names access inside the workspace;
 //! - a write grant implies read access to that directory.
 //!
 //! Every grant must name an existing directory inside the workspace, unless
@@ -248,7 +252,7 @@ impl Source {
         );
         specs.extend(list(
             &self.file.defaults.write,
-            "[defaults] write".into(),
+            DEFAULTS_WRITE.into(),
             Access::Write,
         ));
         if let Some(tool) = tool
@@ -276,6 +280,9 @@ impl Source {
                 .is_some_and(|s| s.read.is_some())
     }
 }
+
+/// The section a grant to every tool to write is written in.
+const DEFAULTS_WRITE: &str = "[defaults] write";
 
 /// Standard tools that work on no files (`fetch` reaches only the
 /// network): they get no directory unless one is granted to them by name.
@@ -377,8 +384,41 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         let is_protected = |path: &Path| protection.names_protected(path);
         created.extend(grants::create_missing(spec, &workspace, &is_protected)?);
     }
+    // An untrusted workspace may not give every tool write access: that
+    // would reach tools it does not know of (the user's own code tools and
+    // plugins). It may still name the tools its project needs.
+    let withheld = |spec: &GrantSpec| {
+        !trusted
+            && spec.access == Access::Write
+            && matches!(&spec.origin, GrantOrigin::WorkspaceConfig { section, .. }
+                if section == DEFAULTS_WRITE)
+    };
+    let mut withheld_writes = Vec::new();
+    for spec in sources.iter().flat_map(|s| s.grants(None)) {
+        if !withheld(&spec) {
+            continue;
+        }
+        // What the grant would be wrong in is said first, as for any grant.
+        grants::resolve(&spec, &workspace, trusted, &|path: &Path| {
+            protection.names_protected(path)
+        })?;
+        withheld_writes.push(format!(
+            "write grant `{}` (from {}) is not applied: a workspace's own toolhost.toml may not give \
+             every tool write access (it may have come with the repository, and every tool includes \
+             your own). To allow it, pass it yourself (`--allow-write {}`), name the tools that need \
+             it under [tools.NAME] write, or trust this workspace (`toolhost trust {}`)",
+            spec.path,
+            spec.origin,
+            spec.path,
+            workspace.display()
+        ));
+    }
     let grants_for = |tool: Option<&str>| -> Result<(Vec<Grant>, Vec<PathBuf>), ConfigError> {
-        let mut specs: Vec<GrantSpec> = sources.iter().flat_map(|s| s.grants(tool)).collect();
+        let mut specs: Vec<GrantSpec> = sources
+            .iter()
+            .flat_map(|s| s.grants(tool))
+            .filter(|spec| !withheld(spec))
+            .collect();
         specs.extend(global_read.iter().cloned());
         specs.extend(global_write.iter().cloned());
         if let Some(tool) = tool {
@@ -495,6 +535,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     let plugin_file_limit = limits.plugin_file()?;
     let shipped_plugins_limit = limits.shipped_plugins()?;
     let mut notices = limits.into_notices();
+    notices.extend(withheld_writes);
     notices.extend(created);
     notices.extend(net_notices);
     let ca_file = network::ca_file(&sources, trusted, &workspace)?;

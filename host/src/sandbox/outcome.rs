@@ -283,6 +283,11 @@ fn fs_denied_text(tool: &str, denial: &Denial) -> String {
              could block the tool past its deadline. Tools may open only files and directories; leave \
              it alone."
         ),
+        Denial::Record { path, record } => format!(
+            "error: `{tool}` may not read `{path}`: `{record}` holds toolhost's session files, which \
+             record what every tool read, and no tool may read them, whatever its grants. Ask the \
+             user, who can show a session with `toolhost sessions show ID`."
+        ),
     }
 }
 
@@ -380,6 +385,7 @@ mod tests {
             } => 21,
             ToolFault::NetDenied(_) => 22,
             ToolFault::FsDenied(Denial::HardLinkToProtected { .. }) => 23,
+            ToolFault::FsDenied(Denial::Record { .. }) => 24,
         }
     }
 
@@ -586,6 +592,16 @@ mod tests {
                  runs its tasks). A lift lets one tool change it in this run, but a second name for \
                  the file would let any tool change it later. Copy the file instead.",
             ),
+            (
+                ToolFault::FsDenied(Denial::Record {
+                    path: ".toolhost/sessions/s.jsonl".into(),
+                    record: ".toolhost/sessions".into(),
+                }),
+                "error: `t` may not read `.toolhost/sessions/s.jsonl`: `.toolhost/sessions` holds \
+                 toolhost's session files, which record what every tool read, and no tool may read \
+                 them, whatever its grants. Ask the user, who can show a session with `toolhost \
+                 sessions show ID`.",
+            ),
         ]
     }
 
@@ -595,7 +611,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 23;
+        let last = 24;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

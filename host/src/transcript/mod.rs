@@ -29,7 +29,7 @@ pub use reader::{NO_RESULT_RECORDED, NOT_STARTED, Resume, SessionFile};
 pub use record::{
     ContextWindowInfo, FORMAT_VERSION, InstructionsInfo, SessionStart, ToolInfo, WindowSource,
 };
-pub use writer::{SessionWriter, in_use};
+pub use writer::{SessionBudget, SessionWriter, in_use};
 
 /// What makes session files, for a directory that has none.
 pub const WHO_WRITES_SESSIONS: &str =
@@ -86,11 +86,28 @@ pub enum TranscriptError {
 #[derive(Debug, Clone)]
 pub struct SessionStore {
     dir: PathBuf,
+    budget: SessionBudget,
+    /// Bytes the directory's earlier session files may take together
+    /// (default 1 GiB): before a new one is made, the oldest that no
+    /// process is writing are removed until they fit.
+    most: u64,
 }
 
 impl SessionStore {
     pub fn new(dir: PathBuf) -> Self {
-        SessionStore { dir }
+        SessionStore {
+            dir,
+            budget: SessionBudget::default(),
+            most: 1 << 30,
+        }
+    }
+
+    /// Each file of this store held to `budget`, and all of them to `most`
+    /// bytes together.
+    pub fn with_budget(mut self, budget: SessionBudget, most: u64) -> Self {
+        self.budget = budget;
+        self.most = most;
+        self
     }
 
     /// `<workspace>/.toolhost/sessions`.
@@ -106,8 +123,8 @@ impl SessionStore {
     /// writes `start`, stamped with its id and the time, as its first line. The directory is created private
     /// (sessions hold prompts and tool output).
     pub fn create(&self, mut start: SessionStart) -> std::io::Result<SessionWriter> {
-        crate::workspace::prepare_state_dir(&self.dir).map_err(|e| with_path(e, &self.dir))?;
-        create_private_dir(&self.dir)?;
+        crate::workspace::private_state_dir(&self.dir).map_err(|e| with_path(e, &self.dir))?;
+        self.make_room();
         start.at = record::now();
         let stamp: String = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
             .to_string()
@@ -120,7 +137,11 @@ impl SessionStore {
             let path = self.dir.join(format!("{}.jsonl", start.id));
             match SessionWriter::create(path, &start) {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                other => return other.map_err(|e| with_path(e, &self.dir)),
+                other => {
+                    let writer = other.map_err(|e| with_path(e, &self.dir))?;
+                    writer.set_budget(self.budget);
+                    return Ok(writer);
+                }
             }
         }
     }
@@ -135,7 +156,34 @@ impl SessionStore {
         start.id = session.first_start().id.clone();
         start.at = record::now();
         start.resumed = true;
-        SessionWriter::append(session, &start).map_err(|e| with_path(e, &session.path))
+        let writer =
+            SessionWriter::append(session, &start).map_err(|e| with_path(e, &session.path))?;
+        writer.set_budget(self.budget);
+        Ok(writer)
+    }
+
+    /// Removes the oldest session files no process is writing until the
+    /// rest fit in `most` bytes.
+    fn make_room(&self) {
+        let Ok(files) = self.list() else {
+            return;
+        };
+        let sized: Vec<(PathBuf, u64)> = files
+            .into_iter()
+            .map(|path| {
+                let len = std::fs::symlink_metadata(&path).map_or(0, |m| m.len());
+                (path, len)
+            })
+            .collect();
+        let mut total: u64 = sized.iter().map(|(_, len)| len).sum();
+        for (path, len) in sized.iter().rev() {
+            if total <= self.most {
+                break;
+            }
+            if !in_use(path) && std::fs::remove_file(path).is_ok() {
+                total -= len;
+            }
+        }
     }
 
     /// The file for `which`: `last` (the most recently written session), an
@@ -205,10 +253,39 @@ pub fn id_of(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    crate::workspace::create_private_dir(dir).map_err(|e| with_path(e, dir))
-}
-
 fn with_path(error: std::io::Error, path: &Path) -> std::io::Error {
     std::io::Error::new(error.kind(), format!("`{}`: {error}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oldest_sessions_go_first_past_the_directory_s_budget() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SessionStore::new(dir.path().join("sessions"))
+            .with_budget(SessionBudget::default(), 2500);
+        std::fs::create_dir(store.dir()).expect("mkdir");
+        let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1000);
+        for (n, name) in ["a", "b", "c"].iter().enumerate() {
+            let path = store.dir().join(format!("{name}.jsonl"));
+            std::fs::write(&path, "x".repeat(1000)).expect("write");
+            let file = std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            file.set_modified(old + std::time::Duration::from_secs(n as u64))
+                .expect("touch");
+        }
+        store.make_room();
+        let mut left: Vec<String> = store
+            .list()
+            .expect("list")
+            .iter()
+            .map(|p| id_of(p))
+            .collect();
+        left.sort();
+        assert_eq!(left, ["b", "c"]);
+    }
 }

@@ -287,9 +287,9 @@ pub struct ExecutionEnd {
     pub output_bytes: u64,
     /// The result as the model sees it (cut when over the budget).
     pub text: String,
-    /// `text` is only the start of the result: an MCP call's audit keeps
-    /// its first 4 KiB (the client read it whole; `output_bytes` counts it
-    /// all).
+    /// `text` is not the whole result: an MCP call's audit keeps its first
+    /// 4 KiB (the client read it whole; `output_bytes` counts it all), and
+    /// a session file past its results budget keeps a note instead.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub text_cut: bool,
     /// Where the whole result was saved when it was cut.

@@ -6,6 +6,10 @@
 //! long as it is open, so `toolhost sessions` can tell a session still being
 //! written from one whose process died ([`in_use`]): the kernel drops the
 //! lock with the process, and a reused pid cannot hold it.
+//!
+//! A file is held to its [`SessionBudget`]: past `results` bytes, tool
+//! results are recorded as a note that they were not kept; past `file`
+//! bytes nothing more is recorded (the reader would refuse the file).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek as _, SeekFrom, Write as _};
@@ -21,6 +25,48 @@ use super::record::{
 };
 use crate::agent::{AgentEvent, EventSink, Message};
 
+/// What one session file may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionBudget {
+    /// Bytes past which a tool result's text is not recorded (default
+    /// 256 MiB: a run's whole results were ~290 MB when a hostile server
+    /// asked for 5,000 long reads).
+    pub results: u64,
+    /// Bytes past which nothing is recorded (default 768 MiB, below what
+    /// the reader opens, so the session can still be resumed).
+    pub file: u64,
+}
+
+impl SessionBudget {
+    /// The most `file` may be: what the reader still opens, with room for
+    /// the records a resume appends.
+    pub const MOST: u64 = super::reader::MAX_SESSION_FILE / 8 * 7;
+
+    /// `results` bytes of results, the file three times that (each at most
+    /// [`Self::MOST`]).
+    pub fn of_results(results: u64) -> Self {
+        SessionBudget {
+            results: results.min(Self::MOST),
+            file: results.saturating_mul(3).min(Self::MOST),
+        }
+    }
+}
+
+impl Default for SessionBudget {
+    fn default() -> Self {
+        SessionBudget::of_results(256 << 20)
+    }
+}
+
+/// What a result's text becomes in a session file past its budget.
+fn not_kept(budget: &SessionBudget) -> String {
+    format!(
+        "[toolhost did not keep this result in the session file: the file passed the {} MiB its \
+         results may take]",
+        budget.results >> 20
+    )
+}
+
 /// An open session file, written through its event sink.
 pub struct SessionWriter {
     path: PathBuf,
@@ -34,6 +80,7 @@ struct State {
     len: u64,
     /// The first write error; later records are not attempted.
     error: Option<String>,
+    budget: SessionBudget,
     /// Timing of the turn in progress, for the assistant message's record.
     turn: u32,
     turn_started: Option<Instant>,
@@ -47,6 +94,7 @@ impl SessionWriter {
         let file = OpenOptions::new()
             .append(true)
             .create_new(true)
+            .mode(0o600)
             .open(&path)?;
         // Waits only for a `toolhost sessions` that is testing the lock.
         file.lock()?;
@@ -66,6 +114,8 @@ impl SessionWriter {
             .custom_flags(libc::O_NOFOLLOW)
             .open(path)?;
         lock_to_append(&file)?;
+        // A session file made before its files were private, or shipped.
+        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
         file.set_len(session.valid_len)?;
         file.seek(SeekFrom::End(0))?;
         let mut len = session.valid_len;
@@ -87,6 +137,7 @@ impl SessionWriter {
                 file,
                 len,
                 error: None,
+                budget: SessionBudget::default(),
                 turn: 0,
                 turn_started: None,
                 first_text: None,
@@ -121,6 +172,11 @@ impl SessionWriter {
         Self::write(&mut state, record);
     }
 
+    /// Holds the file to `budget` from now on.
+    pub fn set_budget(&self, budget: SessionBudget) {
+        self.lock().budget = budget;
+    }
+
     /// Bytes in the file so far.
     pub(super) fn len(&self) -> u64 {
         self.lock().len
@@ -142,6 +198,13 @@ impl SessionWriter {
 
     fn write_line(state: &mut State, line: &[u8]) {
         if state.error.is_some() {
+            return;
+        }
+        if state.len.saturating_add(line.len() as u64) > state.budget.file {
+            state.error = Some(format!(
+                "the session file reached the {} MiB it may take; later events are not recorded",
+                state.budget.file >> 20
+            ));
             return;
         }
         match state.file.write_all(line) {
@@ -205,13 +268,31 @@ impl SessionWriter {
             }
             AgentEvent::Message { message } => {
                 let assistant = matches!(message, Message::Assistant(_));
+                let message = match message {
+                    Message::ToolResults { results } if state.len > state.budget.results => {
+                        let note = not_kept(&state.budget);
+                        Message::ToolResults {
+                            results: results
+                                .iter()
+                                .map(|result| {
+                                    let mut kept = result.clone();
+                                    if kept.text.len() > note.len() {
+                                        kept.text.clone_from(&note);
+                                    }
+                                    kept
+                                })
+                                .collect(),
+                        }
+                    }
+                    message => message.clone(),
+                };
                 let since_start = |at: Option<Instant>| {
                     let (start, at) = (state.turn_started?, at?);
                     u64::try_from(at.duration_since(start).as_millis()).ok()
                 };
                 Record::Message(MessageRecord {
                     at: now(),
-                    message: message.clone(),
+                    message,
                     turn: assistant.then_some(state.turn),
                     ttft_ms: if assistant {
                         since_start(state.first_text)
@@ -245,18 +326,27 @@ impl SessionWriter {
                 output_bytes,
                 saved_to,
                 execution,
-            } => Record::ToolExecutionEnd(ExecutionEnd {
-                at: now(),
-                call_id: call_id.clone(),
-                tool: tool.clone(),
-                is_error: *is_error,
-                duration_ms: *duration_ms,
-                output_bytes: *output_bytes,
-                text: text.clone(),
-                text_cut: false,
-                saved_to: saved_to.clone(),
-                execution: execution.clone(),
-            }),
+            } => {
+                let over = state.len > state.budget.results;
+                let note = over.then(|| not_kept(&state.budget));
+                let cut = note.as_ref().is_some_and(|note| text.len() > note.len());
+                Record::ToolExecutionEnd(ExecutionEnd {
+                    at: now(),
+                    call_id: call_id.clone(),
+                    tool: tool.clone(),
+                    is_error: *is_error,
+                    duration_ms: *duration_ms,
+                    output_bytes: *output_bytes,
+                    text: if cut {
+                        note.unwrap_or_default()
+                    } else {
+                        text.clone()
+                    },
+                    text_cut: cut,
+                    saved_to: saved_to.clone(),
+                    execution: execution.clone(),
+                })
+            }
             AgentEvent::InputQueued { delivery, text } => Record::InputQueued(InputRecord {
                 at: now(),
                 delivery: *delivery,
@@ -352,4 +442,83 @@ fn lock_to_append(file: &File) -> std::io::Result<()> {
         "another toolhost is still writing it (`toolhost sessions` shows it as running); \
          wait for that run to end, or start a new session without --resume",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::ToolResultEntry;
+    use serde_json::json;
+
+    fn start() -> SessionStart {
+        serde_json::from_value(json!({"type": "session_start", "format": 1, "id": "s",
+            "at": "2026-11-30T00:00:00Z", "toolhost": "0.1.0", "workspace": "/w",
+            "provider": "scripted", "system_prompt": "", "max_turns": 100, "tools": []}))
+        .expect("start")
+    }
+
+    fn results(text: &str) -> AgentEvent {
+        AgentEvent::Message {
+            message: Message::ToolResults {
+                results: vec![ToolResultEntry {
+                    call_id: "c".into(),
+                    tool: "t".into(),
+                    text: text.into(),
+                    is_error: false,
+                }],
+            },
+        }
+    }
+
+    fn lines(path: &Path) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(path)
+            .expect("read")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("record"))
+            .collect()
+    }
+
+    #[test]
+    fn past_its_budget_a_session_keeps_a_note_for_each_result_then_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        let writer = SessionWriter::create(path.clone(), &start()).expect("create");
+        let budget = SessionBudget {
+            results: 1000,
+            file: 6000,
+        };
+        writer.set_budget(budget);
+        let big = "r".repeat(1500);
+        writer.observe(&results(&big));
+        writer.observe(&results(&big));
+        let note = not_kept(&budget);
+        let texts: Vec<serde_json::Value> = lines(&path)
+            .iter()
+            .skip(1)
+            .map(|r| r["message"]["results"][0]["text"].clone())
+            .collect();
+        assert_eq!(texts, vec![json!(big), json!(note)]);
+        assert_eq!(writer.error(), None);
+        let kept = writer.len();
+        for _ in 0..100 {
+            writer.observe(&results(&big));
+        }
+        assert!(writer.len() <= budget.file, "{}", writer.len());
+        assert!(writer.len() > kept);
+        assert_eq!(
+            writer.error().as_deref(),
+            Some("the session file reached the 0 MiB it may take; later events are not recorded")
+        );
+        assert_eq!(std::fs::metadata(&path).expect("meta").len(), writer.len());
+    }
+
+    #[test]
+    fn a_session_file_is_the_user_s_alone() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        drop(SessionWriter::create(path.clone(), &start()).expect("create"));
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
 }

@@ -15,6 +15,7 @@ mod grants;
 mod help;
 mod host_memory;
 mod host_work;
+mod host_writes;
 mod hostile;
 mod input;
 mod load;

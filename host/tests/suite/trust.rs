@@ -1206,3 +1206,69 @@ fn an_untrusted_workspace_may_not_undo_your_read_only() {
         .failure();
     assert!(!ws.path().join("out/a.txt").exists());
 }
+
+/// Found by the second red team: an untrusted workspace's
+/// `[defaults] write = ["."]` silently gave every tool, the user's own code
+/// tools and plugins included, write access to the whole workspace. Until
+/// the workspace is trusted, a grant to every tool to write is not applied
+/// and a notice says so at start; the user's flag, their trust, or a grant
+/// naming the tool that needs it (`[tools.NAME] write`) still applies.
+#[test]
+fn an_untrusted_workspace_may_not_give_every_tool_write_access() {
+    let ws = Workspace::new();
+    ws.mkdir("notes");
+    ws.write(
+        "toolhost.toml",
+        "[defaults]\nwrite = [\".\"]\n\n[tools.edit_file]\nwrite = [\"notes\"]\n",
+    );
+    let root = ws.path().canonicalize().expect("canonical");
+    let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 60);
+    assert_eq!(code, Some(0), "{err}");
+    assert_text(
+        &err,
+        &format!(
+            "warning: write grant `.` (from {}:2 [defaults] write) is not applied: a workspace's \
+             own toolhost.toml may not give every tool write access (it may have come with the \
+             repository, and every tool includes your own). To allow it, pass it yourself \
+             (`--allow-write .`), name the tools that need it under [tools.NAME] write, or trust \
+             this workspace (`toolhost trust {}`)\n",
+            root.join("toolhost.toml").display(),
+            root.display()
+        ),
+    );
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    for tool in ["write_file", "read_file", "list_files"] {
+        assert_eq!(
+            grants_of(&doc, tool),
+            vec![(".".to_owned(), "read-only".to_owned())],
+            "{tool}"
+        );
+    }
+    assert_eq!(
+        grants_of(&doc, "edit_file"),
+        vec![
+            (".".to_owned(), "read-only".to_owned()),
+            ("notes".to_owned(), "read-write".to_owned())
+        ]
+    );
+    let refused = ws
+        .call("write_file", r#"{"path": "a.txt", "content": "x"}"#, &[])
+        .output()
+        .expect("call");
+    assert!(!ws.path().join("a.txt").exists(), "{refused:?}");
+
+    // The user's own flag, or their trust, gives it.
+    let doc = tools_json(&ws, &["--allow-write", "."]);
+    assert!(
+        grants_of(&doc, "write_file").contains(&(".".into(), "read-write".into())),
+        "{doc}"
+    );
+    stdout_of(ws.toolhost().arg("trust"));
+    let (code, out, err) = outcome_of(ws.toolhost().args(["tools", "--json"]), 60);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    assert!(
+        grants_of(&doc, "write_file").contains(&(".".into(), "read-write".into())),
+        "{doc}"
+    );
+}

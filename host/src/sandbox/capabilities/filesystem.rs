@@ -126,6 +126,8 @@ pub enum Denial {
     /// Opening `path`, which is `kind` (a FIFO, a socket, a device): no
     /// deadline could end a call blocked in opening or reading one.
     SpecialFile { path: String, kind: &'static str },
+    /// Opening or listing `path`, in toolhost's own records (`record`).
+    Record { path: String, record: String },
 }
 
 /// Bytes a call may still write to files, shared with the streams it opens.
@@ -1083,6 +1085,36 @@ impl Guarded<'_> {
         result
     }
 
+    /// Refuses, and closes, a descriptor `open-at` made in toolhost's own
+    /// records: where it really is decides, whatever links the path took.
+    fn not_a_record(
+        &mut self,
+        opened: FsResult<Resource<Descriptor>>,
+    ) -> FsResult<Resource<Descriptor>> {
+        let Ok(fd) = &opened else {
+            return opened;
+        };
+        // Fail closed: a descriptor whose place is unknown is not read.
+        let place = self.real_path(fd);
+        let record = place
+            .as_ref()
+            .ok()
+            .and_then(|at| self.guard.rules.protection.record_holding(at));
+        if place.is_ok() && record.is_none() {
+            return opened;
+        }
+        let fd = opened?;
+        let rep = fd.rep();
+        let _ = self.fs.table.delete(Resource::<Descriptor>::new_own(rep));
+        match (place, record) {
+            (Ok(at), Some(record)) => {
+                let path = self.guard.rules.shown(&at);
+                self.guard.refuse(Denial::Record { path, record })
+            }
+            _ => Err(ErrorCode::NotPermitted.into()),
+        }
+    }
+
     /// Counts a descriptor `open-at` made as held until the guest drops it.
     fn count_opened(
         &mut self,
@@ -1286,6 +1318,11 @@ impl HostDescriptor for Guarded<'_> {
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<types::DirectoryEntryStream>> {
         self.guard.may_hold(Held::Listings)?;
+        let listed = self.real_path(&fd)?;
+        if let Some(record) = self.guard.rules.protection.record_holding(&listed) {
+            let path = self.guard.rules.shown(&listed);
+            return self.guard.refuse(Denial::Record { path, record });
+        }
         let Descriptor::Dir(dir) = self.fs.table.get(&fd)? else {
             return Err(ErrorCode::NotDirectory.into());
         };
@@ -1458,6 +1495,7 @@ impl HostDescriptor for Guarded<'_> {
             }
             let opened =
                 HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags).await;
+            let opened = self.not_a_record(opened);
             return self.count_opened(opened);
         }
         // `l/` makes the kernel follow `l`, even with `O_NOFOLLOW`, and name
@@ -1503,6 +1541,7 @@ impl HostDescriptor for Guarded<'_> {
         .await;
         self.release(acting);
         let result = self.settle_entry(creates, result);
+        let result = self.not_a_record(result);
         self.count_opened(result)
     }
 

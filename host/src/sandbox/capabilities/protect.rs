@@ -74,6 +74,10 @@ pub struct Protection {
     /// hard link is the same file under another name, and writing that
     /// name writes the protected file ([`Protection::other_name`]).
     identities: HashMap<(u64, u64), (PathBuf, usize)>,
+    /// toolhost's own records, which no tool may read either: the
+    /// workspace's session files (and an MCP server's audit), which hold
+    /// what every tool read, from wherever it was granted.
+    records: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,6 +177,9 @@ impl Protection {
             suffixes,
             exact,
             identities,
+            // As `workspace::SESSIONS_DIR` names it (the sandbox imports
+            // nothing of ours).
+            records: vec![workspace.join(".toolhost").join("sessions")],
         }
     }
 
@@ -210,6 +217,15 @@ impl Protection {
     /// otherwise the guard asks nothing more of a change.
     pub(crate) fn has_other_names(&self) -> bool {
         !self.identities.is_empty()
+    }
+
+    /// The record of toolhost's that the real host path `path` is or lies
+    /// in, as the model names it.
+    pub(crate) fn record_holding(&self, path: &Path) -> Option<String> {
+        self.records
+            .iter()
+            .find(|record| path.starts_with(record))
+            .map(|record| self.shown(record))
     }
 
     /// This protection, with what the user's git configuration says of

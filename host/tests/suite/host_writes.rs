@@ -1,0 +1,335 @@
+//! What toolhost itself writes under `.toolhost/` (saved long results,
+//! session files): private to the user however the directory was found,
+//! ignored by git, and held to a budget a hostile model cannot outgrow.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::common::{Workspace, mask_between};
+
+/// Writes `turns` as a script into the workspace and returns its path.
+fn script(ws: &Workspace, turns: Value) -> String {
+    ws.write("script.json", json!({ "turns": turns }).to_string())
+        .display()
+        .to_string()
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// Every path under `dir`, its own included, with its mode.
+fn modes_under(dir: &Path) -> Vec<(String, u32)> {
+    let mut found = vec![(".".to_owned(), mode(dir))];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            let name = path.strip_prefix(dir).expect("under").display().to_string();
+            found.push((name, mode(&path)));
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Found by the second red team: a repository that ships
+/// `.toolhost/plugins/` makes `.toolhost` 0755, and saved outputs were then
+/// written 0644 in a 0755 directory (they hold what tools read from private
+/// places), with no `.gitignore`. Everything toolhost writes there is the
+/// user's alone, and git ignores it.
+#[test]
+fn what_toolhost_writes_under_a_shipped_state_directory_is_private_and_ignored() {
+    let ws = Workspace::new();
+    ws.mkdir(".toolhost/plugins");
+    for dir in [".toolhost", ".toolhost/plugins"] {
+        std::fs::set_permissions(ws.path().join(dir), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+    }
+    ws.write("big.txt", "a long line of text\n".repeat(4000));
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "big.txt"}}]},
+            {"text": "done"}
+        ]),
+    );
+    let out = ws
+        .toolhost()
+        .args(["run", "--script", &script, "read big.txt"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let sessions: Vec<String> = std::fs::read_dir(ws.path().join(".toolhost/sessions"))
+        .expect("sessions")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!(
+        modes_under(&ws.path().join(".toolhost")),
+        vec![
+            (".".to_owned(), 0o700),
+            (".gitignore".to_owned(), 0o600),
+            ("outputs".to_owned(), 0o700),
+            ("outputs/c1.txt".to_owned(), 0o600),
+            // Shipped, and not toolhost's to change.
+            ("plugins".to_owned(), 0o755),
+            ("sessions".to_owned(), 0o700),
+            (format!("sessions/{}", sessions[0]), 0o600),
+        ]
+    );
+    assert_eq!(
+        ws.read(".toolhost/.gitignore"),
+        "# Made by toolhost: sessions, saved tool results and plugins, not for git.\n*\n"
+    );
+    // A `.gitignore` already there, and a resumed session, stay as they are
+    // but for the mode.
+    ws.write(".toolhost/.gitignore", "sessions/\n");
+    let session = ws.path().join(".toolhost/sessions").join(&sessions[0]);
+    std::fs::set_permissions(&session, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let again = ws
+        .toolhost()
+        .args(["run", "--resume", "last", "--script", &script, "again"])
+        .output()
+        .expect("run");
+    assert!(again.status.success(), "{again:?}");
+    assert_eq!(ws.read(".toolhost/.gitignore"), "sessions/\n");
+    assert_eq!(mode(&session), 0o600);
+}
+
+/// `n` calls of `read_file` on `path`, with ids `{prefix}{i}`, each from
+/// its own line (the loop detector stops calls repeated as they are).
+fn reads(prefix: &str, n: usize, path: &str) -> Value {
+    (1..=n)
+        .map(|i| {
+            json!({"id": format!("{prefix}{i}"), "name": "read_file", "arguments": {"path": path, "offset": i}})
+        })
+        .collect()
+}
+
+/// Bytes of the files under `dir`.
+fn bytes_under(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.expect("entry").metadata().expect("meta").len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+fn session_records(ws: &Workspace) -> Vec<Vec<Value>> {
+    let mut files: Vec<_> = std::fs::read_dir(ws.path().join(".toolhost/sessions"))
+        .expect("sessions")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|file| {
+            std::fs::read_to_string(file)
+                .expect("session")
+                .lines()
+                .map(|line| serde_json::from_str(line).expect("record"))
+                .collect()
+        })
+        .collect()
+}
+
+/// Found by the second red team: every result over the model's budget was
+/// saved whole, outside any write budget, and the session file and the
+/// host's memory grew with it (20 turns of 250 reads: 4.7 GB of disk, a
+/// 290 MB session file). Saved results are held to a run's budget and the
+/// workspace's, oldest dropped first, and a dropped one says so when the
+/// model reads it; a session file keeps results only up to its budget.
+#[test]
+fn a_model_asking_for_long_results_without_end_stays_within_the_records_budget() {
+    let ws = Workspace::new();
+    let line = "x".repeat(120);
+    let big: String = (1..=1500).map(|n| format!("{n} {line}\n")).collect();
+    ws.write("big.txt", &big);
+    // 1 MiB a run, 2 MiB the workspace: each whole result is ~190 KiB.
+    let budget = [("TOOLHOST_RECORDS_MIB", "1,2")];
+    let turns: Vec<Value> = (1..=5)
+        .map(|turn| json!({"tool_calls": reads(&format!("t{turn}c"), 20, "big.txt")}))
+        .chain([
+            json!({"tool_calls": [{"id": "again", "name": "read_file", "arguments": {"path": ".toolhost/outputs/t1c1.txt"}}]}),
+            json!({"text": "done"}),
+        ])
+        .collect();
+    let script = script(&ws, Value::Array(turns));
+    let out = ws
+        .toolhost()
+        .envs(budget)
+        .args(["run", "--result-budget", "2", "--script", &script, "read"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let outputs = ws.path().join(".toolhost/outputs");
+    assert!(
+        bytes_under(&outputs) <= 2 << 20,
+        "{}",
+        bytes_under(&outputs)
+    );
+    let whole: u64 = std::fs::read_dir(&outputs)
+        .expect("outputs")
+        .map(|e| e.expect("entry").metadata().expect("meta").len())
+        .filter(|&len| len > 1024)
+        .sum();
+    assert!(whole <= 1 << 20, "{whole}");
+    // The model asked for a dropped one and read why it is gone.
+    let records = &session_records(&ws)[0];
+    let again = records
+        .iter()
+        .find(|r| r["type"] == "tool_execution_end" && r["call_id"] == "again")
+        .expect("the last read");
+    let seen = again["text"].as_str().expect("text");
+    assert_eq!(
+        mask_between(seen.trim_end(), "whole text (", " bytes)", "N"),
+        "     1\t[toolhost no longer keeps this output: its whole text (N bytes) was dropped to \
+         keep saved results within their budget (1 MiB a run, 2 MiB a workspace; the oldest go \
+         first). Call the tool again if you need it.]"
+    );
+    let first_id = records[0]["id"].clone();
+
+    // A later run, each result whole in the session: the session file keeps
+    // results to 1 MiB, and the directory stays within the workspace's 2 MiB.
+    let out = ws
+        .toolhost()
+        .envs(budget)
+        .args(["run", "--script", &script, "read again"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        bytes_under(&outputs) <= 2 << 20,
+        "{}",
+        bytes_under(&outputs)
+    );
+    let sessions = ws.path().join(".toolhost/sessions");
+    let files: Vec<u64> = std::fs::read_dir(&sessions)
+        .expect("sessions")
+        .map(|e| e.expect("entry").metadata().expect("meta").len())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(files.iter().all(|&len| len <= 3 << 20), "{files:?}");
+    let second = session_records(&ws)
+        .into_iter()
+        .find(|records| records[0]["id"] != first_id)
+        .expect("the second session");
+    let not_kept = second
+        .iter()
+        .filter(|r| {
+            r["type"] == "tool_execution_end"
+                && r["text"]
+                    == "[toolhost did not keep this result in the session file: the file passed the 1 MiB \
+                        its results may take]"
+        })
+        .count();
+    assert!(not_kept > 0, "no result was left out of the session");
+    let stop = second.last().expect("records");
+    assert_eq!(stop["type"], "stop", "{stop}");
+}
+
+/// What `toolhost call` prints for `input` to `tool` (stdout, then stderr).
+fn call_output(ws: &Workspace, tool: &str, input: &Value, flags: &[&str]) -> (String, String) {
+    let out = ws
+        .call(tool, &input.to_string(), flags)
+        .output()
+        .expect("call");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Found by the second red team: session files hold what every tool read
+/// (from wherever it was granted), and every tool could read
+/// `.toolhost/sessions/` with the default grant of `.`: a call with no
+/// grant to a private directory printed what another tool had read there.
+/// No tool reads toolhost's session files, whatever its grants and whatever
+/// route its path takes (a link, a listing, a grant of the directory).
+#[test]
+fn no_tool_reads_toolhost_s_session_files() {
+    let ws = Workspace::new();
+    ws.add_plugin(super::common::test_plugins::ESCAPE, "escape.wasm");
+    ws.write("private/key.txt", "SECRET-KEY\n");
+    ws.write("a.txt", "hello\n");
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "private/key.txt"}}]},
+            {"text": "done"}
+        ]),
+    );
+    let out = ws
+        .toolhost()
+        .args(["run", "--script", &script, "read the key"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let session = std::fs::read_dir(ws.path().join(".toolhost/sessions"))
+        .expect("sessions")
+        .next()
+        .expect("a session")
+        .expect("entry")
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        ws.read(&format!(".toolhost/sessions/{session}"))
+            .contains("SECRET-KEY")
+    );
+    std::os::unix::fs::symlink(
+        format!(".toolhost/sessions/{session}"),
+        ws.path().join("notes.txt"),
+    )
+    .expect("symlink");
+
+    let refusal = |path: &str| {
+        format!(
+            "error: `read_file` may not read `{path}`: `.toolhost/sessions` holds toolhost's session \
+             files, which record what every tool read, and no tool may read them, whatever its \
+             grants. Ask the user, who can show a session with `toolhost sessions show ID`.\n"
+        )
+    };
+    let shown = format!(".toolhost/sessions/{session}");
+    for (input, flags) in [
+        (json!({"path": shown}), vec![]),
+        // Through a link, and with the directory granted by name.
+        (json!({"path": "notes.txt"}), vec![]),
+        (
+            json!({"path": shown}),
+            vec!["--allow-read", "read_file=.toolhost/sessions"],
+        ),
+    ] {
+        let (stdout, stderr) = call_output(&ws, "read_file", &input, &flags);
+        assert!(!stdout.contains("SECRET"), "{stdout}");
+        assert_eq!(stderr, refusal(&shown), "{input} {flags:?}");
+    }
+    // A raw WASI listing of the directory.
+    let (stdout, stderr) = call_output(
+        &ws,
+        "raw",
+        &json!({"op": "list", "dir": ".toolhost/sessions"}),
+        &[],
+    );
+    assert!(!stdout.contains(&session), "{stdout}");
+    assert_eq!(
+        stderr,
+        refusal(".toolhost/sessions").replace("`read_file`", "`raw`")
+    );
+    // A good read still works.
+    let (stdout, stderr) = call_output(&ws, "read_file", &json!({"path": "a.txt"}), &[]);
+    assert_eq!((stdout.as_str(), stderr.as_str()), ("     1\thello\n", ""));
+}
