@@ -428,11 +428,12 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             turns = turn;
             // What the server did not count is estimated, never free.
             used.add(&context::counted(&assistant, next));
-            if let Some(usage) = &assistant.usage {
-                if !warned_of_a_cut && let Some(warning) = context::silent_cut(next, usage) {
-                    warned_of_a_cut = true;
-                    self.emit(AgentEvent::Warning { message: warning });
-                }
+            if let Some(usage) = &assistant.usage
+                && !warned_of_a_cut
+                && let Some(warning) = context::silent_cut(next, usage)
+            {
+                warned_of_a_cut = true;
+                self.emit(AgentEvent::Warning { message: warning });
             }
             let finish = assistant.finish;
             let capped = assistant.cut;
