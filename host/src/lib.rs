@@ -20,6 +20,7 @@ pub(crate) mod chat;
 pub mod cli;
 pub mod config;
 pub mod instructions;
+pub mod json_budget;
 pub mod mcp;
 pub mod provider;
 pub mod sandbox;

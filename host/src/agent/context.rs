@@ -11,7 +11,7 @@
 use super::ToolSpecForModel;
 use super::long_output::ResultBudget;
 use crate::provider::overflow::Overflow;
-use crate::provider::{Message, TokenTotals, Usage};
+use crate::provider::{AssistantMessage, Message, TokenTotals, Usage};
 
 /// Bytes per token for text the server has not counted yet: about right
 /// for English and code, and on the safe (high) side for both.
@@ -27,7 +27,12 @@ pub(super) fn estimate_next_prompt(
         let Message::Assistant(reply) = message else {
             return None;
         };
-        let usage = reply.usage.as_ref()?;
+        // A usage of zero prompt tokens is no count at all (a server that
+        // fills the field with zeros): the estimate below stands in.
+        let usage = reply
+            .usage
+            .as_ref()
+            .filter(|usage| usage.prompt_tokens() > 0)?;
         Some((
             at,
             usage.prompt_tokens().saturating_add(usage.output_tokens),
@@ -248,6 +253,29 @@ pub fn compaction_line(
     )
 }
 
+/// What one reply counts against the run's budgets: the server's usage
+/// where it reported some, and the estimate where it reported none or
+/// zero, so a server cannot spend past `--max-tokens-total` or
+/// `--max-cost` by saying nothing. The prompt is estimated as it was
+/// before it was sent (`sent`, [`estimate_next_prompt`]), the output as
+/// the reply's JSON at [`BYTES_PER_TOKEN`].
+pub(super) fn counted(reply: &AssistantMessage, sent: u64) -> Usage {
+    let mut usage = reply.usage.clone().unwrap_or(Usage {
+        input_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        output_tokens: 0,
+        raw: serde_json::Value::Null,
+    });
+    if usage.prompt_tokens() == 0 {
+        usage.input_tokens = sent;
+    }
+    if usage.output_tokens == 0 {
+        usage.output_tokens = json_len(&reply.blocks).div_ceil(BYTES_PER_TOKEN);
+    }
+    usage
+}
+
 /// Tokens a run spent: every prompt and reply of its requests.
 pub(super) fn spent(totals: &TokenTotals) -> u64 {
     totals
@@ -376,6 +404,44 @@ mod tests {
         let estimate = estimate_next_prompt("", &[], &ledger);
         // The text and its JSON around it.
         assert!((1000..1020).contains(&estimate), "{estimate}");
+    }
+
+    /// Red team (issue 37): a server that reports no usage, or zeros, was
+    /// charged nothing against `--max-tokens-total`; what it did not count
+    /// is the estimate, and what it did count stands.
+    #[test]
+    fn a_reply_without_usage_or_with_zeros_is_charged_the_estimate() {
+        let text = |usage| AssistantMessage {
+            blocks: vec![Block::Text {
+                text: "z".repeat(4000),
+            }],
+            finish: Finish::Stop,
+            usage,
+            cut: None,
+        };
+        let zeros = Usage {
+            input_tokens: 0,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            output_tokens: 0,
+            raw: serde_json::Value::Null,
+        };
+        for usage in [None, Some(zeros.clone())] {
+            let charged = counted(&text(usage), 7000);
+            assert_eq!(charged.prompt_tokens(), 7000);
+            // 4000 bytes of text and the JSON around them.
+            assert!((1000..1010).contains(&charged.output_tokens), "{charged:?}");
+        }
+        let reported = Usage {
+            cache_read_tokens: 300,
+            output_tokens: 20,
+            ..zeros.clone()
+        };
+        let charged = counted(&text(Some(reported)), 7000);
+        assert_eq!((charged.prompt_tokens(), charged.output_tokens), (300, 20));
+        // Zeros are no count for the next request's estimate either.
+        let ledger = vec![Message::prompt("x".repeat(40_000)), reply(Some(zeros))];
+        assert!(estimate_next_prompt("", &[], &ledger) >= 10_000);
     }
 
     #[test]

@@ -458,12 +458,14 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             };
             resent_after_overflow = false;
             turns = turn;
-            if let Some(usage) = &assistant.usage {
-                used.add(usage);
-                if !warned_of_a_cut && let Some(warning) = context::silent_cut(next, usage) {
-                    warned_of_a_cut = true;
-                    self.emit(AgentEvent::Warning { message: warning });
-                }
+            // What the server did not count is estimated, never free.
+            used.add(&context::counted(&assistant, next));
+            if let Some(usage) = &assistant.usage
+                && !warned_of_a_cut
+                && let Some(warning) = context::silent_cut(next, usage)
+            {
+                warned_of_a_cut = true;
+                self.emit(AgentEvent::Warning { message: warning });
             }
             let finish = assistant.finish;
             let capped = assistant.cut;

@@ -20,9 +20,18 @@ use crate::agent::{
     AgentLoop, Delivery, Inbox, Message, ModelClient, Refused, StopRecord, Submission, ToolRunner,
     run_prompt,
 };
+use crate::json_budget::JsonBudget;
 
 /// The longest input line, newline excluded (the MCP server's cap too).
 const MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// What one line may make toolhost parse besides its bytes: a message is
+/// text, so 100,000 values and 64 levels are far more than one needs.
+const INPUT_LINE: JsonBudget = JsonBudget {
+    max_bytes: MAX_LINE,
+    max_depth: 64,
+    max_values: 100_000,
+};
 
 /// Lines read ahead of the session: the reader waits when they are not
 /// taken.
@@ -55,6 +64,11 @@ pub(super) fn parse_line(line: &str) -> Result<Option<Submission>, String> {
     if line.trim().is_empty() {
         return Ok(None);
     }
+    // Counted before anything is built: a line of `0,` would cost a
+    // hundred times its bytes while parsed.
+    INPUT_LINE.check(line.as_bytes()).map_err(|over| {
+        format!("the line holds {over}, the most toolhost parses of one input line; put large data in a file and name it in the message")
+    })?;
     let line: Line = serde_json::from_str(line).map_err(|e| {
         format!(
             "{e}; expected {{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"...\"}}}} \

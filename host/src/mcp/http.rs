@@ -22,7 +22,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::lines::MAX_LINE;
+use super::lines::{MAX_LINE, MESSAGE};
 use super::log;
 use super::server::ToolServer;
 use super::sessions::{IDLE, MAX_SESSIONS, Sessions};
@@ -154,6 +154,10 @@ pub(super) async fn serve(
                     if request.uri().path() != PATH {
                         return Ok(not_found());
                     }
+                    let request = match bounded_body(request).await {
+                        Ok(request) => request,
+                        Err(refusal) => return Ok(refusal),
+                    };
                     tower_service::Service::call(&mut service, request).await
                 }
             });
@@ -171,6 +175,45 @@ pub(super) async fn serve(
             }
         });
     }
+}
+
+/// `request` with its body read whole, at most [`MAX_LINE`] bytes and
+/// within [`MESSAGE`], as one line on stdio; or the 413 that refuses it.
+/// rmcp would read it anyway; read here, it is counted before rmcp parses
+/// it (4 MiB of `0,` cost about 400 MB as a `Value`).
+async fn bounded_body(
+    request: hyper::Request<hyper::body::Incoming>,
+) -> Result<hyper::Request<Full<Bytes>>, Response> {
+    let (parts, body) = request.into_parts();
+    let bytes = match http_body_util::Limited::new(body, MAX_LINE).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return Err(too_large(format!(
+                "message too large: the request's body is over the {MAX_LINE}-byte (4 MiB) cap \
+                 of `toolhost mcp`; it was not read. Pass large data in a file in the workspace \
+                 instead"
+            )));
+        }
+        Err(e) => {
+            let mut response = hyper::Response::new(
+                Full::new(Bytes::from(format!("reading the request's body: {e}\n"))).boxed(),
+            );
+            *response.status_mut() = hyper::StatusCode::BAD_REQUEST;
+            return Err(response);
+        }
+    };
+    if let Err(over) = MESSAGE.check(&bytes) {
+        log::warn(format_args!("refused a request over HTTP: {over}"));
+        return Err(too_large(super::stdio::over_budget_text(&over)));
+    }
+    Ok(hyper::Request::from_parts(parts, Full::new(bytes)))
+}
+
+/// A 413 with `text`.
+fn too_large(text: String) -> Response {
+    let mut response = hyper::Response::new(Full::new(Bytes::from(text + "\n")).boxed());
+    *response.status_mut() = hyper::StatusCode::PAYLOAD_TOO_LARGE;
+    response
 }
 
 /// Closes idle sessions every [`SWEEP`] until `stop`.

@@ -10,9 +10,21 @@ use std::io;
 use rmcp::model::RequestId;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};
 
+use crate::json_budget::JsonBudget;
+
 /// The longest line read, newline excluded: 4 MiB, the same as rmcp's cap
 /// on an HTTP request's body (`http.rs` sets it from this one).
 pub(super) const MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// What one message may make the server parse, on stdio and over HTTP:
+/// no more than [`MAX_LINE`] bytes, 100,000 values, 64 deep. A tool's
+/// arguments far past that belong in a file; without it, 4 MiB of `0,`
+/// cost about 400 MB while parsed.
+pub(super) const MESSAGE: JsonBudget = JsonBudget {
+    max_bytes: MAX_LINE,
+    max_depth: 64,
+    max_values: 100_000,
+};
 
 /// How much of stdin is read at once.
 const CHUNK: usize = 64 * 1024;
@@ -95,6 +107,14 @@ impl<R: AsyncRead + Unpin> CappedLines<R> {
             None => Line::Whole(std::mem::take(&mut self.line)),
         }
     }
+}
+
+/// The top-level `"id"` of the JSON object `bytes`, read without parsing
+/// them (they may be over [`MESSAGE`]).
+pub(super) fn top_level_id(bytes: &[u8]) -> Option<RequestId> {
+    let mut scanner = IdScanner::default();
+    scanner.feed(bytes);
+    scanner.id()
 }
 
 /// Finds the top-level `"id"` of a JSON object fed to it in pieces, in

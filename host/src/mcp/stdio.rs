@@ -22,7 +22,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::lanes::{Arrival, Lanes};
-use super::lines::{CappedLines, Line, MAX_LINE};
+use super::lines::{CappedLines, Line, MAX_LINE, MESSAGE, top_level_id};
 use super::log;
 
 /// A line-delimited JSON-RPC transport over a reader and a writer.
@@ -92,6 +92,13 @@ where
             };
             let line = line.trim_start_matches('\u{feff}').trim();
             if line.is_empty() {
+                continue;
+            }
+            // Counted before anything is built: a line of `0,` would
+            // cost a hundred times its bytes while parsed.
+            if let Err(over) = MESSAGE.check(line.as_bytes()) {
+                log::warn(format_args!("skipped a message on stdin: {over}"));
+                self.reply(over_budget(&over, top_level_id(line.as_bytes())));
                 continue;
             }
             // Nearly every line is a message rmcp knows: parsed once,
@@ -217,6 +224,26 @@ fn too_long(bytes: u64, id: Option<RequestId>) -> TxJsonRpcMessage<RoleServer> {
             None,
         ),
         id,
+    )
+}
+
+/// The answer to a line within the byte cap that holds more than a
+/// message may ([`MESSAGE`]): the request's id when one was found.
+fn over_budget(
+    over: &crate::json_budget::OverBudget,
+    id: Option<RequestId>,
+) -> TxJsonRpcMessage<RoleServer> {
+    TxJsonRpcMessage::<RoleServer>::error(
+        ErrorData::invalid_request(over_budget_text(over), None),
+        id,
+    )
+}
+
+/// What a client reads of a message over [`MESSAGE`], on stdio or HTTP.
+pub(super) fn over_budget_text(over: &crate::json_budget::OverBudget) -> String {
+    format!(
+        "message too large: {over}, the most `toolhost mcp` parses of one message; it was \
+         skipped. Pass large data in a file in the workspace instead"
     )
 }
 

@@ -606,9 +606,14 @@ fn parse_data(provider: &'static str, data: &str) -> Result<Value, ProviderError
 }
 
 /// Parses accumulated argument text. `None` when it is not complete JSON:
-/// such a call was cut off and must not run.
+/// such a call was cut off and must not run. Also `None`, without being
+/// parsed, when it holds more than a call's arguments may
+/// ([`crate::json_budget::TOOL_ARGUMENTS`]): the reply cap bounds its
+/// bytes, not the hundredfold they may cost as a `Value`.
 fn parse_arguments(raw: &str) -> Option<Value> {
-    serde_json::from_str(raw).ok()
+    crate::json_budget::TOOL_ARGUMENTS
+        .parse(raw.as_bytes())
+        .ok()
 }
 
 impl AssistantMessage {

@@ -28,6 +28,15 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{AssistantMessage, Block, Finish, Message, ProviderError};
+use crate::json_budget::JsonBudget;
+
+/// What a script may make toolhost parse: 1,000,000 JSON values, 128
+/// deep (a script may come with a repository, as the demo's does).
+const SCRIPT: JsonBudget = JsonBudget {
+    max_bytes: usize::MAX,
+    max_depth: 128,
+    max_values: 1_000_000,
+};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -103,8 +112,9 @@ impl ScriptedModel {
             path: path.to_path_buf(),
             detail,
         };
-        let file: ScriptFile =
-            serde_json::from_str(text).map_err(|e| bad(format!("not a valid script: {e}")))?;
+        let file: ScriptFile = SCRIPT
+            .parse(text.as_bytes())
+            .map_err(|e| bad(format!("not a valid script: {e}")))?;
         let turns = file
             .turns
             .into_iter()
@@ -163,7 +173,7 @@ fn assistant_message(turn: usize, script: ScriptTurn) -> AssistantMessage {
     let has_calls = !script.tool_calls.is_empty();
     for (n, call) in script.tool_calls.into_iter().enumerate() {
         let (arguments, arguments_raw) = match (call.arguments, call.arguments_raw) {
-            (_, Some(raw)) => (serde_json::from_str(&raw).ok(), raw),
+            (_, Some(raw)) => (super::parse_arguments(&raw), raw),
             (Some(value), None) => {
                 let raw = value.to_string();
                 (Some(value), raw)

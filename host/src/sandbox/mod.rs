@@ -31,6 +31,8 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::json_budget::TOOL_ARGUMENTS;
+
 pub use cache::CacheStatus;
 pub use call::{CAPTURE_LIMIT, CallStats, Captured, ProgressSink};
 pub use capabilities::filesystem::{Denial, Held};
@@ -910,6 +912,9 @@ impl Sandbox {
                 let function = &functions[tool
                     .function
                     .expect("a typed plugin's tools name their function")];
+                if let Err(over) = TOOL_ARGUMENTS.check(input.as_bytes()) {
+                    return refuse(ToolFault::InputOverBudget { over });
+                }
                 let params = match serde_json::from_str(&input)
                     .map_err(|e| e.to_string())
                     .and_then(|value| typed::value::params(&value, &function.params))
@@ -1048,6 +1053,9 @@ impl Sandbox {
         deadline: Instant,
         cancel: &CancellationToken,
     ) -> Result<String, ToolFault> {
+        TOOL_ARGUMENTS
+            .check(input.as_bytes())
+            .map_err(|over| ToolFault::InputOverBudget { over })?;
         let value: serde_json::Value =
             serde_json::from_str(input).map_err(|e| ToolFault::InvalidJson {
                 error: e.to_string(),

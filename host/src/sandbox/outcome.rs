@@ -65,6 +65,12 @@ pub enum ToolFault {
     },
     #[error("arguments are not valid JSON: {error}")]
     InvalidJson { error: String },
+    /// The arguments hold more than toolhost parses for one call
+    /// ([`crate::json_budget::TOOL_ARGUMENTS`]), counted before they were parsed.
+    #[error("arguments hold {over}")]
+    InputOverBudget {
+        over: crate::json_budget::OverBudget,
+    },
     #[error("arguments do not match the tool's input schema")]
     SchemaViolation { errors: Vec<SchemaError> },
     #[error("access denied to `{path}`")]
@@ -114,6 +120,7 @@ impl ToolFault {
         match self {
             ToolFault::UnknownTool { .. } => "unknown_tool",
             ToolFault::InvalidJson { .. } => "invalid_json",
+            ToolFault::InputOverBudget { .. } => "input_too_large",
             ToolFault::SchemaViolation { .. } => "schema_violation",
             ToolFault::Denied { .. } => "denied",
             ToolFault::InvalidInput(_) => "invalid_input",
@@ -145,6 +152,10 @@ impl ToolFault {
             ToolFault::InvalidJson { error } => format!(
                 "error: the arguments for `{tool}` are not valid JSON ({error}). \
                  Send the arguments as one JSON object."
+            ),
+            ToolFault::InputOverBudget { over } => format!(
+                "error: the arguments for `{tool}` hold {over}, the most toolhost parses for one \
+                 call; they were not parsed. Put large data in a file and pass its path instead."
             ),
             ToolFault::SchemaViolation { errors } => {
                 let mut text =
@@ -386,6 +397,7 @@ mod tests {
             ToolFault::NetDenied(_) => 22,
             ToolFault::FsDenied(Denial::HardLinkToProtected { .. }) => 23,
             ToolFault::FsDenied(Denial::Record { .. }) => 24,
+            ToolFault::InputOverBudget { .. } => 25,
         }
     }
 
@@ -405,6 +417,14 @@ mod tests {
                 },
                 "error: the arguments for `t` are not valid JSON (EOF while parsing an object at line 1 \
                  column 1). Send the arguments as one JSON object.",
+            ),
+            (
+                ToolFault::InputOverBudget {
+                    over: crate::json_budget::OverBudget::Depth { limit: 64 },
+                },
+                "error: the arguments for `t` hold JSON nested more than 64 deep (arrays and \
+                 objects inside each other), the most toolhost parses for one call; they were \
+                 not parsed. Put large data in a file and pass its path instead.",
             ),
             (
                 ToolFault::SchemaViolation {
@@ -611,7 +631,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 24;
+        let last = 25;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

@@ -80,6 +80,16 @@ pub enum TranscriptError {
         reader::MAX_SESSION_FILE >> 30
     )]
     TooBig { path: PathBuf, size: u64 },
+    #[error(
+        "`{}` holds {over} by its line {line}, more than toolhost parses of one session file (it \
+         may have come with the repository); move it away, or delete it",
+        .path.display()
+    )]
+    OverBudget {
+        path: PathBuf,
+        line: usize,
+        over: crate::json_budget::OverBudget,
+    },
 }
 
 /// A directory of session files, `<id>.jsonl` each.

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::TranscriptError;
 use super::record::{FORMAT_VERSION, Record, SessionStart};
 use crate::agent::{Message, ToolResultEntry, tool_calls};
+use crate::json_budget::JsonBudget;
 
 /// The result of a call that started but has no recorded end: the process
 /// died while it ran.
@@ -51,6 +52,16 @@ pub struct Resume {
 /// a real one, far under what would abort the process when a repository
 /// ships a sparse file of 100 GB in `.toolhost/sessions/`.
 pub(super) const MAX_SESSION_FILE: u64 = 1 << 30;
+
+/// What toolhost parses of one session file, beyond its bytes: 2,000,000
+/// JSON values over all its lines, 128 deep. A real session of that many
+/// values is over 100 MB; without the count, 50 MB of `0,` in one
+/// record's arguments cost 1.7 GB to list or resume.
+pub(super) const SESSION_JSON: JsonBudget = JsonBudget {
+    max_bytes: MAX_SESSION_FILE as usize,
+    max_depth: 128,
+    max_values: 2_000_000,
+};
 
 /// Opens the session file at `path` and says its size. A repository can
 /// ship anything in `.toolhost/sessions/`: a FIFO would block the open for
@@ -112,6 +123,7 @@ impl SessionFile {
         let mut valid_len = 0;
         let mut start = 0;
         let mut number = 0;
+        let mut values = 0;
         while start < bytes.len() {
             number += 1;
             let (line, end, complete) = match bytes[start..].iter().position(|&b| b == b'\n') {
@@ -124,6 +136,13 @@ impl SessionFile {
                     valid_len = end as u64;
                 }
                 continue;
+            }
+            if let Err(over) = SESSION_JSON.check_counting(line, &mut values) {
+                return Err(TranscriptError::OverBudget {
+                    path: path.to_path_buf(),
+                    line: number,
+                    over,
+                });
             }
             match parse_line(path, number, line) {
                 Ok(record) => {

@@ -759,3 +759,62 @@ fn each_openai_request_starts_with_the_previous_ones_bytes() {
         );
     }
 }
+
+/// Red team (issue 37): `--max-tokens-total` counted only the usage the
+/// server reported, so a server that reports none (or zeros) had 100
+/// requests (about 700k tokens) through a 20,000-token budget. What the
+/// server does not count is estimated as the next request is (the
+/// request's bytes at four a token, the reply's likewise): the run stops
+/// with the usual budget text after the few requests the budget allows,
+/// whatever the server says, and the tokens the server was sent stay near
+/// the budget.
+#[test]
+fn a_token_budget_counts_what_a_server_that_reports_no_usage_did_not() {
+    use super::common::mock_model::{openai_tool_call, openai_with_usage};
+    let ws = Workspace::new();
+    // A file for each call: the same call five times in a row would stop
+    // the run as a loop first.
+    for n in 0..40 {
+        ws.write(&format!("a{n}.txt"), "a");
+    }
+    for (what, usage) in [("no usage", None), ("zero usage", Some((0, 0)))] {
+        let reply = |n: usize| {
+            let path = format!("a{n}.txt");
+            let call = openai_tool_call(&format!("call_{n}"), "read_file", &json!({"path": path}));
+            Reply::sse_body(match usage {
+                None => call,
+                Some((prompt, completion)) => openai_with_usage(&call, prompt, completion),
+            })
+        };
+        let mock = MockModel::start((0..40).map(reply).collect());
+        let output = toolhost_run(&ws)
+            .args(["--no-session", "--output-format", "json"])
+            .args(["--provider", "openai", "--model", "m"])
+            .args(["--base-url", &mock.openai_url(), "--max-turns", "40"])
+            .args(["--max-tokens-total", "20000", "read the files"])
+            .output()
+            .expect("run");
+        let requests = mock.requests();
+        let sent: usize = requests.iter().map(|request| request.raw.len()).sum();
+        eprintln!(
+            "{what}: {} requests, {sent} bytes (about {} tokens) sent under a budget of 20000 tokens",
+            requests.len(),
+            sent / 4
+        );
+        assert_eq!(output.status.code(), Some(5), "{what}: {output:?}");
+        let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+        assert_eq!(doc["stop"]["reason"], "budget_exhausted", "{what}");
+        let evidence = doc["stop"]["evidence"].as_str().expect("evidence");
+        let masked = super::common::mask_between(evidence, "(about ", " tokens)", "_");
+        let masked = super::common::mask_between(&masked, "tokens; ", " spent", "_");
+        let masked = super::common::mask_between(&masked, "so far (", " in", "_");
+        let masked = super::common::mask_between(&masked, "/ ", " out", "_");
+        assert_text(
+            &masked,
+            "the next model request (about _ tokens) would pass the run's budget of 20000 \
+             tokens; _ spent so far (_ in / _ out tokens)",
+        );
+        assert!(requests.len() < 40, "{what}: {} requests", requests.len());
+        assert!(sent / 4 <= 25_000, "{what}: about {} tokens sent", sent / 4);
+    }
+}

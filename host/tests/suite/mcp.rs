@@ -1722,3 +1722,131 @@ fn one_clients_burst_of_calls_fails_no_call_of_its_own_or_of_another_client() {
     });
     server.stop();
 }
+
+/// A `tools/call` line of `zeros` zeros in an argument array (two bytes
+/// each, under the 4 MiB cap), id `id`.
+fn zeros_call(id: u64, zeros: usize) -> String {
+    let mut line = String::with_capacity(zeros * 2 + 200);
+    line.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    line.push_str(&id.to_string());
+    line.push_str(
+        r#","method":"tools/call","params":{"name":"echo","arguments":{"text":"x","pad":["#,
+    );
+    for n in 0..zeros {
+        line.push_str(if n == 0 { "0" } else { ",0" });
+    }
+    line.push_str("]}}}\n");
+    line
+}
+
+/// Red team (issue 37): a 4 MiB line of 2M zeros in a call's arguments
+/// cost about 100 times its bytes while parsed and checked (30 lines: 3.1
+/// GB). The values are counted before anything is built: each such line
+/// is answered with an error naming the budget and carrying its id, the
+/// server's memory stays bounded, and the next call is served.
+#[test]
+fn a_line_of_two_million_zeros_is_refused_before_it_is_parsed() {
+    let ws = workspace();
+    let mut server = RawServer::start(&ws, &["--no-session"]);
+    let before = peak_rss_mib(server.child.id());
+    let started = Instant::now();
+    for id in 1..=10 {
+        let line = zeros_call(id, 2_000_000);
+        assert!(line.len() < 4 << 20);
+        server
+            .stdin
+            .as_mut()
+            .expect("stdin open")
+            .write_all(line.as_bytes())
+            .expect("write");
+        assert_eq!(
+            server.response(),
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message":
+                "message too large: more than 100000 JSON values (scalars, strings, keys, arrays \
+                 and objects together), the most `toolhost mcp` parses of one message; it was \
+                 skipped. Pass large data in a file in the workspace instead"}})
+        );
+    }
+    let peak = peak_rss_mib(server.child.id());
+    eprintln!(
+        "10 lines of 2M zeros: answered in {:?}, server peak RSS {peak} MiB ({before} MiB before)",
+        started.elapsed()
+    );
+    assert!(
+        peak < before + 64,
+        "peak RSS {peak} MiB ({before} MiB before)"
+    );
+    // Within the budget, an array still reaches the tool.
+    server.send(call(
+        11,
+        "echo",
+        json!({"text": "still here", "pad": vec![0; 1000]}),
+    ));
+    assert_eq!(
+        server.response()["result"]["content"][0]["text"],
+        "still here"
+    );
+    let (stderr, _) = server.close();
+    assert!(
+        stderr.contains(
+            "toolhost mcp: warning: skipped a message on stdin: more than 100000 JSON values"
+        ),
+        "{stderr}"
+    );
+}
+
+/// The same over Streamable HTTP: the body is counted before rmcp parses
+/// it, and refused with 413 and the same text; a call after it works.
+#[test]
+fn an_http_body_of_two_million_zeros_is_refused_before_it_is_parsed() {
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    let auth = format!("Bearer {}", server.token.as_deref().expect("a token"));
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client");
+    let before = peak_rss_mib(server.child.id());
+    runtime.block_on(async {
+        let url = &server.url;
+        let (status, session, _) = post_mcp(&client, url, Some(&auth), None, INITIALIZE).await;
+        assert_eq!(status, 200);
+        let session = session.expect("a session id");
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let (status, _, _) = post_mcp(&client, url, Some(&auth), Some(&session), initialized).await;
+        assert_eq!(status, 202);
+        for id in 2..6 {
+            let (status, _, body) = post_mcp(
+                &client,
+                url,
+                Some(&auth),
+                Some(&session),
+                &zeros_call(id, 2_000_000),
+            )
+            .await;
+            assert_eq!(
+                (status, body.as_str()),
+                (
+                    413,
+                    "message too large: more than 100000 JSON values (scalars, strings, keys, \
+                     arrays and objects together), the most `toolhost mcp` parses of one \
+                     message; it was skipped. Pass large data in a file in the workspace \
+                     instead\n"
+                )
+            );
+        }
+        let echo = call(9, "echo", json!({"text": "after the zeros"})).to_string();
+        let (status, _, body) = post_mcp(&client, url, Some(&auth), Some(&session), &echo).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("after the zeros"), "{body}");
+    });
+    let peak = peak_rss_mib(server.child.id());
+    eprintln!("4 bodies of 2M zeros over HTTP: server peak RSS {peak} MiB ({before} MiB before)");
+    assert!(
+        peak < before + 64,
+        "peak RSS {peak} MiB ({before} MiB before)"
+    );
+    server.stop();
+}

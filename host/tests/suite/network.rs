@@ -950,3 +950,90 @@ fn a_plugin_a_repository_ships_gets_no_network_until_trusted() {
         Some("Bearer s3cret")
     );
 }
+
+/// Red team (issue 37): with `::1 localhost` in the hosts file, a
+/// credential on an `http://localhost:P` grant went to `[::1]:P`, which
+/// any local user may listen on (and a refused 127.0.0.1 fell through to
+/// it). `localhost` is 127.0.0.1 alone: a listener on `[::1]:P` gets
+/// nothing, the call fails, and the same grant then reaches a server on
+/// 127.0.0.1 with its credential.
+#[test]
+fn a_credential_on_localhost_goes_to_127_0_0_1_alone() {
+    use std::io::{Read as _, Write as _};
+    let ws = workspace();
+    if !private_hosts_file() {
+        return;
+    }
+    // Another user's server on [::1]:P; nothing listens on 127.0.0.1:P.
+    let other = match std::net::TcpListener::bind("[::1]:0") {
+        Ok(listener) => listener,
+        Err(e) => {
+            eprintln!("note: skipping this test: cannot listen on [::1] here ({e})");
+            return;
+        }
+    };
+    let other_port = other.local_addr().expect("addr").port();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    {
+        let heard = std::sync::Arc::clone(&heard);
+        std::thread::spawn(move || {
+            for stream in other.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut buffer = [0u8; 4096];
+                let n = stream.read(&mut buffer).unwrap_or(0);
+                heard.lock().expect("lock").extend_from_slice(&buffer[..n]);
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+            }
+        });
+    }
+    let ours = WebServer::http();
+    let grant = |port: u16| format!("http://localhost:{port}");
+    std::fs::write(
+        ws.user_config().join("config.toml"),
+        format!(
+            "[tools.{TOOL}]\nnet = [\"{a}\", \"{b}\"]\n\n\
+             [tools.{TOOL}.headers.\"{a}\"]\nAuthorization = \"Bearer ${{TOOLHOST_TEST_TOKEN}}\"\n\n\
+             [tools.{TOOL}.headers.\"{b}\"]\nAuthorization = \"Bearer ${{TOOLHOST_TEST_TOKEN}}\"\n",
+            a = grant(other_port),
+            b = grant(ours.port()),
+        ),
+    )
+    .expect("user config");
+    let hosts_file = tempfile::NamedTempFile::new().expect("hosts file");
+    std::fs::write(hosts_file.path(), "::1 localhost\n127.0.0.1 localhost\n").expect("hosts");
+    let call = |url: &str| {
+        let script = format!(
+            "mount --bind '{}' /etc/hosts && exec \"$TOOLHOST\" '{}' call {TOOL} '{}'",
+            hosts_file.path().display(),
+            plugins(&ws),
+            get(url)
+        );
+        let mut cmd = assert_cmd::Command::new("unshare");
+        let process = ws.toolhost_process();
+        for (key, value) in process.get_envs() {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
+        cmd.current_dir(ws.path())
+            .env("TOOLHOST", assert_cmd::cargo::cargo_bin("toolhost"))
+            .env("TOOLHOST_TEST_TOKEN", "s3cret")
+            .args(["-rm", "sh", "-c", &script]);
+        cmd.output().expect("unshare")
+    };
+    let refused = call(&format!("http://localhost:{other_port}/"));
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let heard = String::from_utf8_lossy(&heard.lock().expect("lock")).into_owned();
+    assert!(heard.is_empty(), "[::1] was sent: {heard}");
+    let works = call(&format!("http://localhost:{}/named", ours.port()));
+    assert_eq!(
+        String::from_utf8_lossy(&works.stdout),
+        "status 200, 17 bytes: hello from /named\n",
+        "{works:?}"
+    );
+    assert_eq!(
+        ours.seen()[0].authorization.as_deref(),
+        Some("Bearer s3cret")
+    );
+}

@@ -1355,3 +1355,89 @@ fn an_agents_md_link_to_a_file_that_is_not_markdown_or_is_hidden_is_not_read() {
     run_openai(&ws, &mock, &["--model", "m", "--no-session", "hi"]);
     assert!(mock.requests()[0].body.to_string().contains("Use tabs."));
 }
+
+/// Red team (issue 37): a shipped session file of 50 MB whose one record's
+/// arguments are an array of 25M zeros (it gzips to about 100 KB) cost
+/// 1.7 GB to `toolhost sessions` or `--resume`. A file's values are
+/// counted before any record is built: the file is listed as unreadable
+/// with the budget it passed, `--resume` refuses it naming the file, both
+/// in bounded memory, and a good session is still listed and resumes.
+#[test]
+fn a_shipped_session_of_twenty_five_million_zeros_is_refused_before_it_is_parsed() {
+    let ws = Workspace::new();
+    ws.write("s.json", json!({"turns": [{"text": "hi"}]}).to_string());
+    ws.toolhost()
+        .args(["run", "--script", "s.json", "good"])
+        .assert()
+        .success();
+    // The good session's start, as a shipped file would copy it.
+    let good = session_files(&ws).pop().expect("the good session");
+    let mut start = records(&good)[0].clone();
+    start["id"] = json!("zeros");
+    start["prompt"] = json!("zeros");
+    let mut text = format!("{start}\n");
+    text.push_str(r#"{"type":"tool_execution_start","at":"2026-01-01T00:00:01Z","call_id":"c1","tool":"read_file","arguments":{"pad":[0"#);
+    text.push_str(&",0".repeat(25_000_000));
+    text.push_str("]}}\n");
+    ws.write(".toolhost/sessions/zeros.jsonl", &text);
+    drop(text);
+    let over = "holds more than 2000000 JSON values (scalars, strings, keys, arrays and objects \
+                together) by its line 2, more than toolhost parses of one session file (it may \
+                have come with the repository); move it away, or delete it";
+
+    let mut list = ws.toolhost();
+    list.arg("sessions");
+    let listed = super::common::measure::run_measured(&list, Duration::from_secs(60));
+    eprintln!(
+        "`toolhost sessions` of a 50 MB file of zeros: {:?}, peak RSS {} MiB",
+        listed.elapsed,
+        listed.peak_rss >> 20
+    );
+    assert!(listed.status.success(), "{listed:?}");
+    let stdout = listed.stdout();
+    assert!(
+        stdout.contains(&format!(
+            "unreadable: `./.toolhost/sessions/zeros.jsonl` {over}\n"
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("good"), "{stdout}");
+    assert!(
+        listed.peak_rss < 200 << 20,
+        "peak RSS {} MiB",
+        listed.peak_rss >> 20
+    );
+
+    let mut resume = ws.toolhost();
+    resume.args(["run", "--resume", "zeros", "--script", "s.json", "x"]);
+    let resumed = super::common::measure::run_measured(&resume, Duration::from_secs(60));
+    eprintln!(
+        "`--resume` of it: {:?}, peak RSS {} MiB",
+        resumed.elapsed,
+        resumed.peak_rss >> 20
+    );
+    assert_eq!(resumed.status.code(), Some(1), "{resumed:?}");
+    assert_text(
+        &resumed.stderr(),
+        &ws.expand(&format!(
+            "error: `{{ws}}/.toolhost/sessions/zeros.jsonl` {over}\n"
+        )),
+    );
+    assert!(
+        resumed.peak_rss < 200 << 20,
+        "peak RSS {} MiB",
+        resumed.peak_rss >> 20
+    );
+    // The good session resumes.
+    ws.toolhost()
+        .args([
+            "run",
+            "--resume",
+            &id_of(&good),
+            "--script",
+            "s.json",
+            "more",
+        ])
+        .assert()
+        .success();
+}

@@ -5,8 +5,18 @@
 
 use serde_json::Value;
 
+use crate::json_budget::JsonBudget;
+
 /// The section's name, as wit-component writes it.
 const SECTION: &str = "package-docs";
+
+/// What the docs section may make toolhost parse: far more than the doc
+/// comments of any plugin's functions.
+const DOCS: JsonBudget = JsonBudget {
+    max_bytes: usize::MAX,
+    max_depth: 64,
+    max_values: 100_000,
+};
 
 /// The docs found in a component (possibly none).
 #[derive(Debug, Default)]
@@ -39,7 +49,9 @@ impl Docs {
     /// Version 0 and 1 of the format share the JSON this reads.
     pub(crate) fn from_section(data: &[u8]) -> Docs {
         match data.split_first() {
-            Some((0 | 1, json)) => Docs(serde_json::from_slice(json).ok()),
+            // A plugin's section, maybe a repository's: bounded before
+            // it is parsed, as any JSON toolhost did not write.
+            Some((0 | 1, json)) => Docs(DOCS.parse(json).ok()),
             _ => Docs(None),
         }
     }

@@ -7,13 +7,16 @@
 
 use std::future::Future;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 
 use url::Host;
 use wasmtime_wasi_http::Error;
 
 use super::grant::{Destination, NetGrant};
+
+/// The one name toolhost answers itself, with 127.0.0.1 alone.
+const LOCALHOST: &str = "localhost";
 
 /// Looks a name up: the system's resolver, or a table in tests.
 pub(crate) trait Resolve: Send + Sync {
@@ -129,6 +132,15 @@ pub(crate) async fn resolve(
     let addresses = match &destination.host {
         Host::Ipv4(address) => vec![SocketAddr::new(IpAddr::V4(*address), port)],
         Host::Ipv6(address) => vec![SocketAddr::new(IpAddr::V6(*address), port)],
+        // `localhost` is never looked up: it is 127.0.0.1 and nothing else.
+        // The hosts file may list `::1` first or as well, and `[::1]:P` is
+        // another socket than `127.0.0.1:P`, which any local user may
+        // hold: a grant (and the credential on it) for `localhost:P` would
+        // go to whichever answered, and a refused first address falls
+        // through to the next. A server on `::1` is granted as `[::1]`.
+        Host::Domain(name) if name.eq_ignore_ascii_case(LOCALHOST) => {
+            vec![SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)]
+        }
         Host::Domain(name) => resolver
             .lookup(name, port)
             .await
@@ -251,7 +263,7 @@ mod tests {
     fn this_machine_is_reached_only_when_the_grant_names_it() {
         assert_eq!(
             decide(&["http://localhost:8080"], "http://localhost:8080/"),
-            Ok(vec!["127.0.0.1:8080".to_string(), "[::1]:8080".to_string()])
+            Ok(vec!["127.0.0.1:8080".to_string()])
         );
         assert_eq!(
             decide(&["http://127.0.0.1:8080"], "http://0x7f.1:8080/"),
@@ -260,6 +272,27 @@ mod tests {
         assert_eq!(
             decide(&["http://localhost:8080"], "http://127.0.0.1:8080/"),
             Err(Refusal::NotGranted)
+        );
+    }
+
+    /// Red team (issue 37): with `::1 localhost` in the hosts file, a
+    /// credential on `http://localhost:P` went to `[::1]:P`, which another
+    /// user may hold. `localhost` is 127.0.0.1 alone, whatever the
+    /// resolver says (the table lists `::1` too), and `[::1]` is reached
+    /// only by a grant that names it.
+    #[test]
+    fn localhost_is_127_0_0_1_alone_and_never_looked_up() {
+        assert_eq!(
+            decide(&["http://localhost:8080"], "http://LOCALHOST:8080/"),
+            Ok(vec!["127.0.0.1:8080".to_string()])
+        );
+        assert_eq!(
+            decide(&["http://localhost:8080"], "http://[::1]:8080/"),
+            Err(Refusal::NotGranted)
+        );
+        assert_eq!(
+            decide(&["http://[::1]:8080"], "http://[::1]:8080/"),
+            Ok(vec!["[::1]:8080".to_string()])
         );
     }
 
