@@ -71,7 +71,7 @@ pub(super) struct AgentArgs {
     #[arg(long, default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS, value_name = "SECS")]
     pub(super) request_timeout: u64,
     /// Stop the run (exit 6, as at --request-timeout) when a model reply
-    /// streams no content (only comments, pings or empty deltas) for this
+    /// streams no content (nothing, or only comments, pings or empty deltas) for this
     /// many seconds [config: [model] content_timeout, else 120].
     #[arg(long, value_name = "SECS")]
     pub(super) content_timeout: Option<u64>,

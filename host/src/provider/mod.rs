@@ -500,12 +500,12 @@ pub enum ProviderError {
         location: Option<String>,
     },
     /// The stream went on without content (text, reasoning, a tool call)
-    /// for longer than the content timeout: only comments, pings or empty
-    /// deltas. Not retried; the run stops as `request_timeout`, as at its
+    /// for longer than the content timeout: silence, or only comments,
+    /// pings or empty deltas. Not retried; the run stops as `request_timeout`, as at its
     /// request deadline.
     #[error(
-        "the `{provider}` stream from {url} sent no content for {} s (only comments, pings or \
-         empty deltas), so toolhost stopped reading it; if the model is meant to think that long, \
+        "the `{provider}` stream from {url} sent no content for {} s (nothing at all, or only \
+         comments, pings or empty deltas), so toolhost stopped reading it; if the model is meant to think that long, \
          raise the limit with `--content-timeout {}`, or `content_timeout = {}` under [model] in \
          your config.toml",
         .after.as_secs(), .after.as_secs().saturating_mul(2).max(1), .after.as_secs().saturating_mul(2).max(1)

@@ -402,8 +402,8 @@ fn a_stream_that_says_nothing_ends_as_a_request_timeout_at_the_content_timeout()
                 last_line(&measured),
                 format!(
                     "stopped: request_timeout after 0 turn(s): the `{provider}` stream from \
-                     {url}{endpoint} sent no content for 2 s (only comments, pings or empty \
-                     deltas), so toolhost stopped reading it; if the model is meant to think \
+                     {url}{endpoint} sent no content for 2 s (nothing at all, or only \
+                     comments, pings or empty deltas), so toolhost stopped reading it; if the model is meant to think \
                      that long, raise the limit with `--content-timeout 4`, or \
                      `content_timeout = 4` under [model] in your config.toml"
                 )
