@@ -342,8 +342,11 @@ fn a_hundred_thousand_calls_and_stray_deltas_end_promptly_at_the_reply_cap() {
         );
         assert_eq!(measured.status.code(), Some(1), "{}", measured.stderr());
         assert_eq!(last_line(&measured), REPLY_NOTICE);
+        // Linear now (6.4 s and 3.8 s in a debug build on a shared 2-core
+        // machine, most of it answering the 100,000 cut calls); quadratic
+        // before (past the 60 s deadline here, 108 s in the red team's run).
         assert!(
-            measured.cpu < Duration::from_secs(10),
+            measured.cpu < Duration::from_secs(20),
             "{provider}: {:?} of CPU",
             measured.cpu
         );
