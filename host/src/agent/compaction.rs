@@ -207,6 +207,9 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                     if text.trim().is_empty() {
                         return Err(Some("the model's summary was empty".into()));
                     }
+                    if let Some(why) = summary::oversized(&text, room) {
+                        return Err(Some(why));
+                    }
                     return Ok((text, reply.usage));
                 }
                 Ok(None) => return Err(None),

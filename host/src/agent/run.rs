@@ -451,6 +451,11 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                         overflow_evidence(&overflow, why),
                     );
                 }
+                Err(ModelError::Provider(error @ ProviderError::NoContent { .. })) => {
+                    // A stream that says nothing ends as the request deadline.
+                    self.emit(AgentEvent::TurnEnd { turn });
+                    return stop(StopReason::RequestTimeout, turns, false, error.to_string());
+                }
                 Err(error) => {
                     self.emit(AgentEvent::TurnEnd { turn });
                     return stop(StopReason::Error, turns, false, error.to_string());

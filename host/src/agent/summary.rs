@@ -41,6 +41,28 @@ pub(super) fn summary_room(window: Option<u64>) -> u64 {
     })
 }
 
+/// Why a summary is refused for its size: over [`SUMMARY_SLACK`] times the
+/// `room` tokens it was asked to fit in, by the estimate of
+/// [`BYTES_PER_TOKEN`] (a server that ignores `max_tokens` would otherwise
+/// make the conversation larger by compacting it). `None` when it fits.
+pub(super) fn oversized(summary: &str, room: u64) -> Option<String> {
+    let most = room
+        .saturating_mul(BYTES_PER_TOKEN)
+        .saturating_mul(SUMMARY_SLACK);
+    let bytes = summary.len() as u64;
+    (bytes > most).then(|| {
+        format!(
+            "the model's summary was {bytes} bytes (about {} tokens), over {SUMMARY_SLACK} times \
+             the {room} tokens it was asked to fit in, so it was not used",
+            bytes / BYTES_PER_TOKEN
+        )
+    })
+}
+
+/// How far past its room a summary may go: tokenizers count words
+/// differently from the estimate, and a real summary stops near its room.
+const SUMMARY_SLACK: u64 = 2;
+
 /// Where to cut `ledger`: the earliest place after which about `keep`
 /// tokens stay verbatim, else the latest place there is (the last turn
 /// stays whatever its size). A place is before a user or assistant
@@ -232,6 +254,18 @@ mod tests {
                 is_error: false,
             }],
         }
+    }
+
+    #[test]
+    fn a_summary_past_twice_its_room_is_refused_naming_both_sizes() {
+        assert_eq!(oversized(&"x".repeat(8000), 1000), None);
+        assert_eq!(
+            oversized(&"x".repeat(8001), 1000).as_deref(),
+            Some(
+                "the model's summary was 8001 bytes (about 2000 tokens), over 2 times the 1000 \
+                 tokens it was asked to fit in, so it was not used"
+            )
+        );
     }
 
     #[test]

@@ -72,6 +72,11 @@ pub(super) struct AgentArgs {
     /// is still unanswered after this many seconds.
     #[arg(long, default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS, value_name = "SECS")]
     pub(super) request_timeout: u64,
+    /// Stop the run (exit 6, as at --request-timeout) when a model reply
+    /// streams no content (nothing, or only comments, pings or empty deltas) for this
+    /// many seconds [config: [model] content_timeout, else 120].
+    #[arg(long, value_name = "SECS")]
+    pub(super) content_timeout: Option<u64>,
     /// Warn the model after this many identical calls in a row (same tool,
     /// same arguments).
     #[arg(long, default_value_t = 3, value_name = "N")]
@@ -216,6 +221,9 @@ pub(super) async fn prepare<T>(
     if args.request_timeout == 0 {
         return Err(UsageError("--request-timeout must be at least 1 (second)".into()).into());
     }
+    if args.content_timeout == Some(0) {
+        return Err(UsageError("--content-timeout must be at least 1 (second)".into()).into());
+    }
     if args.max_reply_mib == Some(0) {
         return Err(UsageError("--max-reply-mib must be at least 1 (MiB)".into()).into());
     }
@@ -271,6 +279,17 @@ pub(super) async fn prepare<T>(
     .with_max_reply_bytes(
         args.max_reply_mib
             .map_or(resolved.max_reply_bytes, |mib| mib.saturating_mul(1 << 20)),
+    )
+    .with_content_timeout(
+        args.content_timeout
+            .or(resolved
+                .model
+                .content_timeout
+                .map(std::num::NonZeroU64::get))
+            .map_or(
+                crate::provider::http::DEFAULT_CONTENT_TIMEOUT,
+                std::time::Duration::from_secs,
+            ),
     );
     let early = before_load()?;
     let context_window = match args.context_window.or(configured_window) {

@@ -213,6 +213,9 @@ pub struct ModelSection {
     /// The model's context window in tokens, where the server does not say
     /// it (the vendors' APIs, Ollama).
     pub context_window: Option<std::num::NonZeroU64>,
+    /// Seconds a streamed reply may go on without content (default 120);
+    /// an untrusted workspace's file may only lower it.
+    pub content_timeout: Option<std::num::NonZeroU64>,
     /// `[model.prices]`: US dollars per million tokens, for the cost
     /// figure and a cost budget.
     pub prices: Option<crate::provider::prices::Prices>,
@@ -229,6 +232,11 @@ pub struct ModelSection {
     /// config (or a trusted workspace's), so the user chose that server.
     #[serde(skip)]
     pub base_url_yours: bool,
+    /// Set when merging the files: where an untrusted workspace's file set
+    /// `base_url` (the server is on this machine; the user's key is not
+    /// sent there).
+    #[serde(skip)]
+    pub base_url_untrusted: Option<UntrustedChoice>,
 }
 
 /// Where an untrusted file set a key: the file, its line and the workspace.

@@ -807,9 +807,23 @@ fn merged_model(
         if section.base_url.is_some() {
             model.base_url = section.base_url.clone();
             model.base_url_yours = !untrusted;
+            model.base_url_untrusted = untrusted.then(|| file::UntrustedChoice {
+                file: source.path.clone(),
+                line: key_line(&source.text, "base_url"),
+                workspace: workspace.to_path_buf(),
+            });
         }
         if section.context_window.is_some() {
             model.context_window = section.context_window;
+        }
+        if let Some(seconds) = section.content_timeout {
+            let default =
+                std::num::NonZeroU64::new(crate::provider::http::DEFAULT_CONTENT_TIMEOUT.as_secs())
+                    .unwrap_or(seconds);
+            model.content_timeout = Some(match model.content_timeout {
+                _ if !untrusted => seconds,
+                before => seconds.min(before.unwrap_or(default)),
+            });
         }
         if let Some(prices) = section.prices {
             model.prices = Some(match model.prices {

@@ -4,7 +4,10 @@
 //! `--base-url`, then `[model] base_url`, then the user's environment
 //! (`OPENAI_BASE_URL`, for openai), then the resumed session's recorded
 //! one, then the vendor's. Keys come only from the environment
-//! (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`).
+//! (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`), and go only to a server the
+//! user named (a flag, their environment, their own config or a trusted
+//! workspace's) or to the provider's own API: a server an untrusted
+//! workspace's file or session record chose gets none ([`key_withheld`]).
 //!
 //! A session file may have come with the repository, like the workspace's
 //! `toolhost.toml`: the server it recorded is used only when it is on this
@@ -168,15 +171,39 @@ pub fn resolve_model(
             Model::Scripted(ScriptedModel::from_file(script)?)
         }
         Some(ProviderKind::Openai) => {
-            let url = base_url(openai::DEFAULT_BASE_URL, env("OPENAI_BASE_URL"))?;
+            let env_url = env("OPENAI_BASE_URL");
+            // The flag wins over the config, the config over the environment.
+            let users =
+                flags.base_url.is_some() || (section.base_url.is_none() && env_url.is_some());
+            let url = base_url(openai::DEFAULT_BASE_URL, env_url)?;
             let mut http = HttpOptions::new(url);
-            http.api_key = env(openai::API_KEY_ENV);
+            http.key_withheld = key_withheld(
+                &http.base_url,
+                openai::DEFAULT_BASE_URL,
+                openai::API_KEY_ENV,
+                users,
+                section,
+                from_session,
+            );
+            if http.key_withheld.is_none() {
+                http.api_key = env(openai::API_KEY_ENV);
+            }
             Model::OpenAi(openai::OpenAiClient::new(http, name()?)?)
         }
         Some(ProviderKind::Anthropic) => {
             let url = base_url(anthropic::DEFAULT_BASE_URL, None)?;
             let mut http = HttpOptions::new(url);
-            http.api_key = env(anthropic::API_KEY_ENV);
+            http.key_withheld = key_withheld(
+                &http.base_url,
+                anthropic::DEFAULT_BASE_URL,
+                anthropic::API_KEY_ENV,
+                flags.base_url.is_some(),
+                section,
+                from_session,
+            );
+            if http.key_withheld.is_none() {
+                http.api_key = env(anthropic::API_KEY_ENV);
+            }
             Model::Anthropic(anthropic::AnthropicClient::new(http, name()?)?)
         }
         None => return Err(ModelChoiceError::NoModel),
@@ -266,6 +293,55 @@ fn check_key_choice(
         from,
         workspace,
     })
+}
+
+/// Where the user's key may go: only to a server the user named (a flag,
+/// their environment, their own config or a trusted workspace's) or to the
+/// provider's own API. A server an untrusted file chose (the workspace's
+/// `[model] base_url`, a resumed session's record), which can only be on
+/// this machine, gets no key: any local user may own a port there. `Some`
+/// says so, with the fix, for the error a server that wants a key causes.
+/// `users` is whether a flag or the environment named the server.
+fn key_withheld(
+    url: &str,
+    default: &str,
+    key: &str,
+    users: bool,
+    section: &ModelSection,
+    from_session: Option<RecordedModel<'_>>,
+) -> Option<String> {
+    if users || url.trim_end_matches('/') == default.trim_end_matches('/') {
+        return None;
+    }
+    let (chooser, whom, workspace) = if section.base_url.is_some() {
+        let choice = section.base_url_untrusted.as_ref()?;
+        (
+            format!(
+                "`{}:{}` sets [model] base_url = \"{url}\"",
+                choice.file.display(),
+                choice.line
+            ),
+            "a workspace's own toolhost.toml",
+            choice.workspace.clone(),
+        )
+    } else {
+        let session = from_session.filter(|s| !s.trusted && s.base_url == Some(url))?;
+        (
+            format!(
+                "the resumed session `{}` was recorded with the model server `{url}`",
+                session.file.display()
+            ),
+            "a session file",
+            session.workspace.to_path_buf(),
+        )
+    };
+    Some(format!(
+        "the server wants an API key, and toolhost did not send your {key}: {chooser}, and {whom} \
+         is not trusted to choose where your key goes (any user of this machine may listen on a \
+         port of it). If that server is yours, name it yourself (add `--base-url {url}`), or \
+         trust this workspace (`toolhost trust {}`)",
+        workspace.display()
+    ))
 }
 
 /// Where an API root may come from, in precedence order.
@@ -427,6 +503,60 @@ mod tests {
             ..flag(REMOTE)
         };
         assert!(check(&chosen, &section(None, false), None).is_ok());
+    }
+
+    #[test]
+    fn a_key_goes_only_to_a_server_the_user_named_or_the_vendors() {
+        const LOCAL: &str = "http://127.0.0.1:8000/v1";
+        let workspace_named = ModelSection {
+            base_url: Some(LOCAL.to_owned()),
+            base_url_untrusted: Some(super::super::file::UntrustedChoice {
+                file: PathBuf::from("/work/repo/toolhost.toml"),
+                line: 3,
+                workspace: PathBuf::from("/work/repo"),
+            }),
+            ..ModelSection::default()
+        };
+        let withheld = |users, section: &ModelSection, session| {
+            key_withheld(LOCAL, DEFAULT, "OPENAI_API_KEY", users, section, session)
+        };
+        assert_eq!(
+            withheld(false, &workspace_named, None).as_deref(),
+            Some(
+                "the server wants an API key, and toolhost did not send your OPENAI_API_KEY: \
+                 `/work/repo/toolhost.toml:3` sets [model] base_url = \"http://127.0.0.1:8000/v1\", \
+                 and a workspace's own toolhost.toml is not trusted to choose where your key goes \
+                 (any user of this machine may listen on a port of it). If that server is yours, \
+                 name it yourself (add `--base-url http://127.0.0.1:8000/v1`), or trust this \
+                 workspace (`toolhost trust /work/repo`)"
+            )
+        );
+        // Named by a flag or the environment, or by the user's own file.
+        assert_eq!(withheld(true, &workspace_named, None), None);
+        let users_file = ModelSection {
+            base_url: Some(LOCAL.to_owned()),
+            base_url_yours: true,
+            ..ModelSection::default()
+        };
+        assert_eq!(withheld(false, &users_file, None), None);
+        // A session's record: only an untrusted one is held back.
+        let none = ModelSection::default();
+        let withheld_for =
+            |trusted| withheld(false, &none, Some(recorded(Some(LOCAL), trusted))).is_some();
+        assert!(withheld_for(false));
+        assert!(!withheld_for(true));
+        // The provider's own API always gets the key.
+        assert_eq!(
+            key_withheld(
+                DEFAULT,
+                DEFAULT,
+                "OPENAI_API_KEY",
+                false,
+                &none,
+                Some(recorded(Some(DEFAULT), false))
+            ),
+            None
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
@@ -120,10 +121,18 @@ pub(super) fn finish_of<W: WireApi>(errored: bool, reason: Option<&str>, ended: 
 /// arrives. Once the reply passes `max_reply_bytes`, or one event twice
 /// that, it stops reading (dropping `body` closes the connection) and the
 /// reply ends cut by the output limit.
+///
+/// Every event counts against the cap, not only what it keeps: one that
+/// keeps nothing (an empty delta, a ping, a delta for a call that is not
+/// there) is charged its own size, one that keeps something at least
+/// [`EVENT_SHARE`]th of it. A stream that keeps nothing for
+/// `content_timeout` (comments, pings, empty deltas) fails with
+/// [`ProviderError::NoContent`].
 pub async fn assemble<W, S, B, E>(
     body: S,
     on_text: Option<TextSink>,
     max_reply_bytes: u64,
+    content_timeout: Duration,
 ) -> Result<AssistantMessage, ProviderError>
 where
     W: WireApi,
@@ -136,9 +145,31 @@ where
     let max_event_bytes = assembler.budget().max_event_bytes();
     let events = sse::events(W::PROVIDER, body, max_event_bytes);
     let mut events = std::pin::pin!(events);
-    while let Some(frame) = events.next().await {
+    let mut deadline = tokio::time::Instant::now() + content_timeout;
+    loop {
+        let frame = match tokio::time::timeout_at(deadline, events.next()).await {
+            Ok(Some(frame)) => frame,
+            Ok(None) => break,
+            Err(_) => {
+                return Err(ProviderError::NoContent {
+                    provider: W::PROVIDER,
+                    url: String::new(),
+                    after: content_timeout,
+                });
+            }
+        };
         match frame? {
-            Frame::Event(event) => assembler.push(&event.event, &event.data)?,
+            Frame::Event(event) => {
+                let before = assembler.budget().used();
+                assembler.push(&event.event, &event.data)?;
+                let kept = assembler.budget().used() - before;
+                let raw = event.event.len() + event.data.len();
+                let floor = if kept == 0 { raw } else { raw / EVENT_SHARE };
+                if kept > 0 {
+                    deadline = tokio::time::Instant::now() + content_timeout;
+                }
+                assembler.budget().charge(floor.saturating_sub(kept));
+            }
             Frame::Overlong => assembler.budget().cut_event(),
         }
         let delta = assembler.take_text_delta();
@@ -151,6 +182,12 @@ where
     }
     Ok(assembler.finish())
 }
+
+/// An event that keeps something is charged at least this fraction of its
+/// size: a streamed token's JSON is about 15 to 60 times the token, so a
+/// real reply of 128k tokens costs 2 to 4 MiB of the default 8 MiB cap, while
+/// a server padding each byte it keeps with megabytes is cut soon.
+pub const EVENT_SHARE: usize = 16;
 
 /// A model behind wire API `W`: one streamed request per assistant turn.
 pub struct HttpModel<W> {
@@ -219,6 +256,13 @@ impl<W: WireApi> HttpModel<W> {
         }
     }
 
+    /// Ends a reply that goes on without content for `timeout` (see
+    /// [`assemble`]); default [`super::http::DEFAULT_CONTENT_TIMEOUT`].
+    pub fn with_content_timeout(mut self, timeout: Duration) -> Self {
+        self.http = self.http.with_content_timeout(timeout);
+        self
+    }
+
     /// Caps the reply length; default: `W`'s (see its `request_body`).
     pub fn with_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
         self.max_tokens = max_tokens;
@@ -266,9 +310,10 @@ impl<W: WireApi> HttpModel<W> {
             on_text, on_retry, ..
         } = asking;
         let max_reply_bytes = self.max_reply_bytes;
+        let content_timeout = self.http.content_timeout();
         self.http
             .post_and_read(W::PATH, &body, cancel, on_retry.as_ref(), |stream| {
-                assemble::<W, _, _, _>(stream, on_text.clone(), max_reply_bytes)
+                assemble::<W, _, _, _>(stream, on_text.clone(), max_reply_bytes, content_timeout)
             })
             .await
     }
@@ -342,6 +387,7 @@ pub(super) mod test_support {
             futures_util::stream::iter([chunk]),
             None,
             crate::provider::DEFAULT_MAX_REPLY_BYTES,
+            crate::provider::http::DEFAULT_CONTENT_TIMEOUT,
         )
         .await
         .expect("a valid stream")
@@ -368,10 +414,14 @@ mod tests {
             sink.lock().expect("lock").push_str(text);
         });
         let chunk = Ok::<_, std::convert::Infallible>(body.into_bytes());
-        let message =
-            assemble::<W, _, _, _>(futures_util::stream::iter([chunk]), Some(on_text), cap)
-                .await
-                .expect("assembled");
+        let message = assemble::<W, _, _, _>(
+            futures_util::stream::iter([chunk]),
+            Some(on_text),
+            cap,
+            crate::provider::http::DEFAULT_CONTENT_TIMEOUT,
+        )
+        .await
+        .expect("assembled");
         let printed = printed.lock().expect("lock").clone();
         (message, printed)
     }
@@ -431,6 +481,44 @@ mod tests {
             assert_eq!(printed, "é€", "what is printed is what is kept");
             assert_eq!((message.finish, message.cut), (Finish::Length, cut));
         }
+    }
+
+    #[tokio::test]
+    async fn an_event_that_keeps_nothing_is_charged_its_size() {
+        // Each empty delta keeps nothing: 20 of them pass a cap of 500
+        // bytes where before they were free.
+        let empty = "data: {\"choices\":[{\"index\":0,\"delta\":{}}]}\n\n";
+        let body = [empty.repeat(20), openai_text("kept")].concat();
+        let (message, _) = capped::<OpenAi>(body, 500).await;
+        assert_eq!(message.text(), "");
+        assert_eq!(message.cut.map(|cut| cut.cap), Some(Cap::Reply));
+        // Under a cap with room for them, the text after them is kept.
+        let body = [empty.repeat(20), openai_text("kept")].concat();
+        let (message, _) = capped::<OpenAi>(body, 4096).await;
+        assert_eq!(message.text(), "kept");
+    }
+
+    #[tokio::test]
+    async fn a_stream_of_comments_ends_at_the_content_timeout() {
+        let comments = futures_util::stream::unfold((), |()| async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Some((
+                Ok::<_, std::convert::Infallible>(b": ping\n\n".to_vec()),
+                (),
+            ))
+        });
+        let err = assemble::<OpenAi, _, _, _>(
+            comments,
+            None,
+            DEFAULT_MAX_REPLY_BYTES,
+            Duration::from_millis(300),
+        )
+        .await
+        .expect_err("no content");
+        assert!(
+            matches!(err, ProviderError::NoContent { after, .. } if after.as_millis() == 300),
+            "{err:?}"
+        );
     }
 
     #[tokio::test]

@@ -35,6 +35,9 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default longest silence inside a streamed body. Generous because
 /// reasoning models may think for minutes before their first token.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default longest time a streamed reply may go on without content: a
+/// server that sends only comments or empty deltas holds a run no longer.
+pub const DEFAULT_CONTENT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Default number of retries after the first attempt.
 pub const DEFAULT_MAX_RETRIES: u32 = 4;
 /// Default wait before the first retry; doubled for each further one.
@@ -83,6 +86,14 @@ pub struct HttpOptions {
     /// Wait before the first retry when the server gives no `Retry-After`.
     /// Default [`DEFAULT_INITIAL_BACKOFF`].
     pub initial_backoff: Duration,
+    /// Longest time a streamed reply may go on without content (text,
+    /// reasoning, a tool call): comments, pings and empty deltas do not
+    /// count. Default [`DEFAULT_CONTENT_TIMEOUT`].
+    pub content_timeout: Duration,
+    /// Why the user's key was not sent to this server (it was chosen by a
+    /// file the user does not trust), with the fix; told when the server
+    /// then answers 401 or 403. `None` when nothing was withheld.
+    pub key_withheld: Option<String>,
 }
 
 impl HttpOptions {
@@ -95,6 +106,8 @@ impl HttpOptions {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_retries: DEFAULT_MAX_RETRIES,
             initial_backoff: DEFAULT_INITIAL_BACKOFF,
+            content_timeout: DEFAULT_CONTENT_TIMEOUT,
+            key_withheld: None,
         }
     }
 }
@@ -108,6 +121,8 @@ impl fmt::Debug for HttpOptions {
             .field("idle_timeout", &self.idle_timeout)
             .field("max_retries", &self.max_retries)
             .field("initial_backoff", &self.initial_backoff)
+            .field("content_timeout", &self.content_timeout)
+            .field("key_withheld", &self.key_withheld)
             .finish()
     }
 }
@@ -184,8 +199,12 @@ impl HttpClient {
             });
         }
         install_tls_provider();
+        // No redirect is followed, ever: a 3xx would re-send the whole
+        // conversation (and a key in any header but `Authorization`) to an
+        // address the user never named. `send` makes it an error.
         let client = reqwest::Client::builder()
             .connect_timeout(options.request_timeout)
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|err| ProviderError::Client {
                 provider,
@@ -222,6 +241,18 @@ impl HttpClient {
             model: model.into(),
             ..self.clone()
         }
+    }
+
+    /// Longest time a streamed reply may go on without content.
+    pub fn content_timeout(&self) -> Duration {
+        self.options.content_timeout
+    }
+
+    /// The same endpoint with another content timeout.
+    pub fn with_content_timeout(&self, timeout: Duration) -> Self {
+        let mut client = self.clone();
+        client.options.content_timeout = timeout;
+        client
     }
 
     /// Whether requests go to the vendor's own API (not a local server).
@@ -386,6 +417,18 @@ impl HttpClient {
         if status.is_success() {
             return Ok(response);
         }
+        if status.is_redirection() {
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+            return Err(ProviderError::Redirect {
+                provider: self.provider,
+                url: url.to_owned(),
+                status: status.as_u16(),
+                location,
+            });
+        }
         let retry_after = response
             .headers()
             .get(reqwest::header::RETRY_AFTER)
@@ -438,6 +481,7 @@ impl HttpClient {
             key_env: self.key_env,
             vendor: self.vendor,
             key_sent: self.options.api_key.is_some(),
+            withheld: self.options.key_withheld.clone(),
             body,
         }
     }
@@ -445,6 +489,16 @@ impl HttpClient {
     /// Turns a failure of the byte stream (which the SSE layer wraps as
     /// [`ProviderError::Transport`]) into the variant saying what happened.
     fn classify_stream(&self, url: &str, err: ProviderError) -> ProviderError {
+        if let ProviderError::NoContent {
+            provider, after, ..
+        } = err
+        {
+            return ProviderError::NoContent {
+                provider,
+                url: url.to_owned(),
+                after,
+            };
+        }
         let ProviderError::Transport { source, provider } = err else {
             return err;
         };
@@ -758,6 +812,7 @@ mod tests {
             key_env: "OPENAI_API_KEY",
             vendor: true,
             key_sent: true,
+            withheld: None,
             body: String::new(),
         };
         assert!(!refused.is_retryable());

@@ -87,6 +87,18 @@ impl Model {
         }
     }
 
+    /// Ends a reply that goes on without content (text, reasoning, a tool
+    /// call) for `timeout`, as [`ProviderError::NoContent`]; the scripted
+    /// model streams nothing. Default
+    /// [`http::DEFAULT_CONTENT_TIMEOUT`].
+    pub fn with_content_timeout(self, timeout: std::time::Duration) -> Self {
+        match self {
+            Model::OpenAi(client) => Model::OpenAi(client.with_content_timeout(timeout)),
+            Model::Anthropic(client) => Model::Anthropic(client.with_content_timeout(timeout)),
+            Model::Scripted(script) => Model::Scripted(script),
+        }
+    }
+
     /// The next assistant message for `history`; `Ok(None)` when `cancel`
     /// fired before it was complete. `on_text` hears the reply's text as it
     /// streams in, `on_retry` each retry of the request.
@@ -454,7 +466,7 @@ pub enum ProviderError {
     /// refused the key it was sent (or wants one).
     #[error(
         "`{provider}` at {url} answered HTTP {status}: {advice} (server said: {body})",
-        advice = key_advice(.key_env, *.vendor, *.key_sent)
+        advice = key_advice(.key_env, *.vendor, *.key_sent, .withheld.as_deref())
     )]
     Unauthorized {
         provider: &'static str,
@@ -466,7 +478,42 @@ pub enum ProviderError {
         vendor: bool,
         /// Whether the request carried a key.
         key_sent: bool,
+        /// Why the user's key was not sent (an untrusted file chose the
+        /// server), with the fix.
+        withheld: Option<String>,
         body: String,
+    },
+    /// A 3xx. Never followed and not retried: following it would re-send
+    /// the conversation (and a key in any header but `Authorization`) to an
+    /// address the user did not name.
+    #[error(
+        "`{provider}` at {url} answered HTTP {status}, a redirect to {where_to}, which toolhost \
+         never follows (the request carries your conversation and may carry your API key){fix}",
+        where_to = location.as_deref().map_or_else(|| "nowhere (no Location header)".to_owned(), |l| format!("`{l}`")),
+        fix = redirect_fix(.url, .location.as_deref())
+    )]
+    Redirect {
+        provider: &'static str,
+        url: String,
+        status: u16,
+        /// The `Location` header, as sent.
+        location: Option<String>,
+    },
+    /// The stream went on without content (text, reasoning, a tool call)
+    /// for longer than the content timeout: silence, or only comments,
+    /// pings or empty deltas. Not retried; the run stops as `request_timeout`, as at its
+    /// request deadline.
+    #[error(
+        "the `{provider}` stream from {url} sent no content for {} s (nothing at all, or only \
+         comments, pings or empty deltas), so toolhost stopped reading it; if the model is meant to think that long, \
+         raise the limit with `--content-timeout {}`, or `content_timeout = {}` under [model] in \
+         your config.toml",
+        .after.as_secs(), .after.as_secs().saturating_mul(2).max(1), .after.as_secs().saturating_mul(2).max(1)
+    )]
+    NoContent {
+        provider: &'static str,
+        url: String,
+        after: std::time::Duration,
     },
     /// No key for the vendor's own API (the default base URL): found when
     /// the client is built, so a run stops before any request instead of
@@ -565,7 +612,10 @@ fn overflow_text(overflow: &overflow::Overflow) -> String {
 }
 
 /// What to do about a refused key (see [`ProviderError::Unauthorized`]).
-fn key_advice(key_env: &str, vendor: bool, key_sent: bool) -> String {
+fn key_advice(key_env: &str, vendor: bool, key_sent: bool, withheld: Option<&str>) -> String {
+    if let (false, Some(withheld)) = (key_sent, withheld) {
+        return withheld.to_owned();
+    }
     match (vendor, key_sent) {
         (true, _) => format!(
             "bad or missing API key: set the environment variable {key_env} \
@@ -579,6 +629,30 @@ fn key_advice(key_env: &str, vendor: bool, key_sent: bool) -> String {
             "the server wants an API key and none was sent: set {key_env} to a key this \
              server accepts"
         ),
+    }
+}
+
+/// For a refused redirect: the `--base-url` that names its target, when the
+/// target is an endpoint of this API (the request's path below the base URL).
+fn redirect_fix(url: &str, location: Option<&str>) -> String {
+    let Some(target) = location.and_then(|location| {
+        reqwest::Url::parse(url)
+            .ok()?
+            .join(location)
+            .ok()
+            .filter(|target| matches!(target.scheme(), "http" | "https"))
+    }) else {
+        return String::new();
+    };
+    let target = target.as_str();
+    let base = ["/chat/completions", "/v1/messages"]
+        .iter()
+        .find_map(|endpoint| target.strip_suffix(endpoint));
+    match base {
+        Some(base) => format!(
+            "; if that is the model server you meant, name it yourself: `--base-url {base}`"
+        ),
+        None => "; if you meant that server, name it yourself with `--base-url`".to_owned(),
     }
 }
 
@@ -696,5 +770,44 @@ mod tests {
         assert!(text.contains("`<html>xxx"), "{text}");
         assert!(text.contains("xxx…`"), "{text}");
         assert!(!text.contains("</html>"), "{text}");
+    }
+
+    #[test]
+    fn a_redirect_names_where_it_led_and_the_base_url_that_names_it() {
+        let redirect = |location: Option<&str>| {
+            ProviderError::Redirect {
+                provider: "openai",
+                url: "http://127.0.0.1:1/v1/chat/completions".into(),
+                status: 307,
+                location: location.map(str::to_owned),
+            }
+            .to_string()
+        };
+        let start = "`openai` at http://127.0.0.1:1/v1/chat/completions answered HTTP 307, a \
+                     redirect to ";
+        let never = ", which toolhost never follows (the request carries your conversation and \
+                     may carry your API key)";
+        assert_eq!(
+            redirect(Some("http://10.0.0.9:8/v2/chat/completions")),
+            format!(
+                "{start}`http://10.0.0.9:8/v2/chat/completions`{never}; if that is the model \
+                 server you meant, name it yourself: `--base-url http://10.0.0.9:8/v2`"
+            )
+        );
+        // A relative Location is resolved against the request's URL.
+        assert!(
+            redirect(Some("/v3/chat/completions")).ends_with("`--base-url http://127.0.0.1:1/v3`")
+        );
+        assert_eq!(
+            redirect(Some("http://x.example/login")),
+            format!(
+                "{start}`http://x.example/login`{never}; if you meant that server, name it \
+                 yourself with `--base-url`"
+            )
+        );
+        assert_eq!(
+            redirect(None),
+            format!("{start}nowhere (no Location header){never}")
+        );
     }
 }

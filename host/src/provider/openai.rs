@@ -18,6 +18,8 @@
 //! reason → stop. A stream that ends with neither a finish reason nor
 //! `[DONE]` was cut off → error.
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
 
 use super::client::{Assembler, HttpModel, Request, WireApi, finish_of, set_tools};
@@ -35,9 +37,13 @@ pub struct OpenAi;
 #[derive(Debug, Default)]
 pub struct OpenAiAssembler {
     parts: Vec<Part>,
-    /// Tool calls in order of arrival: the `index` the server gave (if any)
-    /// and the position of the call in `parts`.
-    calls: Vec<(Option<u64>, usize)>,
+    /// The position in `parts` of the last call opened, if any.
+    last_call: Option<usize>,
+    /// The position in `parts` of the last call opened with each `index`.
+    by_index: HashMap<u64, usize>,
+    /// The position in `parts` of the call with each id: constant-time
+    /// lookups, so a reply of many calls and deltas costs linear time.
+    by_id: HashMap<String, usize>,
     finish_reason: Option<String>,
     usage: Option<Value>,
     done: bool,
@@ -113,7 +119,7 @@ impl Assembler for OpenAiAssembler {
         let finish = finish_of::<OpenAi>(self.errored, self.finish_reason.as_deref(), self.done);
         let capped = self.budget.cut();
         let cut = capped.is_some() || matches!(finish, Finish::Length | Finish::Error);
-        let last_call = self.calls.last().map(|(_, position)| *position);
+        let last_call = self.last_call;
         let mut blocks = Vec::with_capacity(self.parts.len());
         let mut ordinal = 0;
         for (position, part) in self.parts.into_iter().enumerate() {
@@ -236,8 +242,12 @@ impl OpenAiAssembler {
                     name: String::new(),
                     arguments: String::new(),
                 });
-                self.calls.push((index, self.parts.len() - 1));
-                self.parts.len() - 1
+                let position = self.parts.len() - 1;
+                self.last_call = Some(position);
+                if let Some(index) = index {
+                    self.by_index.insert(index, position);
+                }
+                position
             }
         };
         let Some(Part::Call {
@@ -251,6 +261,9 @@ impl OpenAiAssembler {
         let budget = &mut self.budget;
         if let (true, Some(id)) = (call_id.is_empty(), id) {
             budget.take(id).clone_into(call_id);
+            if !call_id.is_empty() {
+                self.by_id.entry(call_id.clone()).or_insert(position);
+            }
         }
         // Some servers repeat the name on every fragment: keep the first.
         if let (true, Some(name)) = (call_name.is_empty(), name) {
@@ -276,26 +289,16 @@ impl OpenAiAssembler {
     /// keeps a server that changes the id on every fragment from splitting
     /// one call into many.
     fn target(&self, index: Option<u64>, id: Option<&str>, has_name: bool) -> Option<usize> {
-        let id_at = |position: usize| match &self.parts[position] {
-            Part::Call { id, .. } => id.as_str(),
-            _ => "",
-        };
-        if let Some(id) = id {
-            let known = self
-                .calls
-                .iter()
-                .find(|(_, position)| id_at(*position) == id);
-            if let Some((_, position)) = known {
-                return Some(*position);
-            }
+        if let Some(position) = id.and_then(|id| self.by_id.get(id)) {
+            return Some(*position);
         }
-        let previous = match index {
-            Some(index) => self.calls.iter().rev().find(|(i, _)| *i == Some(index)),
-            None => self.calls.last(),
-        };
-        let (_, position) = previous?;
-        let opens_another = id.is_some() && has_name && !id_at(*position).is_empty();
-        (!opens_another).then_some(*position)
+        let position = match index {
+            Some(index) => self.by_index.get(&index).copied(),
+            None => self.last_call,
+        }?;
+        let has_id = matches!(&self.parts[position], Part::Call { id, .. } if !id.is_empty());
+        let opens_another = id.is_some() && has_name && has_id;
+        (!opens_another).then_some(position)
     }
 }
 

@@ -358,3 +358,73 @@ fn a_small_window_from_the_workspace_does_not_buy_summaries() {
     );
     assert_eq!(requests.len(), 13);
 }
+
+/// A server that ignores the summary's `max_tokens` and sends 6 MiB: the
+/// summary is refused as a failed compaction is (a warning naming its size
+/// and its room), never put into the conversation, and the run goes on
+/// without it.
+#[test]
+fn a_summary_over_its_room_is_refused_and_the_run_goes_on_without_it() {
+    let server = SERVERS[0];
+    let ws = Workspace::new();
+    let mut replies = Vec::new();
+    for part in 1..=PARTS {
+        ws.write(
+            &format!("part{part}.txt"),
+            format!("part {part}: a line of the document\n").repeat(150),
+        );
+        replies.push(server.call(&format!("call_{part}"), &format!("part{part}.txt")));
+    }
+    replies.push(server.text("All parts are read."));
+    let mock = MockModel::start(replies);
+    let huge = "a summary that never ends. ".repeat((6 << 20) / 27);
+    mock.set_window(Window {
+        tokens: WINDOW,
+        shape: server.shape,
+        summary: huge.clone(),
+    });
+    let task = format!(
+        "Read part1.txt to part24.txt one at a time, in order. The requirements:\n{}",
+        "- every part is read whole before the next one\n".repeat(240)
+    );
+    let output = toolhost_run(&ws)
+        .args(["--provider", server.api, "--model", "m"])
+        .args(["--base-url", &server.url(&mock)])
+        .arg(&task)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let requests = mock.requests();
+    let summaries = requests.iter().filter(|r| is_summary_request(r)).count();
+    assert!(summaries > 0, "{stderr}");
+    // The summary never reaches a request, and the conversation never
+    // grows past the window by it.
+    assert!(
+        requests.iter().all(|r| r.raw.len() < 1 << 20),
+        "{:?}",
+        requests.iter().map(|r| r.raw.len()).collect::<Vec<_>>()
+    );
+    let compactions = records(&ws, "compaction");
+    assert!(
+        compactions.iter().all(|c| !c["summary"].is_string()),
+        "{compactions:?}"
+    );
+    assert!(
+        compactions
+            .iter()
+            .all(|c| c["tokens_after"].as_u64() <= c["tokens_before"].as_u64()),
+        "{compactions:?}"
+    );
+    let warning = format!(
+        "the conversation could not be summarised to fit the model's context window: the \
+         model's summary was {} bytes (about {} tokens), over 2 times the 3000 tokens it was \
+         asked to fit in, so it was not used",
+        huge.len(),
+        huge.len() / 4
+    );
+    assert_eq!(stderr.matches(&warning).count(), summaries, "{stderr}");
+    eprintln!(
+        "exit {:?}, {summaries} summaries refused",
+        output.status.code()
+    );
+}

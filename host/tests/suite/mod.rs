@@ -21,6 +21,7 @@ mod input;
 mod load;
 mod mcp;
 mod mcp_audit;
+mod model_client;
 mod network;
 mod plugins;
 mod provider_http;

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use toolhost::provider::anthropic::Anthropic;
 use toolhost::provider::client::assemble as assemble_as;
+use toolhost::provider::http::DEFAULT_CONTENT_TIMEOUT as CONTENT;
 use toolhost::provider::openai::OpenAi;
 use toolhost::provider::{AssistantMessage, DEFAULT_MAX_REPLY_BYTES};
 
@@ -51,9 +52,9 @@ async fn assemble(name: &str, body: &[u8], chunk_size: usize) -> AssistantMessag
         .collect();
     let body = futures_util::stream::iter(chunks);
     let assembled = if name.starts_with("anthropic-") {
-        assemble_as::<Anthropic, _, _, _>(body, None, DEFAULT_MAX_REPLY_BYTES).await
+        assemble_as::<Anthropic, _, _, _>(body, None, DEFAULT_MAX_REPLY_BYTES, CONTENT).await
     } else {
-        assemble_as::<OpenAi, _, _, _>(body, None, DEFAULT_MAX_REPLY_BYTES).await
+        assemble_as::<OpenAi, _, _, _>(body, None, DEFAULT_MAX_REPLY_BYTES, CONTENT).await
     };
     assembled.unwrap_or_else(|err| panic!("{name}: {err}"))
 }

@@ -50,6 +50,22 @@ const MESSAGE_START: &str = "event: message_start\ndata: {\"type\":\"message_sta
     \"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n";
 
 impl Api {
+    /// What the events before the first block cost against the cap: every
+    /// event counts, and one that keeps nothing (Anthropic's
+    /// `message_start`) is charged its size, name and data.
+    fn start_cost(self) -> usize {
+        match self {
+            Api::OpenAi => 0,
+            Api::Anthropic => {
+                let data = MESSAGE_START
+                    .lines()
+                    .find_map(|line| line.strip_prefix("data: "))
+                    .expect("data");
+                "message_start".len() + data.len()
+            }
+        }
+    }
+
     fn flags(self, mock: &MockModel) -> Vec<String> {
         let (provider, url) = match self {
             Api::OpenAi => ("openai", mock.openai_url()),
@@ -250,7 +266,7 @@ fn a_gigabyte_of_text_deltas_is_cut_at_the_reply_cap() {
         check_bounded(&format!("{api:?} text"), &measured, &sent, REPLY_NOTICE);
 
         // Exactly the text that fitted, printed as it came, whole characters.
-        let kept = CAP - BLOCK_COST;
+        let kept = CAP - BLOCK_COST - api.start_cost();
         let stdout = measured.stdout();
         let text = stdout.strip_suffix('\n').expect("a last newline");
         assert_eq!(text.len(), kept, "{api:?}");
@@ -309,6 +325,7 @@ fn a_gigabyte_of_tool_call_arguments_is_cut_and_the_call_never_runs() {
         assert_eq!(
             raw.len(),
             CAP - BLOCK_COST
+                - api.start_cost()
                 - "call_1".len()
                 - "write_file".len()
                 - if matches!(api, Api::Anthropic) { 2 } else { 0 },

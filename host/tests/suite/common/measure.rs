@@ -18,6 +18,8 @@ pub struct Measured {
     /// The child's peak resident set, in bytes.
     pub peak_rss: u64,
     pub elapsed: Duration,
+    /// The child's CPU time, user and system.
+    pub cpu: Duration,
 }
 
 impl Measured {
@@ -85,5 +87,11 @@ pub fn run_measured(cmd: &assert_cmd::Command, deadline: Duration) -> Measured {
         // Linux reports KiB.
         peak_rss: u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024,
         elapsed,
+        cpu: cpu_time(&usage.ru_utime) + cpu_time(&usage.ru_stime),
     }
+}
+
+fn cpu_time(time: &libc::timeval) -> Duration {
+    Duration::from_secs(u64::try_from(time.tv_sec).unwrap_or(0))
+        + Duration::from_micros(u64::try_from(time.tv_usec).unwrap_or(0))
 }

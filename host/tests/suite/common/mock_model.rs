@@ -94,6 +94,9 @@ pub struct Generated {
     pub unit: Vec<u8>,
     pub total: u64,
     pub tail: Vec<u8>,
+    /// When set, one unit per this wait instead of as fast as the client
+    /// reads (a server that trickles).
+    pub pace: Option<Duration>,
     sent: Sent,
 }
 
@@ -140,6 +143,7 @@ impl Generated {
             unit: unit.into(),
             total,
             tail: Vec::new(),
+            pace: None,
             sent: Sent::default(),
         }
     }
@@ -154,6 +158,12 @@ impl Generated {
     /// `tail` after the repeated units.
     pub fn with_tail(mut self, tail: impl Into<Vec<u8>>) -> Generated {
         self.tail = tail.into();
+        self
+    }
+
+    /// One unit per `wait`, a server that trickles.
+    pub fn paced(mut self, wait: Duration) -> Generated {
+        self.pace = Some(wait);
         self
     }
 
@@ -617,7 +627,10 @@ fn generate(stream: &mut TcpStream, body: &Generated) -> std::io::Result<()> {
         Ok(())
     };
     chunk(&body.head)?;
-    let units = (64 * 1024 / body.unit.len().max(1)).max(1);
+    let units = match body.pace {
+        Some(_) => 1,
+        None => (64 * 1024 / body.unit.len().max(1)).max(1),
+    };
     let block = body.unit.repeat(units);
     // Whole units only, so every event of the body is well formed.
     let unit = body.unit.len().max(1) as u64;
@@ -630,6 +643,9 @@ fn generate(stream: &mut TcpStream, body: &Generated) -> std::io::Result<()> {
         let take = usize::try_from(left).unwrap_or(usize::MAX).min(block.len());
         chunk(&block[..take])?;
         left -= take as u64;
+        if let Some(wait) = body.pace {
+            thread::sleep(wait);
+        }
     }
     chunk(&body.tail)?;
     stream.write_all(b"0\r\n\r\n")?;
