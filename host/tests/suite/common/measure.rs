@@ -1,6 +1,12 @@
-//! Runs a command and measures it: wall time and the child's own peak
-//! resident memory (`wait4`'s `ru_maxrss`, which counts that one process,
-//! not the test's other children), with a deadline that kills it.
+//! Runs a command and measures it: wall time, CPU time and the child's own
+//! peak resident memory, with a deadline that kills it.
+//!
+//! The peak is the child's `VmHWM`, read from `/proc` while it runs, not
+//! `wait4`'s `ru_maxrss`: Linux keeps in `ru_maxrss` the peak of the memory
+//! the child had before `exec`, which is the test process's own (shared
+//! until `exec` by `posix_spawn`), hundreds of MiB while other tests run
+//! beside it. Sampled every millisecond, it can miss only what the child
+//! grows in its last one.
 
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
@@ -71,6 +77,34 @@ pub fn run_measured(cmd: &assert_cmd::Command, deadline: Duration) -> Measured {
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     });
+    let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let sampling = std::sync::Arc::clone(&sampling);
+        thread::spawn(move || {
+            let mut peak = 0;
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(high_water_mark(pid).unwrap_or(0));
+                thread::sleep(Duration::from_millis(1));
+            }
+            peak
+        })
+    };
+    // Until the child has exited, unreaped, so its pid is not reused while
+    // it is sampled.
+    // SAFETY: a zeroed siginfo is a valid value for waitid to fill.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child without reaping it.
+    let exited = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT,
+        )
+    };
+    assert_eq!(exited, 0, "waitid failed");
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let peak_rss = sampler.join().expect("sampler");
     let mut status = 0;
     // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -84,8 +118,7 @@ pub fn run_measured(cmd: &assert_cmd::Command, deadline: Duration) -> Measured {
         status: ExitStatus::from_raw(status),
         stdout: stdout.join().expect("stdout reader"),
         stderr: stderr.join().expect("stderr reader"),
-        // Linux reports KiB.
-        peak_rss: u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024,
+        peak_rss,
         elapsed,
         cpu: cpu_time(&usage.ru_utime) + cpu_time(&usage.ru_stime),
     }
@@ -94,4 +127,18 @@ pub fn run_measured(cmd: &assert_cmd::Command, deadline: Duration) -> Measured {
 fn cpu_time(time: &libc::timeval) -> Duration {
     Duration::from_secs(u64::try_from(time.tv_sec).unwrap_or(0))
         + Duration::from_micros(u64::try_from(time.tv_usec).unwrap_or(0))
+}
+
+/// The peak resident set of the live process `pid`, in bytes.
+fn high_water_mark(pid: i32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kib * 1024)
 }
