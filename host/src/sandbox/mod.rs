@@ -665,11 +665,20 @@ impl Sandbox {
                     message,
                 });
             }
-            let fs_rules = Arc::new(FsRules::new(
+            let mut fs_rules = FsRules::new(
                 Arc::clone(&self.protection),
                 tool_policy.lifted.clone(),
                 &tool_policy.grants,
-            ));
+            );
+            // The model pages through a cut result's saved whole text with
+            // the standard `read_file`; no other tool reads what another
+            // tool read.
+            if matches!(&loaded.origin, PluginOrigin::Builtin(plugin) if plugin == "read-file")
+                && spec.name == "read_file"
+            {
+                fs_rules = fs_rules.reading_saved_outputs();
+            }
+            let fs_rules = Arc::new(fs_rules);
             self.tools.push(Tool {
                 name: spec.name.clone(),
                 description: spec.description.clone(),

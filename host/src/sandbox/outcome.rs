@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::Reach;
 use super::capabilities::filesystem::{Denial, Held};
 use super::capabilities::network::{self, account::NetDenial};
+use super::capabilities::protect::Record;
 use super::capabilities::{Access, Grant};
 
 /// The end of one tool call.
@@ -294,10 +295,23 @@ fn fs_denied_text(tool: &str, denial: &Denial) -> String {
              could block the tool past its deadline. Tools may open only files and directories; leave \
              it alone."
         ),
-        Denial::Record { path, record } => format!(
+        Denial::Record {
+            path,
+            record,
+            kind: Record::Sessions,
+        } => format!(
             "error: `{tool}` may not read `{path}`: `{record}` holds toolhost's session files, which \
              record what every tool read, and no tool may read them, whatever its grants. Ask the \
              user, who can show a session with `toolhost sessions show ID`."
+        ),
+        Denial::Record {
+            path,
+            record,
+            kind: Record::Outputs,
+        } => format!(
+            "error: `{tool}` may not read `{path}`: `{record}` holds the whole results toolhost \
+             saved, which hold what other tools read, and only `read_file` may read them. Read it \
+             with `read_file` instead."
         ),
     }
 }
@@ -396,8 +410,15 @@ mod tests {
             } => 21,
             ToolFault::NetDenied(_) => 22,
             ToolFault::FsDenied(Denial::HardLinkToProtected { .. }) => 23,
-            ToolFault::FsDenied(Denial::Record { .. }) => 24,
+            ToolFault::FsDenied(Denial::Record {
+                kind: Record::Sessions,
+                ..
+            }) => 24,
             ToolFault::InputOverBudget { .. } => 25,
+            ToolFault::FsDenied(Denial::Record {
+                kind: Record::Outputs,
+                ..
+            }) => 26,
         }
     }
 
@@ -616,11 +637,22 @@ mod tests {
                 ToolFault::FsDenied(Denial::Record {
                     path: ".toolhost/sessions/s.jsonl".into(),
                     record: ".toolhost/sessions".into(),
+                    kind: Record::Sessions,
                 }),
                 "error: `t` may not read `.toolhost/sessions/s.jsonl`: `.toolhost/sessions` holds \
                  toolhost's session files, which record what every tool read, and no tool may read \
                  them, whatever its grants. Ask the user, who can show a session with `toolhost \
                  sessions show ID`.",
+            ),
+            (
+                ToolFault::FsDenied(Denial::Record {
+                    path: ".toolhost/outputs/c1.txt".into(),
+                    record: ".toolhost/outputs".into(),
+                    kind: Record::Outputs,
+                }),
+                "error: `t` may not read `.toolhost/outputs/c1.txt`: `.toolhost/outputs` holds the \
+                 whole results toolhost saved, which hold what other tools read, and only \
+                 `read_file` may read them. Read it with `read_file` instead.",
             ),
         ]
     }
@@ -631,7 +663,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 25;
+        let last = 26;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

@@ -333,3 +333,88 @@ fn no_tool_reads_toolhost_s_session_files() {
     let (stdout, stderr) = call_output(&ws, "read_file", &json!({"path": "a.txt"}), &[]);
     assert_eq!((stdout.as_str(), stderr.as_str()), ("     1\thello\n", ""));
 }
+
+/// The same class through saved outputs: a result cut for the model is
+/// saved whole under `.toolhost/outputs/`, and any tool granted the
+/// workspace could read there what another tool read from a directory it
+/// may not (on main `search_text` found the secret there). Only the
+/// standard `read_file`, which the model pages through a cut result with,
+/// reads them.
+#[test]
+fn only_read_file_reads_the_results_toolhost_saved() {
+    let ws = Workspace::new();
+    ws.add_plugin(super::common::test_plugins::ESCAPE, "escape.wasm");
+    let long: String = (1..=400)
+        .map(|n| format!("{n} SECRET-LINE of a private file\n"))
+        .collect();
+    ws.write("private/notes.txt", &long);
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "private/notes.txt"}}]},
+            {"text": "done"}
+        ]),
+    );
+    let out = ws
+        .toolhost()
+        .args([
+            "run",
+            "--result-budget",
+            "1",
+            "--script",
+            &script,
+            "read it",
+        ])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        ws.read(".toolhost/outputs/c1.txt")
+            .contains("400 SECRET-LINE")
+    );
+
+    let refusal = |tool: &str, path: &str| {
+        format!(
+            "error: `{tool}` may not read `{path}`: `.toolhost/outputs` holds the whole results \
+             toolhost saved, which hold what other tools read, and only `read_file` may read them. \
+             Read it with `read_file` instead.\n"
+        )
+    };
+    let (stdout, stderr) = call_output(
+        &ws,
+        "search_text",
+        &json!({"pattern": "SECRET", "path": ".toolhost/outputs"}),
+        &[],
+    );
+    // search_text skips what it may not read and says so.
+    assert_eq!(
+        (stdout.as_str(), stderr.as_str()),
+        (
+            "no matches for `SECRET` in `.toolhost/outputs`\n(skipped: .toolhost/outputs: IO error \
+             for operation on .toolhost/outputs: Operation not permitted (os error 63))\n",
+            ""
+        )
+    );
+    let (stdout, stderr) = call_output(
+        &ws,
+        "raw",
+        &json!({"op": "list", "dir": ".toolhost/outputs"}),
+        &[],
+    );
+    assert!(!stdout.contains("c1.txt"), "{stdout}");
+    assert_eq!(stderr, refusal("raw", ".toolhost/outputs"));
+    // The model still pages through it with `read_file`.
+    let (stdout, stderr) = call_output(
+        &ws,
+        "read_file",
+        &json!({"path": ".toolhost/outputs/c1.txt", "offset": 400, "limit": 1}),
+        &[],
+    );
+    assert_eq!(
+        (stdout.as_str(), stderr.as_str()),
+        (
+            "   400\t   400\t400 SECRET-LINE of a private file\n(showing lines 400-400 of 400)\n",
+            ""
+        )
+    );
+}

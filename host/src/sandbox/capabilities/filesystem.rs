@@ -44,7 +44,7 @@ use wasmtime_wasi::p2::{
 
 use super::beneath::{self, Entry, Unsplit};
 use super::listing::{Listed, Listing};
-use super::protect::{self, Hit, Protection};
+use super::protect::{self, Hit, Protection, Record, RecordHit};
 use super::{Access, BLOCKING_CURRENT_THREAD, Grant};
 use crate::config::git::{self, GitRead};
 
@@ -126,8 +126,13 @@ pub enum Denial {
     /// Opening `path`, which is `kind` (a FIFO, a socket, a device): no
     /// deadline could end a call blocked in opening or reading one.
     SpecialFile { path: String, kind: &'static str },
-    /// Opening or listing `path`, in toolhost's own records (`record`).
-    Record { path: String, record: String },
+    /// Opening or listing `path`, in toolhost's own records (`record`, of
+    /// `kind`).
+    Record {
+        path: String,
+        record: String,
+        kind: Record,
+    },
 }
 
 /// Bytes a call may still write to files, shared with the streams it opens.
@@ -195,6 +200,9 @@ pub(crate) struct FsRules {
     /// its working tree's host path: read again only when a file it read
     /// changed.
     nested: std::sync::Mutex<std::collections::HashMap<PathBuf, Nested>>,
+    /// Whether this tool reads the whole results toolhost saved (only the
+    /// standard `read_file` does).
+    reads_outputs: bool,
 }
 
 /// Nested repositories whose configuration [`FsRules`] keeps at most;
@@ -262,7 +270,21 @@ impl FsRules {
                 .map(|g| (g.host_path.clone(), g.access))
                 .collect(),
             nested: std::sync::Mutex::default(),
+            reads_outputs: false,
         }
+    }
+
+    /// These rules, for the tool that may read the saved whole results
+    /// (the standard `read_file`, which the model pages through them with).
+    pub(crate) fn reading_saved_outputs(mut self) -> Self {
+        self.reads_outputs = true;
+        self
+    }
+
+    /// The record of toolhost's that the real host path `at` lies in, if
+    /// this tool may not read it.
+    fn record_holding(&self, at: &Path) -> Option<RecordHit> {
+        self.protection.record_holding(at, self.reads_outputs)
     }
 
     /// The protected path a change of the host path `target` would reach:
@@ -1099,7 +1121,7 @@ impl Guarded<'_> {
         let record = place
             .as_ref()
             .ok()
-            .and_then(|at| self.guard.rules.protection.record_holding(at));
+            .and_then(|at| self.guard.rules.record_holding(at));
         if place.is_ok() && record.is_none() {
             return opened;
         }
@@ -1107,9 +1129,9 @@ impl Guarded<'_> {
         let rep = fd.rep();
         let _ = self.fs.table.delete(Resource::<Descriptor>::new_own(rep));
         match (place, record) {
-            (Ok(at), Some(record)) => {
+            (Ok(at), Some(RecordHit { record, kind })) => {
                 let path = self.guard.rules.shown(&at);
-                self.guard.refuse(Denial::Record { path, record })
+                self.guard.refuse(Denial::Record { path, record, kind })
             }
             _ => Err(ErrorCode::NotPermitted.into()),
         }
@@ -1319,9 +1341,9 @@ impl HostDescriptor for Guarded<'_> {
     ) -> FsResult<Resource<types::DirectoryEntryStream>> {
         self.guard.may_hold(Held::Listings)?;
         let listed = self.real_path(&fd)?;
-        if let Some(record) = self.guard.rules.protection.record_holding(&listed) {
+        if let Some(RecordHit { record, kind }) = self.guard.rules.record_holding(&listed) {
             let path = self.guard.rules.shown(&listed);
-            return self.guard.refuse(Denial::Record { path, record });
+            return self.guard.refuse(Denial::Record { path, record, kind });
         }
         let Descriptor::Dir(dir) = self.fs.table.get(&fd)? else {
             return Err(ErrorCode::NotDirectory.into());

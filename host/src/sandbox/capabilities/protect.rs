@@ -74,10 +74,11 @@ pub struct Protection {
     /// hard link is the same file under another name, and writing that
     /// name writes the protected file ([`Protection::other_name`]).
     identities: HashMap<(u64, u64), (PathBuf, usize)>,
-    /// toolhost's own records, which no tool may read either: the
-    /// workspace's session files (and an MCP server's audit), which hold
-    /// what every tool read, from wherever it was granted.
-    records: Vec<PathBuf>,
+    /// toolhost's own records, which hold what tools read from wherever
+    /// they were granted: the workspace's session files (and an MCP
+    /// server's audit), which no tool may read, and the whole results it
+    /// saved, which only the standard `read_file` may read.
+    records: Vec<(PathBuf, Record)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +91,26 @@ struct Resolved {
 }
 
 /// A protected path a target lies in.
+/// Which of toolhost's records a path lies in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    /// Session files and an MCP server's audit: what every tool read and
+    /// the model wrote. No tool reads them.
+    Sessions,
+    /// The whole results saved when one was cut for the model: what some
+    /// tool read. Only the standard `read_file` reads them, for the model
+    /// to page through what it was already shown in part.
+    Outputs,
+}
+
+/// A path found in one of toolhost's records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RecordHit {
+    /// The record's directory, as the model names it.
+    pub record: String,
+    pub kind: Record,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hit {
     /// The protected path, relative to the workspace (`.git`, `vendor/x/.git`).
@@ -179,7 +200,13 @@ impl Protection {
             identities,
             // As `workspace::SESSIONS_DIR` names it (the sandbox imports
             // nothing of ours).
-            records: vec![workspace.join(".toolhost").join("sessions")],
+            records: vec![
+                (
+                    workspace.join(".toolhost").join("sessions"),
+                    Record::Sessions,
+                ),
+                (workspace.join(".toolhost").join("outputs"), Record::Outputs),
+            ],
         }
     }
 
@@ -220,12 +247,17 @@ impl Protection {
     }
 
     /// The record of toolhost's that the real host path `path` is or lies
-    /// in, as the model names it.
-    pub(crate) fn record_holding(&self, path: &Path) -> Option<String> {
+    /// in, as the model names it, unless it is the saved results and the
+    /// tool may read those (`reads_outputs`).
+    pub(crate) fn record_holding(&self, path: &Path, reads_outputs: bool) -> Option<RecordHit> {
         self.records
             .iter()
-            .find(|record| path.starts_with(record))
-            .map(|record| self.shown(record))
+            .filter(|(_, kind)| !(reads_outputs && *kind == Record::Outputs))
+            .find(|(record, _)| path.starts_with(record))
+            .map(|(record, kind)| RecordHit {
+                record: self.shown(record),
+                kind: *kind,
+            })
     }
 
     /// This protection, with what the user's git configuration says of
