@@ -60,11 +60,13 @@ mod tests {
                     relative: "toolhost.toml".into(),
                     why: String::new(),
                     at_any_depth: false,
+                    unreadable: false,
                 },
                 ProtectedPath {
                     relative: ".git".into(),
                     why: String::new(),
                     at_any_depth: true,
+                    unreadable: false,
                 },
             ],
             every_repository: Default::default(),

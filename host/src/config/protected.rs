@@ -272,6 +272,7 @@ pub(super) fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<
         relative: name.into(),
         why: why.into(),
         at_any_depth: true,
+        unreadable: false,
     };
     let mut paths = vec![
         any_depth(
@@ -310,6 +311,7 @@ pub(super) fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<
                 .into_owned(),
             why,
             at_any_depth: false,
+            unreadable: false,
         }
     };
     if let Some(file) = protect.config_file {
@@ -321,12 +323,16 @@ pub(super) fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<
         ));
     }
     for path in protect.host_writes {
-        paths.push(exact(
-            path,
-            "toolhost writes there (a path its command line names), so a change could redirect \
-             what it writes"
-                .into(),
-        ));
+        paths.push(ProtectedPath {
+            // It holds sessions (what every tool read) or the MCP token.
+            unreadable: true,
+            ..exact(
+                path,
+                "toolhost writes there (a path its command line names), so a change could \
+                 redirect what it writes"
+                    .into(),
+            )
+        });
     }
     for hooks in &protect.git.hooks {
         paths.push(exact(
@@ -370,6 +376,7 @@ pub(super) fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<
                         source.display()
                     ),
                     at_any_depth: false,
+                    unreadable: false,
                 }),
         );
     }

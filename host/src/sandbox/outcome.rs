@@ -307,6 +307,15 @@ fn fs_denied_text(tool: &str, denial: &Denial) -> String {
         Denial::Record {
             path,
             record,
+            kind: Record::Named,
+        } => format!(
+            "error: `{tool}` may not read `{path}`: toolhost writes its sessions or its token in \
+             `{record}` (the command line names it), and no tool may read them, whatever its \
+             grants. Ask the user, who can show a session with `toolhost sessions show ID`."
+        ),
+        Denial::Record {
+            path,
+            record,
             kind: Record::Outputs,
         } => format!(
             "error: `{tool}` may not read `{path}`: `{record}` holds the whole results toolhost \
@@ -419,6 +428,10 @@ mod tests {
                 kind: Record::Outputs,
                 ..
             }) => 26,
+            ToolFault::FsDenied(Denial::Record {
+                kind: Record::Named,
+                ..
+            }) => 27,
         }
     }
 
@@ -654,6 +667,16 @@ mod tests {
                  whole results toolhost saved, which hold what other tools read, and only \
                  `read_file` may read them. Read it with `read_file` instead.",
             ),
+            (
+                ToolFault::FsDenied(Denial::Record {
+                    path: "state/s.jsonl".into(),
+                    record: "state".into(),
+                    kind: Record::Named,
+                }),
+                "error: `t` may not read `state/s.jsonl`: toolhost writes its sessions or its token \
+                 in `state` (the command line names it), and no tool may read them, whatever its \
+                 grants. Ask the user, who can show a session with `toolhost sessions show ID`.",
+            ),
         ]
     }
 
@@ -663,7 +686,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 26;
+        let last = 27;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

@@ -253,6 +253,7 @@ mod tests {
             relative: relative.into(),
             why: String::new(),
             at_any_depth,
+            unreadable: false,
         };
         assert_eq!(protected_sentence(&[]), None);
         assert_eq!(

@@ -418,3 +418,82 @@ fn only_read_file_reads_the_results_toolhost_saved() {
         )
     );
 }
+
+/// The same for sessions the user keeps inside the workspace with
+/// `--session-dir`: the directory the command line names is toolhost's
+/// record wherever it is, and no tool reads it (on main `read_file` of the
+/// first run's session file printed what it had read).
+#[test]
+fn no_tool_reads_a_session_dir_the_command_line_names() {
+    let ws = Workspace::new();
+    ws.write("private/key.txt", "SECRET-KEY\n");
+    ws.write("a.txt", "hello\n");
+    let first = script(
+        &ws,
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "private/key.txt"}}]},
+            {"text": "done"}
+        ]),
+    );
+    let out = ws
+        .toolhost()
+        .args([
+            "run",
+            "--session-dir",
+            "state",
+            "--script",
+            &first,
+            "read the key",
+        ])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let session = std::fs::read_dir(ws.path().join("state"))
+        .expect("state")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .find(|name| name.ends_with(".jsonl"))
+        .expect("a session");
+    assert!(ws.read(&format!("state/{session}")).contains("SECRET-KEY"));
+
+    let second = ws.write(
+        "second.json",
+        json!({"turns": [
+            {"tool_calls": [
+                {"id": "r1", "name": "read_file", "arguments": {"path": format!("state/{session}")}},
+                {"id": "r2", "name": "read_file", "arguments": {"path": "a.txt"}}
+            ]},
+            {"text": "done"}
+        ]})
+        .to_string(),
+    );
+    let out = ws
+        .toolhost()
+        .args(["run", "--session-dir", "state", "--script"])
+        .arg(&second)
+        .arg("read it back")
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let second_session = std::fs::read_dir(ws.path().join("state"))
+        .expect("state")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .find(|name| name.ends_with(".jsonl") && *name != session)
+        .expect("the second session");
+    let text_of = |call: &str| {
+        ws.read(&format!("state/{second_session}"))
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).expect("record"))
+            .find(|r| r["type"] == "tool_execution_end" && r["call_id"] == call)
+            .and_then(|r| r["text"].as_str().map(str::to_owned))
+            .expect("the call's result")
+    };
+    assert_eq!(
+        text_of("r1"),
+        format!(
+            "error: `read_file` may not read `state/{session}`: toolhost writes its sessions or its \
+             token in `state` (the command line names it), and no tool may read them, whatever its \
+             grants. Ask the user, who can show a session with `toolhost sessions show ID`."
+        )
+    );
+    assert_eq!(text_of("r2"), "     1\thello\n");
+}

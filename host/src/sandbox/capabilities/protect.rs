@@ -32,6 +32,9 @@ pub struct ProtectedPath {
     /// Protect every path component with this name, not only the one at
     /// the workspace root (`.git` of a nested repository runs hooks too).
     pub at_any_depth: bool,
+    /// No tool reads it either, whatever its grants: toolhost keeps what
+    /// tools read there (a `--session-dir`).
+    pub unreadable: bool,
 }
 
 /// What the user's git configuration (`~/.gitconfig`, `/etc/gitconfig`,
@@ -101,6 +104,10 @@ pub enum Record {
     /// tool read. Only the standard `read_file` reads them, for the model
     /// to page through what it was already shown in part.
     Outputs,
+    /// Where the command line told toolhost to write (`--session-dir`,
+    /// `--http-token-file`): sessions or the MCP server's token. No tool
+    /// reads them.
+    Named,
 }
 
 /// A path found in one of toolhost's records.
@@ -189,6 +196,24 @@ impl Protection {
             }
         }
         let longest_name = names.keys().map(|name| name.len()).max().unwrap_or(0);
+        // As `workspace::SESSIONS_DIR` and `OUTPUTS_DIR` name them (the
+        // sandbox imports nothing of ours), then what the command line
+        // named, wherever its links lead.
+        let mut records = vec![
+            (
+                workspace.join(".toolhost").join("sessions"),
+                Record::Sessions,
+            ),
+            (workspace.join(".toolhost").join("outputs"), Record::Outputs),
+        ];
+        for resolved in paths.iter().filter(|resolved| resolved.spec.unreadable) {
+            records.extend(
+                resolved
+                    .host
+                    .iter()
+                    .map(|host| (host.clone(), Record::Named)),
+            );
+        }
         Protection {
             workspace: workspace.to_path_buf(),
             every_repository: EveryRepository::default(),
@@ -198,15 +223,7 @@ impl Protection {
             suffixes,
             exact,
             identities,
-            // As `workspace::SESSIONS_DIR` names it (the sandbox imports
-            // nothing of ours).
-            records: vec![
-                (
-                    workspace.join(".toolhost").join("sessions"),
-                    Record::Sessions,
-                ),
-                (workspace.join(".toolhost").join("outputs"), Record::Outputs),
-            ],
+            records,
         }
     }
 
@@ -704,6 +721,7 @@ mod tests {
             relative: relative.into(),
             why: format!("{relative} matters"),
             at_any_depth,
+            unreadable: false,
         };
         vec![
             spec("toolhost.toml", false),
@@ -762,6 +780,7 @@ mod tests {
             relative: ".github/hooks".into(),
             why: "hooks".into(),
             at_any_depth: true,
+            unreadable: false,
         });
         let protection = Protection::new(&root, paths);
         for (relative, hit) in [
