@@ -123,6 +123,23 @@ struct Call {
     id: String,
     name: String,
     arguments: Option<Value>,
+    /// Why it is not run when `arguments` is `None`: they hold more than
+    /// toolhost parses for one call (the model reads that, not "cut").
+    over_budget: Option<crate::json_budget::OverBudget>,
+}
+
+impl Call {
+    /// The result of this call when its arguments are not a value.
+    fn not_executed(&self) -> ToolResult {
+        match self.over_budget {
+            Some(over) => error_result(&format!(
+                "error: the arguments for `{}` hold {over}, the most toolhost parses for one \
+                 call; they were not parsed. Put large data in a file and pass its path instead.",
+                self.name
+            )),
+            None => error_result(NOT_EXECUTED_TRUNCATED),
+        }
+    }
 }
 
 /// A model, a set of tools and the bounds of a run. Reusable: each
@@ -480,6 +497,15 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                     id: call.id.to_owned(),
                     name: call.name.to_owned(),
                     arguments: call.arguments.cloned(),
+                    over_budget: call
+                        .arguments
+                        .is_none()
+                        .then(|| {
+                            crate::json_budget::TOOL_ARGUMENTS
+                                .check(call.arguments_raw.as_bytes())
+                                .err()
+                        })
+                        .flatten(),
                 })
                 .collect();
             self.push(ledger, Message::Assistant(assistant));
@@ -659,7 +685,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
 
     async fn run_one(&self, call: &Call, cancel: &CancellationToken) -> Option<ToolResult> {
         let Some(arguments) = &call.arguments else {
-            return Some(error_result(NOT_EXECUTED_TRUNCATED));
+            return Some(call.not_executed());
         };
         if cancel.is_cancelled() {
             return None;
@@ -1527,6 +1553,44 @@ mod tests {
         assert_eq!(tools.calls(), 1);
         let results = results_of(&ledger[2]);
         assert_eq!(results[0].text, NOT_EXECUTED_TRUNCATED);
+        assert_eq!(results[1].text, "read:{}");
+    }
+
+    /// Arguments whole but over what toolhost parses for one call (the
+    /// provider leaves them unparsed) are not run, and the model reads why:
+    /// not "cut", which would have it send them again.
+    #[tokio::test]
+    async fn arguments_over_the_parse_budget_are_not_run_and_say_why() {
+        let zeros = format!("{{\"pad\":[{}0]}}", "0,".repeat(100_000));
+        let model = ScriptedModel::new([calls(
+            vec![
+                Block::ToolCall {
+                    id: "c1".into(),
+                    name: "read".into(),
+                    arguments_raw: zeros,
+                    arguments: None,
+                },
+                call("c2", "read", Some(json!({}))),
+            ],
+            Finish::ToolUse,
+        )]);
+        let tools = FakeTools::default().with("read", true, false, 0);
+        let (ledger, _) = run_with(
+            &model,
+            &tools,
+            LoopConfig::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(tools.calls(), 1);
+        let results = results_of(&ledger[2]);
+        assert_eq!(
+            results[0].text,
+            "error: the arguments for `read` hold more than 100000 JSON values (scalars, strings, \
+             keys, arrays and objects together), the most toolhost parses for one call; they were \
+             not parsed. Put large data in a file and pass its path instead."
+        );
+        assert!(results[0].is_error);
         assert_eq!(results[1].text, "read:{}");
     }
 
