@@ -93,6 +93,12 @@ pub const DEFAULT_SHIPPED_PLUGINS: u64 = 16;
 /// budget.
 pub(crate) const SHIPPED_LOAD_TOTAL: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// Bytes of a workspace's plugin files hashed after its shipped plugins'
+/// budget is spent, to find the ones the user added: 64 MiB, a few
+/// plugins' worth (hashing reads the whole file; a start otherwise read
+/// every file the repository ships, up to the plugin file limit each).
+pub(crate) const SHIPPED_HASH_AFTER_SPENT: u64 = 64 << 20;
+
 /// Why a plugin file of `len` bytes is refused under `limit`, naming the
 /// setting and the value that would let it load.
 pub(crate) fn plugin_file_refusal(len: u64, limit: u64) -> String {

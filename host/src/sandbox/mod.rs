@@ -348,12 +348,31 @@ pub struct Sandbox {
 struct ShippedCost {
     count: u64,
     spent: Duration,
+    /// Bytes of the files hashed after the budget was spent.
+    hashed_after_spent: u64,
     skipped: Vec<PluginOrigin>,
 }
 
 impl ShippedCost {
     fn is_spent(&self, max_plugins: u64) -> bool {
         self.count >= max_plugins || self.spent >= limits::SHIPPED_LOAD_TOTAL
+    }
+
+    /// Whether the file at `path` may still be hashed, once the budget is
+    /// spent, to find whether the user added it: never when the user
+    /// added no plugin, else while the files hashed so have taken at most
+    /// [`limits::SHIPPED_HASH_AFTER_SPENT`] bytes. Counts it when so.
+    fn may_hash_after_spent(&mut self, shipped: &ShippedPlugins, path: &Path) -> bool {
+        if shipped.added.is_empty() {
+            return false;
+        }
+        let len = std::fs::metadata(path).map_or(u64::MAX, |meta| meta.len());
+        let hashed = self.hashed_after_spent.saturating_add(len);
+        if hashed > limits::SHIPPED_HASH_AFTER_SPENT {
+            return false;
+        }
+        self.hashed_after_spent = hashed;
+        true
     }
 
     /// One error for every plugin skipped, naming the limit reached and
@@ -519,6 +538,18 @@ impl Sandbox {
                         LIST_TOOLS_TOTAL.as_secs()
                     ),
                 });
+                continue;
+            }
+            // Once the budget is spent, a file of the shipped directory is
+            // hashed (to tell one the user added) only while that reads
+            // little: hashing is reading the whole file.
+            if let Some(shipped) = &sandbox.shipped_plugins
+                && shipped_cost.is_spent(shipped.max_plugins)
+                && let PluginOrigin::File(path) = &origin
+                && path.starts_with(&shipped.dir)
+                && !shipped_cost.may_hash_after_spent(shipped, path)
+            {
+                shipped_cost.skipped.push(origin);
                 continue;
             }
             let shipped = sandbox.is_shipped_file(&origin, &compilers);
@@ -1138,5 +1169,44 @@ impl Sandbox {
         } else {
             input.to_string()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped(dir: &Path, added: &[&str]) -> ShippedPlugins {
+        ShippedPlugins {
+            dir: dir.to_path_buf(),
+            added: added.iter().map(|sha| sha.to_string()).collect(),
+            per_tool: BTreeMap::new(),
+            defaults: ShippedTool::default(),
+            max_plugins: 1,
+        }
+    }
+
+    /// Past the shipped plugins' budget, the files left are hashed (read
+    /// whole) only to find one the user added, and only for so many bytes.
+    #[test]
+    fn past_the_budget_a_shipped_file_is_hashed_only_while_that_reads_little() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let small = dir.path().join("small.wasm");
+        std::fs::write(&small, [0u8; 1024]).expect("write");
+        let big = dir.path().join("big.wasm");
+        std::fs::File::create(&big)
+            .and_then(|file| file.set_len(limits::SHIPPED_HASH_AFTER_SPENT))
+            .expect("big");
+
+        // The user added no plugin: nothing past the budget is theirs.
+        let mut cost = ShippedCost::default();
+        assert!(!cost.may_hash_after_spent(&shipped(dir.path(), &[]), &small));
+
+        // They added one: small files are hashed until the bytes run out.
+        let theirs = shipped(dir.path(), &["00"]);
+        assert!(cost.may_hash_after_spent(&theirs, &small));
+        assert!(!cost.may_hash_after_spent(&theirs, &big));
+        assert!(cost.may_hash_after_spent(&theirs, &small));
+        assert_eq!(cost.hashed_after_spent, 2048);
     }
 }
