@@ -29,8 +29,10 @@ pub(super) struct Goal<'a> {
 pub(super) struct Compacted {
     /// The estimate of the next request after it.
     pub after: u64,
-    /// The summary request's usage, when there was one.
-    pub usage: Option<Usage>,
+    /// What its summary requests count against the run's budgets: their
+    /// usage, estimated where the server reported none, refused summaries
+    /// included ([`context::counted`]).
+    pub counted: Vec<Usage>,
 }
 
 /// Times the summary request is sent, the oldest half of what it held
@@ -89,12 +91,13 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
 
         let mut summarised = None;
         let mut usage = None;
+        let mut counted = Vec::new();
         if let Some(cut) = cut {
             let fits = goal
                 .window
                 .map(|window| window.saturating_sub(room + SUMMARY_OVERHEAD));
             match self
-                .summarise(&ledger[..cut], room, fits, goal.focus, cancel)
+                .summarise(&ledger[..cut], room, fits, goal.focus, &mut counted, cancel)
                 .await
             {
                 Ok((text, used)) => {
@@ -122,9 +125,9 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             masked,
             first_kept,
             summary,
-            usage: usage.clone(),
+            usage,
         });
-        Some(Compacted { after, usage })
+        Some(Compacted { after, counted })
     }
 
     /// With no window known, keeps the conversation within
@@ -164,13 +167,15 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
     /// Asks the model for a summary of `part` within `room` tokens, its
     /// transcript cut to `fits` tokens when the window is known; the
     /// summary and the request's usage. `Err(None)` when cancelled,
-    /// `Err(Some(why))` when it failed.
+    /// `Err(Some(why))` when it failed. What every reply counts against the
+    /// run's budgets is added to `counted`, a refused summary's too.
     async fn summarise(
         &self,
         part: &[Message],
         room: u64,
         fits: Option<u64>,
         focus: Option<&str>,
+        counted: &mut Vec<Usage>,
         cancel: &CancellationToken,
     ) -> Result<(String, Option<Usage>), Option<String>> {
         let mut left_out = fits.map_or(0, |tokens| summary::left_out_to_fit(part, tokens));
@@ -203,6 +208,10 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             };
             match reply {
                 Ok(Some(reply)) => {
+                    let sent = (summary::SUMMARY_SYSTEM.len() as u64)
+                        .saturating_add(context::bytes(&history))
+                        .div_ceil(context::BYTES_PER_TOKEN);
+                    counted.push(context::counted(&reply, sent));
                     let text = reply.text();
                     if text.trim().is_empty() {
                         return Err(Some("the model's summary was empty".into()));

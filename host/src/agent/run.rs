@@ -299,7 +299,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 };
                 match self.compact(ledger, &specs, goal, cancel).await {
                     Some(done) => {
-                        if let Some(usage) = &done.usage {
+                        for usage in &done.counted {
                             used.add(usage);
                         }
                         let fell_by_a_fifth =
@@ -449,7 +449,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                         };
                         match self.compact(ledger, &specs, goal, cancel).await {
                             Some(done) => {
-                                if let Some(usage) = &done.usage {
+                                for usage in &done.counted {
                                     used.add(usage);
                                 }
                                 if done.after < before {

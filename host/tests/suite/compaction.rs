@@ -428,3 +428,48 @@ fn a_summary_over_its_room_is_refused_and_the_run_goes_on_without_it() {
         output.status.code()
     );
 }
+
+/// The same server reports no usage for its summaries: what a summary
+/// request spent, a refused one included, counts against
+/// `--max-tokens-total` by the estimate (before, summaries were free
+/// without usage and refused ones always: 1.6M tokens each went uncounted).
+#[test]
+fn a_refused_summary_without_usage_counts_against_the_token_budget() {
+    let server = SERVERS[0];
+    let ws = Workspace::new();
+    let mut replies = Vec::new();
+    for part in 1..=PARTS {
+        ws.write(
+            &format!("part{part}.txt"),
+            format!("part {part}: a line of the document\n").repeat(150),
+        );
+        replies.push(server.call(&format!("call_{part}"), &format!("part{part}.txt")));
+    }
+    replies.push(server.text("All parts are read."));
+    let mock = MockModel::start(replies);
+    mock.set_window(Window {
+        tokens: WINDOW,
+        shape: server.shape,
+        summary: "a summary that never ends. ".repeat((6 << 20) / 27),
+    });
+    let task = format!(
+        "Read part1.txt to part24.txt one at a time, in order. The requirements:\n{}",
+        "- every part is read whole before the next one\n".repeat(240)
+    );
+    let output = toolhost_run(&ws)
+        .args(["--provider", server.api, "--model", "m"])
+        .args(["--base-url", &server.url(&mock)])
+        .args(["--max-tokens-total", "1000000", "--output-format", "json"])
+        .arg(&task)
+        .output()
+        .expect("run");
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    assert_eq!(doc["stop"]["reason"], "budget_exhausted", "{output:?}");
+    assert_eq!(output.status.code(), Some(5));
+    let summaries = mock
+        .requests()
+        .iter()
+        .filter(|r| is_summary_request(r))
+        .count();
+    assert_eq!(summaries, 1, "the first refused summary spends the budget");
+}
