@@ -359,12 +359,12 @@ fn a_small_window_from_the_workspace_does_not_buy_summaries() {
     assert_eq!(requests.len(), 13);
 }
 
-/// A server that ignores the summary's `max_tokens` and sends 6 MiB: the
-/// summary is refused as a failed compaction is (a warning naming its size
-/// and its room), never put into the conversation, and the run goes on
-/// without it.
-#[test]
-fn a_summary_over_its_room_is_refused_and_the_run_goes_on_without_it() {
+/// A run reading 24 parts against an OpenAI server whose every summary is
+/// 6 MiB and reports no usage, with `flags`: the workspace, the server, the
+/// summary and how the run ended.
+fn run_with_six_mib_summaries(
+    flags: &[&str],
+) -> (Workspace, MockModel, String, std::process::Output) {
     let server = SERVERS[0];
     let ws = Workspace::new();
     let mut replies = Vec::new();
@@ -390,9 +390,20 @@ fn a_summary_over_its_room_is_refused_and_the_run_goes_on_without_it() {
     let output = toolhost_run(&ws)
         .args(["--provider", server.api, "--model", "m"])
         .args(["--base-url", &server.url(&mock)])
+        .args(flags)
         .arg(&task)
         .output()
         .expect("run");
+    (ws, mock, huge, output)
+}
+
+/// A server that ignores the summary's `max_tokens` and sends 6 MiB: the
+/// summary is refused as a failed compaction is (a warning naming its size
+/// and its room), never put into the conversation, and the run goes on
+/// without it.
+#[test]
+fn a_summary_over_its_room_is_refused_and_the_run_goes_on_without_it() {
+    let (ws, mock, huge, output) = run_with_six_mib_summaries(&[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let requests = mock.requests();
     let summaries = requests.iter().filter(|r| is_summary_request(r)).count();
@@ -435,34 +446,8 @@ fn a_summary_over_its_room_is_refused_and_the_run_goes_on_without_it() {
 /// without usage and refused ones always: 1.6M tokens each went uncounted).
 #[test]
 fn a_refused_summary_without_usage_counts_against_the_token_budget() {
-    let server = SERVERS[0];
-    let ws = Workspace::new();
-    let mut replies = Vec::new();
-    for part in 1..=PARTS {
-        ws.write(
-            &format!("part{part}.txt"),
-            format!("part {part}: a line of the document\n").repeat(150),
-        );
-        replies.push(server.call(&format!("call_{part}"), &format!("part{part}.txt")));
-    }
-    replies.push(server.text("All parts are read."));
-    let mock = MockModel::start(replies);
-    mock.set_window(Window {
-        tokens: WINDOW,
-        shape: server.shape,
-        summary: "a summary that never ends. ".repeat((6 << 20) / 27),
-    });
-    let task = format!(
-        "Read part1.txt to part24.txt one at a time, in order. The requirements:\n{}",
-        "- every part is read whole before the next one\n".repeat(240)
-    );
-    let output = toolhost_run(&ws)
-        .args(["--provider", server.api, "--model", "m"])
-        .args(["--base-url", &server.url(&mock)])
-        .args(["--max-tokens-total", "1000000", "--output-format", "json"])
-        .arg(&task)
-        .output()
-        .expect("run");
+    let (_ws, mock, _, output) =
+        run_with_six_mib_summaries(&["--max-tokens-total", "1000000", "--output-format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
     assert_eq!(doc["stop"]["reason"], "budget_exhausted", "{output:?}");
     assert_eq!(output.status.code(), Some(5));
