@@ -17,6 +17,23 @@ fn script(ws: &Workspace, turns: Value) -> String {
         .to_string()
 }
 
+/// Runs `toolhost` with `args` in `ws`, which must succeed.
+fn run_ok(ws: &Workspace, args: &[&str]) {
+    let out = ws.toolhost().args(args).output().expect("run");
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// The session files' names in `dir` of `ws`, sorted.
+fn session_names(ws: &Workspace, dir: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(ws.path().join(dir))
+        .expect(dir)
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".jsonl"))
+        .collect();
+    names.sort();
+    names
+}
+
 fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -272,20 +289,10 @@ fn no_tool_reads_toolhost_s_session_files() {
             {"text": "done"}
         ]),
     );
-    let out = ws
-        .toolhost()
-        .args(["run", "--script", &script, "read the key"])
-        .output()
-        .expect("run");
-    assert!(out.status.success(), "{out:?}");
-    let session = std::fs::read_dir(ws.path().join(".toolhost/sessions"))
-        .expect("sessions")
-        .next()
-        .expect("a session")
-        .expect("entry")
-        .file_name()
-        .to_string_lossy()
-        .into_owned();
+    run_ok(&ws, &["run", "--script", &script, "read the key"]);
+    let [session] = &session_names(&ws, ".toolhost/sessions")[..] else {
+        panic!("one session");
+    };
     assert!(
         ws.read(&format!(".toolhost/sessions/{session}"))
             .contains("SECRET-KEY")
@@ -324,7 +331,7 @@ fn no_tool_reads_toolhost_s_session_files() {
         &json!({"op": "list", "dir": ".toolhost/sessions"}),
         &[],
     );
-    assert!(!stdout.contains(&session), "{stdout}");
+    assert!(!stdout.contains(session.as_str()), "{stdout}");
     assert_eq!(
         stderr,
         refusal(".toolhost/sessions").replace("`read_file`", "`raw`")
@@ -435,24 +442,20 @@ fn no_tool_reads_a_session_dir_the_command_line_names() {
             {"text": "done"}
         ]),
     );
-    let out = ws
-        .toolhost()
-        .args([
+    run_ok(
+        &ws,
+        &[
             "run",
             "--session-dir",
             "state",
             "--script",
             &first,
             "read the key",
-        ])
-        .output()
-        .expect("run");
-    assert!(out.status.success(), "{out:?}");
-    let session = std::fs::read_dir(ws.path().join("state"))
-        .expect("state")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .find(|name| name.ends_with(".jsonl"))
-        .expect("a session");
+        ],
+    );
+    let [session] = &session_names(&ws, "state")[..] else {
+        panic!("one session");
+    };
     assert!(ws.read(&format!("state/{session}")).contains("SECRET-KEY"));
 
     let second = ws.write(
@@ -466,18 +469,21 @@ fn no_tool_reads_a_session_dir_the_command_line_names() {
         ]})
         .to_string(),
     );
-    let out = ws
-        .toolhost()
-        .args(["run", "--session-dir", "state", "--script"])
-        .arg(&second)
-        .arg("read it back")
-        .output()
-        .expect("run");
-    assert!(out.status.success(), "{out:?}");
-    let second_session = std::fs::read_dir(ws.path().join("state"))
-        .expect("state")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .find(|name| name.ends_with(".jsonl") && *name != session)
+    let second = second.display().to_string();
+    run_ok(
+        &ws,
+        &[
+            "run",
+            "--session-dir",
+            "state",
+            "--script",
+            &second,
+            "read it back",
+        ],
+    );
+    let second_session = session_names(&ws, "state")
+        .into_iter()
+        .find(|name| name != session)
         .expect("the second session");
     let text_of = |call: &str| {
         ws.read(&format!("state/{second_session}"))
