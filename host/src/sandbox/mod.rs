@@ -1155,13 +1155,15 @@ impl Sandbox {
                     .unwrap_or_else(|_| {
                         capabilities::protect::locate_loose(&self.workspace.join(&guest))
                     });
-                let Some(hit) = tool.fs_rules.protected(&target) else {
-                    continue;
-                };
-                return Err(ToolFault::FsDenied(Denial::Protected {
-                    path: tool.fs_rules.shown(&target),
-                    hit,
-                }));
+                if let Some(hit) = tool.fs_rules.protected(&target) {
+                    return Err(ToolFault::FsDenied(Denial::Protected {
+                        path: tool.fs_rules.shown(&target),
+                        hit,
+                    }));
+                }
+                if let Some(denial) = tool.fs_rules.hard_linked(&target) {
+                    return Err(ToolFault::FsDenied(denial));
+                }
             }
         }
         Ok(if rewritten {

@@ -290,6 +290,12 @@ fn fs_denied_text(tool: &str, denial: &Denial) -> String {
              it later. Copy the file instead.",
             hit.protected, hit.why
         ),
+        Denial::HardLinked { path, names } => format!(
+            "error: `{tool}` may not change `{path}`: that file has {names} names (hard links), \
+             and a change through this one is a change under the others, which may be protected \
+             or outside the tool's directories. Remove this name first (the other names keep the \
+             file) and write it anew, or write a new file."
+        ),
         Denial::SpecialFile { path, kind } => format!(
             "error: `{tool}` may not open `{path}`: it is {kind}, not a file, and opening or reading it \
              could block the tool past its deadline. Tools may open only files and directories; leave \
@@ -432,6 +438,7 @@ mod tests {
                 kind: Record::Named,
                 ..
             }) => 27,
+            ToolFault::FsDenied(Denial::HardLinked { .. }) => 28,
         }
     }
 
@@ -647,6 +654,16 @@ mod tests {
                  the file would let any tool change it later. Copy the file instead.",
             ),
             (
+                ToolFault::FsDenied(Denial::HardLinked {
+                    path: "notes/t.json".into(),
+                    names: 2,
+                }),
+                "error: `t` may not change `notes/t.json`: that file has 2 names (hard links), and \
+                 a change through this one is a change under the others, which may be protected or \
+                 outside the tool's directories. Remove this name first (the other names keep the \
+                 file) and write it anew, or write a new file.",
+            ),
+            (
                 ToolFault::FsDenied(Denial::Record {
                     path: ".toolhost/sessions/s.jsonl".into(),
                     record: ".toolhost/sessions".into(),
@@ -686,7 +703,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 27;
+        let last = 28;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

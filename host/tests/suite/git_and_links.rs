@@ -139,76 +139,142 @@ fn a_lifted_tool_may_not_hard_link_the_protected_file_it_may_write() {
     repo.assert_still_works(0);
 }
 
-/// A workspace that ships a hard link `notes/t.json` of
-/// `.vscode/tasks.json`: the other name is the protected file.
+/// The whole refusal the model reads for a change of `path`, a file with
+/// `names` names.
+fn hard_linked(tool: &str, path: &str, names: u64) -> String {
+    format!(
+        "error: `{tool}` may not change `{path}`: that file has {names} names (hard links), and \
+         a change through this one is a change under the others, which may be protected or \
+         outside the tool's directories. Remove this name first (the other names keep the \
+         file) and write it anew, or write a new file.\n"
+    )
+}
+
+/// A file with more than one name is changed through none of them,
+/// wherever the others are: a shipped `notes/t.json` of the nested
+/// `pkg/.vscode/tasks.json` (never found by a scan at start), of the root's
+/// `.vscode/tasks.json`, and `notes/s.txt` of a file outside every grant. A
+/// name is still removed or renamed, and a new file at it is written.
 #[test]
-fn another_name_of_a_protected_file_is_protected() {
+fn a_file_with_other_names_is_changed_through_none_of_them() {
     let repo = Repo::new();
     let ws = &repo.ws;
     let tasks = "{\"tasks\": []}\n";
+    let outside = tempfile::tempdir().expect("outside dir");
+    let secret = outside.path().join("profile");
+    fs::write(&secret, "export PATH=/usr/bin\n").expect("write outside");
+    ws.write("pkg/.vscode/tasks.json", tasks);
     ws.write(".vscode/tasks.json", tasks);
     ws.mkdir("notes");
-    fs::hard_link(
-        ws.path().join(".vscode/tasks.json"),
-        ws.path().join("notes/t.json"),
-    )
-    .expect("hard link");
-    let (a, b) = (
-        fs::metadata(ws.path().join(".vscode/tasks.json")).expect("stat"),
-        fs::metadata(ws.path().join("notes/t.json")).expect("stat"),
-    );
-    assert_eq!((a.dev(), a.ino(), a.nlink()), (b.dev(), b.ino(), 2));
-    let why = "VS Code runs its tasks when the folder opens, and its settings name programs to \
-               run; `notes/t.json` is another name of that file (a hard link), so writing it \
-               writes `.vscode/tasks.json`";
-    let evil = "{\"tasks\": [{\"runOptions\": {\"runOn\": \"folderOpen\"}}]}";
-    for input in [
-        json!({"op": "write", "path": "notes/t.json", "text": evil}),
-        json!({"op": "append", "path": "notes/t.json", "text": evil}),
-        json!({"op": "stream_write", "path": "notes/t.json", "text": evil}),
-        json!({"op": "truncate", "path": "notes/t.json"}),
-        json!({"op": "set_times", "path": "notes/t.json"}),
-        json!({"op": "set_times_at", "path": "notes/t.json"}),
-        json!({"op": "link", "from": "notes/t.json", "to": "notes/u.json"}),
-    ] {
-        let err = stderr_of_failure(&mut repo.raw(&input, &[]), 1);
-        let expected = if input["op"] == "link" {
-            "error: `raw` may not hard-link `notes/t.json`: it may not write that file, and a \
-             second name for it would let it. Copy the file instead.\n"
-                .to_string()
-        } else {
-            refusal("raw", "notes/t.json", ".vscode/tasks.json", why)
-        };
-        assert_eq!(err, expected, "{input}");
+    let links = [
+        (ws.path().join("pkg/.vscode/tasks.json"), "notes/t.json"),
+        (ws.path().join(".vscode/tasks.json"), "notes/root.json"),
+        (secret.clone(), "notes/s.txt"),
+    ];
+    for (file, name) in &links {
+        fs::hard_link(file, ws.path().join(name)).expect("hard link");
+        let (a, b) = (
+            fs::metadata(file).expect("stat"),
+            fs::metadata(ws.path().join(name)).expect("stat"),
+        );
+        assert_eq!((a.dev(), a.ino(), a.nlink()), (b.dev(), b.ino(), 2));
     }
-    // The standard tools, before any wasm runs.
+    let evil = "{\"tasks\": [{\"runOptions\": {\"runOn\": \"folderOpen\"}}]}";
+    for (_, name) in &links {
+        for input in [
+            json!({"op": "write", "path": name, "text": evil}),
+            json!({"op": "append", "path": name, "text": evil}),
+            json!({"op": "stream_write", "path": name, "text": evil}),
+            json!({"op": "truncate", "path": name}),
+            json!({"op": "set_times", "path": name}),
+            json!({"op": "set_times_at", "path": name}),
+            json!({"op": "link", "from": name, "to": "notes/third"}),
+        ] {
+            let err = stderr_of_failure(&mut repo.raw(&input, &[]), 1);
+            let expected = if input["op"] == "link" {
+                format!(
+                    "error: `raw` may not hard-link `{name}`: it may not write that file, and a \
+                     second name for it would let it. Copy the file instead.\n"
+                )
+            } else {
+                hard_linked("raw", name, 2)
+            };
+            assert_eq!(err, expected, "{input}");
+        }
+        // The standard tools, before any wasm runs.
+        let err = stderr_of_failure(
+            &mut ws.call(
+                "write_file",
+                &json!({"path": name, "content": evil}).to_string(),
+                &["--allow-write", "."],
+            ),
+            1,
+        );
+        assert_eq!(err, hard_linked("write_file", name, 2));
+    }
+    // No lift reaches the file through another name either.
     let err = stderr_of_failure(
-        &mut ws.call(
-            "write_file",
-            &json!({"path": "notes/t.json", "content": evil}).to_string(),
-            &["--allow-write", "."],
+        &mut repo.raw(
+            &json!({"op": "write", "path": "notes/root.json", "text": evil}),
+            &["--allow-write", "raw=.vscode/tasks.json"],
         ),
         1,
     );
-    assert_eq!(
-        err,
-        refusal("write_file", "notes/t.json", ".vscode/tasks.json", why)
-    );
+    assert_eq!(err, hard_linked("raw", "notes/root.json", 2));
+    assert_eq!(ws.read("pkg/.vscode/tasks.json"), tasks);
     assert_eq!(ws.read(".vscode/tasks.json"), tasks);
-    // Removing or renaming the other name changes nothing protected.
+    assert_eq!(
+        fs::read_to_string(&secret).expect("read outside"),
+        "export PATH=/usr/bin\n"
+    );
+    assert!(!ws.path().join("notes/third").exists());
+    // Removing or renaming a name changes no other name, and a new file at
+    // the name is the tool's to write.
     let out = stdout_of(&mut repo.raw(
         &json!({"op": "rename", "from": "notes/t.json", "to": "notes/old.json"}),
         &[],
     ));
     assert_eq!(out, "ok\n");
-    // The advice, pasted, lets that one tool through.
+    let out = stdout_of(&mut repo.raw(&json!({"op": "unlink", "path": "notes/s.txt"}), &[]));
+    assert_eq!(out, "ok\n");
     let out = stdout_of(&mut repo.raw(
-        &json!({"op": "write", "path": "notes/old.json", "text": "{}"}),
-        &["--allow-write", "raw=.vscode/tasks.json"],
+        &json!({"op": "write", "path": "notes/s.txt", "text": "mine"}),
+        &[],
     ));
     assert_eq!(out, "ok\n");
-    assert_eq!(ws.read(".vscode/tasks.json"), "{}");
-    // A good write to an ordinary file.
+    assert_eq!(ws.read("notes/s.txt"), "mine");
+    assert_eq!(ws.read("pkg/.vscode/tasks.json"), tasks);
+    assert_eq!(
+        fs::read_to_string(&secret).expect("read outside"),
+        "export PATH=/usr/bin\n"
+    );
+    repo.assert_still_works(0);
+}
+
+/// A tool lifted for a protected name may not make it another name of an
+/// ordinary file either: in a later run, without the lift, a write of the
+/// ordinary name would change the protected file.
+#[test]
+fn a_protected_name_made_another_name_of_a_file_keeps_the_file_unwritable() {
+    let repo = Repo::new();
+    let ws = &repo.ws;
+    ws.write("notes/a.json", "{}");
+    ws.mkdir("pkg/.vscode");
+    let out = stdout_of(&mut repo.raw(
+        &json!({"op": "link", "from": "notes/a.json", "to": "pkg/.vscode/tasks.json"}),
+        &["--allow-write", "raw=pkg/.vscode"],
+    ));
+    assert_eq!(out, "ok\n");
+    let evil = "{\"tasks\": [{\"runOptions\": {\"runOn\": \"folderOpen\"}}]}";
+    let err = stderr_of_failure(
+        &mut repo.raw(
+            &json!({"op": "write", "path": "notes/a.json", "text": evil}),
+            &[],
+        ),
+        1,
+    );
+    assert_eq!(err, hard_linked("raw", "notes/a.json", 2));
+    assert_eq!(ws.read("pkg/.vscode/tasks.json"), "{}");
     repo.assert_still_works(0);
 }
 

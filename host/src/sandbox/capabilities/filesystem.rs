@@ -123,6 +123,9 @@ pub enum Denial {
     /// A hard link to `source`, which lies in a protected path the user
     /// lifted for this tool: the new name would outlive the lift.
     HardLinkToProtected { source: String, hit: Hit },
+    /// A change of the file at `path`, which has `names` names: a change
+    /// through one is a change under all ([`other_names`]).
+    HardLinked { path: String, names: u64 },
     /// Opening `path`, which is `kind` (a FIFO, a socket, a device): no
     /// deadline could end a call blocked in opening or reading one.
     SpecialFile { path: String, kind: &'static str },
@@ -239,11 +242,18 @@ fn stamp(dir: &std::fs::File, path: &Path) -> std::io::Result<Option<Stamp>> {
     }
 }
 
-/// A file's (device, inode, number of names).
+/// How many names (hard links) the regular file `stat` has, when it has
+/// more than one. A change through one name is a change under all of them,
+/// wherever they are (a protected path, a nested `.vscode`, a file outside
+/// every grant), and nothing lists a file's other names: such a file is
+/// changed through none, whatever the tool's grants or lifts. Removing or
+/// renaming a name changes no other.
 // The `stat` fields' types differ by platform.
 #[allow(clippy::unnecessary_cast)]
-fn identity_of(stat: &rustix::fs::Stat) -> (u64, u64, u64) {
-    (stat.st_dev as u64, stat.st_ino as u64, stat.st_nlink as u64)
+fn other_names(stat: &rustix::fs::Stat) -> Option<u64> {
+    let file = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+    let names = stat.st_nlink as u64;
+    (file == rustix::fs::FileType::RegularFile && names > 1).then_some(names)
 }
 
 /// Why the hooks directory a nested repository's configuration names is
@@ -300,25 +310,21 @@ impl FsRules {
                 self.protection
                     .repository_holding(target, &self.lifted, base)
             })
-            .or_else(|| {
-                // A file opened for writing follows a link in its last name.
-                let stat = self
-                    .protection
-                    .has_other_names()
-                    .then(|| rustix::fs::stat(target).ok())??;
-                self.other_name(&stat, target)
-            })
     }
 
-    /// The protection of the source of a hard link (`source`, in the held
-    /// `parent`) as if nothing were lifted, when the new name (`new`) is
-    /// not under that same protection.
-    fn protected_whatever_lifted(
-        &self,
-        parent: &std::fs::File,
-        source: &Located,
-        new: &Located,
-    ) -> Option<Hit> {
+    /// The refusal of a change of the file at host path `target` (following
+    /// a link in its last name, as an open for writing does) when that file
+    /// has other names ([`other_names`]).
+    pub(crate) fn hard_linked(&self, target: &Path) -> Option<Denial> {
+        let names = other_names(&rustix::fs::stat(target).ok()?)?;
+        let path = self.shown(target);
+        Some(Denial::HardLinked { path, names })
+    }
+
+    /// The protection of the source of a hard link (`source`) as if nothing
+    /// were lifted, when the new name (`new`) is not under that same
+    /// protection.
+    fn protected_whatever_lifted(&self, source: &Located, new: &Located) -> Option<Hit> {
         let unlifted = |target: &Path| {
             self.protection
                 .covering(target, &[], self.base(target))
@@ -327,31 +333,9 @@ impl FsRules {
                         .repository_holding(target, &[], self.base(target))
                 })
         };
-        let hit = unlifted(&source.target).or_else(|| {
-            let name = source.entry.bare_name();
-            let stat =
-                rustix::fs::statat(parent, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
-            let file = rustix::fs::FileType::from_raw_mode(stat.st_mode);
-            (file == rustix::fs::FileType::RegularFile)
-                .then(|| {
-                    self.protection
-                        .other_name(identity_of(&stat), &source.target, &[])
-                })
-                .flatten()
-        })?;
+        let hit = unlifted(&source.target)?;
         let kept = unlifted(&new.target).is_some_and(|there| there.protected == hit.protected);
         (!kept).then_some(hit)
-    }
-
-    /// The protected file the file `stat` at `target` is another name of
-    /// (a hard link), unless lifted for this tool.
-    fn other_name(&self, stat: &rustix::fs::Stat, target: &Path) -> Option<Hit> {
-        let file = rustix::fs::FileType::from_raw_mode(stat.st_mode);
-        if file != rustix::fs::FileType::RegularFile {
-            return None;
-        }
-        self.protection
-            .other_name(identity_of(stat), target, &self.lifted)
     }
 
     /// The protected path `target` is or lies in (names and paths only).
@@ -817,25 +801,22 @@ impl Guarded<'_> {
             rules.covered(target)
         }
         .or_else(|| rules.repository_around(parent, target, holds))
-        .or_else(|| self.through_names(located, change))
-        .or_else(|| {
-            // A change of the file at the name (not of the name itself)
-            // changes every other name of it.
-            if holds || !rules.protection.has_other_names() {
-                return None;
-            }
-            let name = located.entry.bare_name();
-            let stat =
-                rustix::fs::statat(parent, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
-            rules.other_name(&stat, target)
-        });
-        match hit {
-            Some(hit) => {
-                let path = rules.shown(target);
-                self.guard.refuse(Denial::Protected { path, hit })
-            }
-            None => Ok(()),
+        .or_else(|| self.through_names(located, change));
+        if let Some(hit) = hit {
+            let path = rules.shown(target);
+            return self.guard.refuse(Denial::Protected { path, hit });
         }
+        // A change of the file at the name (not of the name itself) is a
+        // change under each of its other names.
+        if !holds {
+            let name = located.entry.bare_name();
+            let stat = rustix::fs::statat(parent, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW);
+            if let Some(names) = stat.ok().as_ref().and_then(other_names) {
+                let path = rules.shown(target);
+                return self.guard.refuse(Denial::HardLinked { path, names });
+            }
+        }
+        Ok(())
     }
 
     /// The protected path the tool's path for `located` names on its way,
@@ -1065,27 +1046,23 @@ impl Guarded<'_> {
     fn check_descriptor(&mut self, fd: &Resource<Descriptor>) -> FsResult<()> {
         let target = self.real_path(fd)?;
         let rules = &self.guard.rules;
-        let other_name = || {
-            if !rules.protection.has_other_names() {
-                return None;
-            }
-            let stat = match self.fs.table.get(fd).ok()? {
-                Descriptor::File(file) => rustix::fs::fstat(&*file.file).ok()?,
-                Descriptor::Dir(_) => return None,
-            };
-            rules.other_name(&stat, &target)
-        };
-        let hit = rules
-            .covered(&target)
-            .or_else(|| {
-                rules
-                    .protection
-                    .repository_holding(&target, &rules.lifted, rules.base(&target))
-            })
-            .or_else(other_name);
+        let hit = rules.covered(&target).or_else(|| {
+            rules
+                .protection
+                .repository_holding(&target, &rules.lifted, rules.base(&target))
+        });
         if let Some(hit) = hit {
             let path = rules.shown(&target);
             return self.guard.refuse(Denial::Protected { path, hit });
+        }
+        // Asked of the open file itself: a name added since the open counts.
+        let stat = match self.fs.table.get(fd)? {
+            Descriptor::File(file) => rustix::fs::fstat(&*file.file).ok(),
+            Descriptor::Dir(_) => None,
+        };
+        if let Some(names) = stat.as_ref().and_then(other_names) {
+            let path = rules.shown(&target);
+            return self.guard.refuse(Denial::HardLinked { path, names });
         }
         Ok(())
     }
@@ -1455,22 +1432,18 @@ impl HostDescriptor for Guarded<'_> {
             let parent = source.entry.dir(&source.dir.dir);
             let protected = rules
                 .covered(&source.target)
-                .or_else(|| rules.repository_around(parent, &source.target, false))
-                .or_else(|| {
-                    let name = source.entry.bare_name();
-                    let stat =
-                        rustix::fs::statat(parent, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-                            .ok()?;
-                    rules.other_name(&stat, &source.target)
-                });
-            if protected.is_some() || !rules.may_write(&source.target) {
+                .or_else(|| rules.repository_around(parent, &source.target, false));
+            let name = source.entry.bare_name();
+            let stat = rustix::fs::statat(parent, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW);
+            let shared = stat.ok().as_ref().and_then(other_names).is_some();
+            if protected.is_some() || shared || !rules.may_write(&source.target) {
                 let source = rules.shown(&source.target);
                 return self.guard.refuse(Denial::HardLinkSource { source });
             }
             // A lift is for this tool, this run: a second name made now
             // would let any tool change the file in later runs. Only a name
             // that the same protection covers keeps it protected.
-            if let Some(hit) = rules.protected_whatever_lifted(parent, &source, &new) {
+            if let Some(hit) = rules.protected_whatever_lifted(&source, &new) {
                 let source = rules.shown(&source.target);
                 return self
                     .guard

@@ -72,11 +72,6 @@ pub struct Protection {
     /// link at a protected name at the root leads), with their index in
     /// `paths`.
     exact: Vec<(PathBuf, usize)>,
-    /// The protected files found at start that have more than one name,
-    /// by (device, inode): their host path and their index in `paths`. A
-    /// hard link is the same file under another name, and writing that
-    /// name writes the protected file ([`Protection::other_name`]).
-    identities: HashMap<(u64, u64), (PathBuf, usize)>,
     /// toolhost's own records, which hold what tools read from wherever
     /// they were granted: the workspace's session files (and an MCP
     /// server's audit), which no tool may read, and the whole results it
@@ -148,7 +143,6 @@ impl Protection {
         let mut names = HashMap::new();
         let mut suffixes = Vec::new();
         let mut exact = Vec::new();
-        let mut identities = HashMap::new();
         let mut scan_budget = LINK_SCAN_ENTRIES;
         for (index, resolved) in paths.iter().enumerate() {
             let mut host = resolved.host.iter();
@@ -176,23 +170,14 @@ impl Protection {
             // workspace (`.git/hooks/pre-commit -> ../../scripts/pre-commit`,
             // `.claude/settings.json -> ../ai/settings.json`): what runs is
             // there.
-            // And the files in it, or it, with more than one name: another
-            // name of one (`notes/t.json`, a hard link of
-            // `.vscode/tasks.json`) is the same file.
-            let mut linked = Vec::new();
             if let Some(dir) = resolved.host.last().filter(|dir| scanned(workspace, dir)) {
                 let mut links = Vec::new();
-                links_in(dir, &mut scan_budget, &mut links, &mut linked);
+                links_in(dir, &mut scan_budget, &mut links);
                 for link in links {
                     for way in route(&link).into_iter().skip(1) {
                         exact.push((way, index));
                     }
                 }
-            } else if let Some(file) = resolved.host.last() {
-                linked.extend(identity(file).map(|id| (id, file.clone())));
-            }
-            for (id, file) in linked {
-                identities.entry(id).or_insert((file, index));
             }
         }
         let longest_name = names.keys().map(|name| name.len()).max().unwrap_or(0);
@@ -222,45 +207,8 @@ impl Protection {
             longest_name,
             suffixes,
             exact,
-            identities,
             records,
         }
-    }
-
-    /// The protected file that the file `(device, inode)` with `links`
-    /// names, at `target`, is another name of (a hard link), unless the
-    /// user lifted the protection of that file for this tool (`lifted`):
-    /// writing it writes the protected file. `None` at once for a file with
-    /// one name, which is most.
-    pub(crate) fn other_name(
-        &self,
-        (device, inode, links): (u64, u64, u64),
-        target: &Path,
-        lifted: &[PathBuf],
-    ) -> Option<Hit> {
-        if links < 2 {
-            return None;
-        }
-        let (file, index) = self.identities.get(&(device, inode))?;
-        if file == target || lifted.iter().any(|lift| file.starts_with(lift)) {
-            return None;
-        }
-        let spec = &self.paths[*index].spec;
-        Some(Hit {
-            protected: self.shown(file),
-            why: format!(
-                "{}; `{}` is another name of that file (a hard link), so writing it writes `{}`",
-                spec.why,
-                self.shown(target),
-                self.shown(file)
-            ),
-        })
-    }
-
-    /// Whether any protected file found at start has more than one name:
-    /// otherwise the guard asks nothing more of a change.
-    pub(crate) fn has_other_names(&self) -> bool {
-        !self.identities.is_empty()
     }
 
     /// The record of toolhost's that the real host path `path` is or lies
@@ -575,23 +523,9 @@ fn scanned(workspace: &Path, dir: &Path) -> bool {
         && std::fs::symlink_metadata(dir).is_ok_and(|meta| meta.is_dir())
 }
 
-/// The (device, inode) of the regular file `path` (not following a link)
-/// when it has more than one name.
-fn identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt as _;
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    (meta.is_file() && meta.nlink() > 1).then(|| (meta.dev(), meta.ino()))
-}
-
-/// The symbolic links in `dir` and below (not following any), and the
-/// regular files with more than one name, with their (device, inode),
-/// reading at most `budget` entries.
-fn links_in(
-    dir: &Path,
-    budget: &mut usize,
-    links: &mut Vec<PathBuf>,
-    linked: &mut Vec<((u64, u64), PathBuf)>,
-) {
+/// The symbolic links in `dir` and below (not following any), reading at
+/// most `budget` entries.
+fn links_in(dir: &Path, budget: &mut usize, links: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -606,14 +540,12 @@ fn links_in(
         let path = entry.path();
         if kind.is_symlink() {
             links.push(path);
-        } else if kind.is_file() {
-            linked.extend(identity(&path).map(|id| (id, path)));
         } else if kind.is_dir()
             && !NOT_SCANNED
                 .iter()
                 .any(|skip| entry.file_name() == std::ffi::OsStr::new(skip))
         {
-            links_in(&path, budget, links, linked);
+            links_in(&path, budget, links);
         }
     }
 }
@@ -1006,37 +938,5 @@ mod tests {
         let file = fs::File::open(root.join("a")).expect("open dir");
         fs::rename(root.join("a"), root.join("b")).expect("rename");
         assert_eq!(real_path(&file).expect("real path"), root.join("b"));
-    }
-
-    #[test]
-    fn another_name_of_a_protected_file_is_that_file() {
-        use std::os::unix::fs::MetadataExt as _;
-        let (_dir, root) = workspace();
-        fs::write(root.join(".git/config"), "[core]\n").expect("write");
-        fs::hard_link(root.join(".git/config"), root.join("src/c")).expect("link");
-        fs::hard_link(root.join("toolhost.toml"), root.join("src/t")).expect("link");
-        fs::write(root.join("src/plain"), "").expect("write");
-        let protection = Protection::new(&root, builtins());
-        assert!(protection.has_other_names());
-        let id = |path: &str| {
-            let meta = fs::metadata(root.join(path)).expect("stat");
-            (meta.dev(), meta.ino(), meta.nlink())
-        };
-        let other = |path: &str, lifted: &[PathBuf]| {
-            protection
-                .other_name(id(path), &root.join(path), lifted)
-                .map(|hit| hit.protected)
-        };
-        assert_eq!(other("src/c", &[]).as_deref(), Some(".git/config"));
-        assert_eq!(other("src/t", &[]).as_deref(), Some("toolhost.toml"));
-        // The protected name itself is found by name, a single name never.
-        assert_eq!(other(".git/config", &[]), None);
-        assert_eq!(other("src/plain", &[]), None);
-        // A lift of the protected file (or what holds it) lifts its names.
-        assert_eq!(other("src/c", &[root.join(".git")]), None);
-        assert_eq!(
-            other("src/t", &[root.join(".git")]).as_deref(),
-            Some("toolhost.toml")
-        );
     }
 }
