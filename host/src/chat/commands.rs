@@ -162,13 +162,16 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
     /// conversation recorded in the old file.
     fn clear(&mut self, screen: &mut Screen, ledger: &mut Option<Vec<Message>>) -> String {
         match self.control.new_session() {
-            Ok(opened) => {
+            Ok((opened, made_room)) => {
                 *ledger = Some(Vec::new());
                 screen.status.reset_usage();
-                let line = match &opened {
+                let mut line = match &opened {
                     Some((id, _)) => format!("a new conversation, in session {}", one_line(id)),
                     None => "a new conversation".into(),
                 };
+                if let Some(made_room) = made_room {
+                    line = format!("{line}; {}", one_line(&made_room));
+                }
                 self.session = opened;
                 line
             }

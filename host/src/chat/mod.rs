@@ -65,8 +65,9 @@ pub(crate) trait Control<M>: Send {
     /// project's instructions changed (after saying so).
     fn refreshed_system_prompt(&mut self) -> Option<String>;
     /// `/clear`: opens a new session file (none with `--no-session`) and
-    /// records the events there from then on.
-    fn new_session(&mut self) -> anyhow::Result<Option<SessionId>>;
+    /// records the events there from then on; and what the user should
+    /// know of older session files removed to make room for it.
+    fn new_session(&mut self) -> anyhow::Result<(Option<SessionId>, Option<String>)>;
     /// `/resume`: the recent sessions, one line each.
     fn recent_sessions(&mut self) -> anyhow::Result<Vec<String>>;
     /// `/resume ID`: reopens that session, records there from then on.

@@ -173,14 +173,15 @@ impl Control<Model> for ChatControl {
         self.instructions.refreshed()
     }
 
-    fn new_session(&mut self) -> anyhow::Result<Option<SessionId>> {
+    fn new_session(&mut self) -> anyhow::Result<(Option<SessionId>, Option<String>)> {
         if !self.record {
-            return Ok(None);
+            return Ok((None, None));
         }
-        let writer = Arc::new(session::open(&self.store, None, self.start.clone())?);
+        let (writer, made_room) = session::open(&self.store, None, self.start.clone())?;
+        let writer = Arc::new(writer);
         let opened = session_id(&writer);
         self.record_in(Some(writer));
-        Ok(Some(opened))
+        Ok((Some(opened), made_room))
     }
 
     fn recent_sessions(&mut self) -> anyhow::Result<Vec<String>> {
@@ -228,11 +229,8 @@ impl Control<Model> for ChatControl {
             ));
         }
         let writer = if self.record {
-            Some(Arc::new(session::open(
-                &self.store,
-                Some(&file),
-                self.start.clone(),
-            )?))
+            let (writer, _) = session::open(&self.store, Some(&file), self.start.clone())?;
+            Some(Arc::new(writer))
         } else {
             None
         };

@@ -351,11 +351,9 @@ pub(super) async fn prepare<T>(
     let writer = if args.no_session {
         None
     } else {
-        Some(Arc::new(session::open(
-            &store,
-            resumed.as_ref(),
-            start.clone(),
-        )?))
+        let (writer, made_room) = session::open(&store, resumed.as_ref(), start.clone())?;
+        render::notes(made_room.as_slice());
+        Some(Arc::new(writer))
     };
     let ledger = match &resumed {
         Some(file) => {

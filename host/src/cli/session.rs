@@ -24,19 +24,22 @@ pub(super) fn start_record(model: &Model, sandbox: &Sandbox, config: &LoopConfig
     }
 }
 
-/// A new session file in `store`, or `resumed` reopened for appending.
+/// A new session file in `store`, or `resumed` reopened for appending;
+/// and a note for the user when older session files were removed to make
+/// room for it.
 pub(super) fn open(
     store: &SessionStore,
     resumed: Option<&SessionFile>,
     start: SessionStart,
-) -> anyhow::Result<SessionWriter> {
+) -> anyhow::Result<(SessionWriter, Option<String>)> {
     let opened = match resumed {
-        Some(file) => store.resume(file, start),
-        None => store.create(start),
+        Some(file) => store.resume(file, start).map(|writer| (writer, None)),
+        None => store.create_making_room(start),
     };
-    opened.map_err(|e| {
+    let (writer, made_room) = opened.map_err(|e| {
         anyhow::anyhow!("cannot write the session file: {e} (pass --no-session to run without one)")
-    })
+    })?;
+    Ok((writer, made_room.map(|room| room.to_string())))
 }
 
 /// What the user should know before a resumed session continues: the

@@ -92,6 +92,32 @@ pub enum TranscriptError {
     },
 }
 
+/// The oldest session files removed from `dir` so that the rest fit in
+/// `most` bytes: the user is told, since they are the user's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MadeRoom {
+    pub dir: PathBuf,
+    pub files: usize,
+    pub bytes: u64,
+    pub most: u64,
+}
+
+impl std::fmt::Display for MadeRoom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mib = |bytes: u64| bytes.div_ceil(1 << 20);
+        write!(
+            f,
+            "removed the {} oldest session file{} ({} MiB) from `{}` to keep its session files \
+             within {} MiB; set `TOOLHOST_RECORDS_MIB=RUN,WORKSPACE` to keep more",
+            self.files,
+            if self.files == 1 { "" } else { "s" },
+            mib(self.bytes),
+            self.dir.display(),
+            mib(self.most)
+        )
+    }
+}
+
 /// A directory of session files, `<id>.jsonl` each.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
@@ -132,9 +158,18 @@ impl SessionStore {
     /// Starts a new session file with a fresh id (sortable by time) and
     /// writes `start`, stamped with its id and the time, as its first line. The directory is created private
     /// (sessions hold prompts and tool output).
-    pub fn create(&self, mut start: SessionStart) -> std::io::Result<SessionWriter> {
+    pub fn create(&self, start: SessionStart) -> std::io::Result<SessionWriter> {
+        self.create_making_room(start).map(|(writer, _)| writer)
+    }
+
+    /// [`SessionStore::create`], and what was removed to make room for it,
+    /// for the user to be told.
+    pub fn create_making_room(
+        &self,
+        mut start: SessionStart,
+    ) -> std::io::Result<(SessionWriter, Option<MadeRoom>)> {
         crate::workspace::private_state_dir(&self.dir).map_err(|e| with_path(e, &self.dir))?;
-        self.make_room();
+        let made_room = self.make_room();
         start.at = record::now();
         let stamp: String = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
             .to_string()
@@ -150,7 +185,7 @@ impl SessionStore {
                 other => {
                     let writer = other.map_err(|e| with_path(e, &self.dir))?;
                     writer.set_budget(self.budget);
-                    return Ok(writer);
+                    return Ok((writer, made_room));
                 }
             }
         }
@@ -174,10 +209,8 @@ impl SessionStore {
 
     /// Removes the oldest session files no process is writing until the
     /// rest fit in `most` bytes.
-    fn make_room(&self) {
-        let Ok(files) = self.list() else {
-            return;
-        };
+    fn make_room(&self) -> Option<MadeRoom> {
+        let files = self.list().ok()?;
         let sized: Vec<(PathBuf, u64)> = files
             .into_iter()
             .map(|path| {
@@ -186,14 +219,23 @@ impl SessionStore {
             })
             .collect();
         let mut total: u64 = sized.iter().map(|(_, len)| len).sum();
+        let mut removed = MadeRoom {
+            dir: self.dir.clone(),
+            files: 0,
+            bytes: 0,
+            most: self.most,
+        };
         for (path, len) in sized.iter().rev() {
             if total <= self.most {
                 break;
             }
             if !in_use(path) && std::fs::remove_file(path).is_ok() {
                 total -= len;
+                removed.files += 1;
+                removed.bytes += len;
             }
         }
+        (removed.files > 0).then_some(removed)
     }
 
     /// The file for `which`: `last` (the most recently written session), an
@@ -288,7 +330,16 @@ mod tests {
             file.set_modified(old + std::time::Duration::from_secs(n as u64))
                 .expect("touch");
         }
-        store.make_room();
+        let removed = store.make_room().expect("made room");
+        assert_eq!(
+            removed.to_string(),
+            format!(
+                "removed the 1 oldest session file (1 MiB) from `{}` to keep its session files \
+                 within 1 MiB; set `TOOLHOST_RECORDS_MIB=RUN,WORKSPACE` to keep more",
+                store.dir().display()
+            )
+        );
+        assert_eq!(store.make_room(), None, "nothing more to remove");
         let mut left: Vec<String> = store
             .list()
             .expect("list")

@@ -258,6 +258,51 @@ fn a_model_asking_for_long_results_without_end_stays_within_the_records_budget()
     assert_eq!(stop["type"], "stop", "{stop}");
 }
 
+/// Session files are the user's: when the oldest go to keep the
+/// workspace's within its budget, the run says so, with the setting that
+/// keeps more.
+#[test]
+fn a_run_says_which_old_session_files_it_removed_to_make_room() {
+    let ws = Workspace::new();
+    let sessions = ws.path().join(".toolhost/sessions");
+    std::fs::create_dir_all(&sessions).expect("mkdir");
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1000);
+    for (n, name) in ["20200101-000000-aaaa", "20200101-000001-bbbb"]
+        .iter()
+        .enumerate()
+    {
+        let path = sessions.join(format!("{name}.jsonl"));
+        std::fs::write(&path, "x".repeat(700 << 10)).expect("write");
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open")
+            .set_modified(old + std::time::Duration::from_secs(n as u64))
+            .expect("touch");
+    }
+    let script = script(&ws, json!([{"text": "done"}]));
+    let out = ws
+        .toolhost()
+        .env("TOOLHOST_RECORDS_MIB", "1,1")
+        .args(["run", "--script", &script, "hello"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = format!(
+        "removed the 1 oldest session file (1 MiB) from `{}` to keep its session files within \
+         1 MiB; set `TOOLHOST_RECORDS_MIB=RUN,WORKSPACE` to keep more",
+        sessions.display()
+    );
+    assert!(
+        stderr.lines().any(|l| l == line),
+        "no line\n{line}\nin\n{stderr}"
+    );
+    let names = session_names(&ws, ".toolhost/sessions");
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names[0], "20200101-000001-bbbb.jsonl");
+}
+
 /// What `toolhost call` prints for `input` to `tool` (stdout, then stderr).
 fn call_output(ws: &Workspace, tool: &str, input: &Value, flags: &[&str]) -> (String, String) {
     let out = ws
