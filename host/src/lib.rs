@@ -8,6 +8,8 @@
 //! - [`mcp`] serves the sandbox's tools to MCP clients (`toolhost mcp`);
 //! - [`transcript`] writes, reads and resumes the JSONL session files;
 //! - [`instructions`] reads the project's AGENTS.md / CLAUDE.md safely;
+//! - [`text_file`] reads a settings file a repository may have shipped, bounded;
+//! - [`units`] writes sizes, durations and counts for people;
 //! - [`workspace`] names the workspace's own files (`toolhost.toml`, `.toolhost/`);
 //! - [`chat`] is `toolhost chat`'s terminal front end;
 //! - [`cli`] is the command line; it is the only module that prints, every
@@ -25,5 +27,7 @@ pub mod mcp;
 pub mod provider;
 pub mod sandbox;
 pub(crate) mod terminal;
+pub(crate) mod text_file;
 pub mod transcript;
+pub(crate) mod units;
 pub mod workspace;

@@ -4,6 +4,11 @@
 
 use crate::agent::StopReason;
 
+/// A bad command line found after parsing; exits with [`USAGE`].
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
 pub const OK: u8 = 0;
 /// An error, including a tool call that ended as `isError`.
 pub const ERROR: u8 = 1;
@@ -54,7 +59,7 @@ pub fn code_of_error(error: &anyhow::Error) -> u8 {
     let model_usage = error
         .downcast_ref::<crate::config::ModelChoiceError>()
         .is_some_and(|e| e.is_usage());
-    if model_usage || error.downcast_ref::<super::UsageError>().is_some() {
+    if model_usage || error.downcast_ref::<UsageError>().is_some() {
         return USAGE;
     }
     let broken_pipe = error.chain().any(|cause| {

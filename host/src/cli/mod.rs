@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use exit::Ended;
+pub use exit::UsageError;
 
 use crate::config;
 use crate::sandbox::{CallOptions, Sandbox};
@@ -562,11 +563,6 @@ pub fn fail(error: &anyhow::Error) -> u8 {
     }
     code
 }
-
-/// A bad command line found after parsing; exits with [`exit::USAGE`].
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
 
 /// First Ctrl+C cancels the run (the model request and running tools stop
 /// within one epoch tick); a second one exits at once.

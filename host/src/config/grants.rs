@@ -8,80 +8,13 @@
 //! with the repository.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::ConfigError;
+use super::error::ConfigError;
 use super::file::GrantList;
+use super::origin::GrantOrigin;
+use super::origin::{FileKind, line_of};
 use crate::sandbox::{Access, Grant, is_tool_name};
-
-/// Where a grant was written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GrantOrigin {
-    /// `--allow-read` / `--allow-write` on the command line.
-    CommandLine { flag: &'static str, value: String },
-    /// The user's own config file (`~/.config/toolhost/config.toml`).
-    UserConfig {
-        file: PathBuf,
-        line: usize,
-        section: String,
-    },
-    /// The workspace's config file (`toolhost.toml`, or `--config FILE`).
-    WorkspaceConfig {
-        file: PathBuf,
-        line: usize,
-        section: String,
-    },
-    /// The built-in default: every tool may read the workspace.
-    Default,
-}
-
-impl fmt::Display for GrantOrigin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GrantOrigin::CommandLine { flag, value } => write!(f, "{flag} {value}"),
-            GrantOrigin::UserConfig {
-                file,
-                line,
-                section,
-            }
-            | GrantOrigin::WorkspaceConfig {
-                file,
-                line,
-                section,
-            } => write!(f, "{}:{line} {section}", file.display()),
-            GrantOrigin::Default => f.write_str("the default (every tool may read the workspace)"),
-        }
-    }
-}
-
-impl GrantOrigin {
-    /// A grant written at `line` of `section` in a config file of `kind`.
-    pub(super) fn in_file(kind: FileKind, file: &Path, line: usize, section: String) -> Self {
-        let file = file.to_path_buf();
-        match kind {
-            FileKind::User => GrantOrigin::UserConfig {
-                file,
-                line,
-                section,
-            },
-            FileKind::Workspace => GrantOrigin::WorkspaceConfig {
-                file,
-                line,
-                section,
-            },
-        }
-    }
-
-    /// Whether the user wrote this grant themselves, so it may reach outside
-    /// the workspace and lift the protection of a path it names.
-    pub(super) fn is_users_own(&self) -> bool {
-        matches!(
-            self,
-            GrantOrigin::CommandLine { .. } | GrantOrigin::UserConfig { .. }
-        )
-    }
-}
 
 /// A grant as written, with where it came from.
 #[derive(Debug, Clone)]
@@ -106,13 +39,6 @@ impl GrantSpec {
             GrantOrigin::Default => false,
         }
     }
-}
-
-/// Which config file a section comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum FileKind {
-    User,
-    Workspace,
 }
 
 /// The grants of one list of a config file (`[defaults] read = [...]`).
@@ -353,11 +279,6 @@ fn climbs_out(path: &Path) -> bool {
         }
     }
     false
-}
-
-/// The 1-based line of byte `offset` in `text`.
-pub(crate) fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
 #[cfg(test)]

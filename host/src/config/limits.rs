@@ -21,7 +21,7 @@ use std::time::Duration;
 use toml::Spanned;
 
 use super::file::LimitsSection;
-use super::grants::{FileKind, line_of};
+use super::origin::{FileKind, line_of};
 use super::{ConfigError, Source};
 use crate::provider::DEFAULT_MAX_REPLY_BYTES;
 use crate::sandbox::{DEFAULT_PLUGIN_FILE_LIMIT, DEFAULT_SHIPPED_PLUGINS, Limits};

@@ -26,13 +26,15 @@
 //! resumed session's recorded model, whose server is checked the same way.
 //! Problems are errors naming the grant and where it came from.
 
+mod error;
 pub(crate) mod file;
-pub(crate) mod git;
 mod grants;
 mod limits;
 mod model;
 mod network;
+mod origin;
 mod protected;
+mod source;
 pub mod user;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,12 +45,15 @@ use crate::sandbox::{
     ToolPolicy, TypedConfig, TypedToolConfig, simplify_grants,
 };
 use crate::workspace::Layout;
+pub use error::ConfigError;
+use file::PathUse;
 pub use file::{ChatSection, DeliverySetting, ModelSection, ProviderKind, UntrustedChoice};
-use file::{ConfigFile, PathUse};
-pub use grants::GrantOrigin;
-use grants::{FileKind, GrantSpec, line_of};
+use grants::GrantSpec;
 pub use model::{ModelChoiceError, ModelFlags, RecordedModel, resolve_model};
+pub use origin::GrantOrigin;
+use origin::{FileKind, line_of};
 use protected::{Protect, protected_paths};
+use source::{DEFAULTS_WRITE, Source};
 pub use user::TrustList;
 
 /// What the user asked for, before resolution: flags and their sources.
@@ -78,117 +83,6 @@ pub struct ConfigInputs {
     /// (`--session-dir`, `--http-token-file`): no tool may change them, so
     /// none can move them or put a link where the host will write.
     pub host_writes: Vec<PathBuf>,
-}
-
-/// A configuration problem, naming the file, flag or grant and the fix.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("workspace `{}` is not a directory: {source}; pass an existing directory with --workspace", .path.display())]
-    Workspace {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("cannot read config file `{}`: {source}", .path.display())]
-    ReadFile {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("invalid config file `{}`: {message}", .path.display())]
-    ParseFile { path: PathBuf, message: String },
-    #[error("grant `{grant}` (from {origin}) {problem}")]
-    Grant {
-        grant: String,
-        origin: GrantOrigin,
-        problem: String,
-    },
-    #[error(
-        "grant `{grant}` (from {origin}) is outside the workspace, and a workspace's own \
-         toolhost.toml may grant only inside it (it may have come with the repository). To allow \
-         it, pass the grant yourself (`{flag}`), or trust this workspace (`toolhost trust {}`)",
-        .workspace.display()
-    )]
-    UntrustedGrant {
-        grant: String,
-        origin: Box<GrantOrigin>,
-        flag: String,
-        workspace: PathBuf,
-    },
-    #[error("{error} (from {origin})")]
-    NetGrant {
-        origin: GrantOrigin,
-        error: crate::sandbox::GrantError,
-    },
-    #[error(
-        "network grant `{grant}` (from {origin}) is refused: a workspace's own toolhost.toml may \
-         not give tools the network (it may have come with the repository, and a grant would let \
-         the model send your files where its author chose). To allow it, pass the grant yourself \
-         (`{flag}`), or trust this workspace (`toolhost trust {}`)",
-        .workspace.display()
-    )]
-    UntrustedNetGrant {
-        grant: String,
-        origin: Box<GrantOrigin>,
-        flag: String,
-        workspace: PathBuf,
-    },
-    #[error(
-        "`{}:{line}` sets headers for `{tool}`'s requests, and a workspace's own toolhost.toml is \
-         not trusted to (it may have come with the repository, and a header it sets could carry a \
-         token from your environment to a host of its choosing). Set them in your own \
-         config.toml, or trust this workspace (`toolhost trust {}`)",
-        .file.display(), .workspace.display()
-    )]
-    UntrustedHeaders {
-        file: PathBuf,
-        line: usize,
-        tool: String,
-        workspace: PathBuf,
-    },
-    #[error("`{}:{line}` [tools.{tool}.headers]: {problem}", .file.display())]
-    Header {
-        file: PathBuf,
-        line: usize,
-        tool: String,
-        problem: String,
-    },
-    #[error(
-        "`{}:{line}` sets [network] ca_file, a certificate authority every tool's https request \
-         would trust, and a workspace's own toolhost.toml is not trusted to choose that (it may \
-         have come with the repository). Set it in your own config.toml, or trust this workspace \
-         (`toolhost trust {}`)",
-        .file.display(), .workspace.display()
-    )]
-    UntrustedCaFile {
-        file: PathBuf,
-        line: usize,
-        workspace: PathBuf,
-    },
-    #[error(
-        "`{}` sets [model] base_url = \"{url}\", which would send your prompts and API key \
-         there, and a workspace's own toolhost.toml is not trusted to choose that (it may have come \
-         with the repository). Pass `--base-url {url}` yourself, or trust this workspace \
-         (`toolhost trust {}`)",
-        .file.display(), .workspace.display()
-    )]
-    UntrustedModelUrl {
-        file: PathBuf,
-        url: String,
-        workspace: PathBuf,
-    },
-    #[error("limit `{key}` (from {origin}) must be greater than zero")]
-    ZeroLimit { key: &'static str, origin: String },
-    #[error(
-        "`TOOLHOST_BASELINE_MIN_BYTES` is `{value}`; set it to a number of bytes (0 compiles every new plugin \
-         with the baseline compiler first) or to `off` (always wait for the optimized compile)"
-    )]
-    BaselineMinBytes { value: String },
-    #[error(
-        "`TOOLHOST_BACKGROUND_COMPILE` is `{value}`; set it to `on` (a command that exits with plugins on \
-         baseline code leaves a background process to compile their optimized code) or `off`"
-    )]
-    BackgroundCompile { value: String },
-    #[error(transparent)]
-    StateLink(#[from] crate::workspace::StateLink),
 }
 
 /// The resolved configuration: the sandbox's options and the `[model]`
@@ -224,65 +118,6 @@ pub struct Resolved {
     /// untrusted workspace file asked to raise, and what applies instead.
     pub notices: Vec<String>,
 }
-
-/// A config file that was read, with its text (for line numbers).
-struct Source {
-    kind: FileKind,
-    path: PathBuf,
-    text: String,
-    file: ConfigFile,
-}
-
-impl Source {
-    fn display(&self) -> String {
-        self.path.display().to_string()
-    }
-
-    /// The grants this file gives `tool` (or every tool, for `None`).
-    fn grants(&self, tool: Option<&str>) -> Vec<GrantSpec> {
-        let list = |list, section: String, access| {
-            grants::from_file(
-                self.kind, &self.path, &self.text, list, section, access, tool,
-            )
-        };
-        let mut specs = list(
-            &self.file.defaults.read,
-            "[defaults] read".into(),
-            Access::Read,
-        );
-        specs.extend(list(
-            &self.file.defaults.write,
-            DEFAULTS_WRITE.into(),
-            Access::Write,
-        ));
-        if let Some(tool) = tool
-            && let Some(section) = self.file.tools.get(tool)
-        {
-            specs.extend(list(
-                &section.read,
-                format!("[tools.{tool}] read"),
-                Access::Read,
-            ));
-            specs.extend(list(
-                &section.write,
-                format!("[tools.{tool}] write"),
-                Access::Write,
-            ));
-        }
-        specs
-    }
-
-    /// Whether this file says anything about reads for `tool`.
-    fn mentions_reads(&self, tool: Option<&str>) -> bool {
-        self.file.defaults.read.is_some()
-            || tool
-                .and_then(|t| self.file.tools.get(t))
-                .is_some_and(|s| s.read.is_some())
-    }
-}
-
-/// The section a grant to every tool to write is written in.
-const DEFAULTS_WRITE: &str = "[defaults] write";
 
 /// Standard tools that work on no files (`fetch` reaches only the
 /// network): they get no directory unless one is granted to them by name.
@@ -359,7 +194,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         inputs.cache_dir.clone().or_else(default_cache_dir)
     };
     // git's configuration, with the environment toolhost started in.
-    let git_seen = git::seen(&workspace);
+    let git_seen = crate::sandbox::git_config::seen(&workspace);
     let protected = protected_paths(
         &sources,
         &Protect {
@@ -877,7 +712,7 @@ fn read_source(
     path: PathBuf,
     required: bool,
 ) -> Result<Option<Source>, ConfigError> {
-    let text = match file::read_text(&path) {
+    let text = match crate::text_file::read_text(&path) {
         Ok(text) => text,
         Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(ConfigError::ReadFile { path, source }),

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::file::GrantList;
-use super::grants::{FileKind, GrantOrigin, line_of};
+use super::origin::{FileKind, GrantOrigin, line_of};
 use super::{ConfigError, Source};
 use crate::sandbox::{Credential, NetGrant, is_tool_name};
 

@@ -6,8 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Source, git};
+use super::source::Source;
 use crate::sandbox::ProtectedPath;
+use crate::sandbox::git_config as git;
 use crate::workspace;
 
 /// Files and directories other programs run code from, without asking,

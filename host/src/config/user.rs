@@ -88,7 +88,7 @@ impl TrustList {
     /// The trust list in `dir`; empty when the file does not exist.
     pub fn load(dir: &Path) -> Result<Self, ConfigError> {
         let path = dir.join(TRUST_FILE);
-        let file: TrustFile = match super::file::read_text(&path) {
+        let file: TrustFile = match crate::text_file::read_text(&path) {
             Ok(text) => toml::from_str(&text).map_err(|e| ConfigError::ParseFile {
                 path: path.clone(),
                 message: e.to_string(),

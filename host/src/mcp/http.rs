@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::lines::{MAX_LINE, MESSAGE};
 use super::log;
-use super::server::ToolServer;
+use super::server::{ConnectionGone, ToolServer};
 use super::sessions::{IDLE, MAX_SESSIONS, Sessions};
 use super::token;
 
@@ -72,13 +72,6 @@ fn allowed_origins(addr: SocketAddr) -> Vec<String> {
     }
     origins
 }
-
-/// Cancelled when the HTTP connection a request came on is closed. Calls
-/// are served statelessly (no session to resume a response on), so a
-/// client that hung up can never read the result: its calls stop, as on
-/// stdio when stdin closes.
-#[derive(Clone, Debug)]
-pub(super) struct ConnectionGone(pub(super) CancellationToken);
 
 /// Connections served at once: each holds a descriptor and a task, and
 /// any local user may open them without the token. Past this many, new

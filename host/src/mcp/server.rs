@@ -16,11 +16,19 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, Su
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::http::ConnectionGone;
 use super::lanes::{Arrival, Lanes};
 use super::{catalog, log, progress};
 use crate::sandbox::{CallOptions, Sandbox, ToolFault};
 use crate::transcript::AuditLog;
+use tokio_util::sync::CancellationToken;
+
+/// Cancelled when the HTTP connection a request came on is closed (the
+/// HTTP front puts it in the request's extensions). Calls are served
+/// statelessly (no session to resume a response on), so a client that hung
+/// up can never read the result: its calls stop, as on stdio when stdin
+/// closes.
+#[derive(Clone, Debug)]
+pub(super) struct ConnectionGone(pub(super) CancellationToken);
 
 /// Serves one sandbox's tools. Cheap to clone: each HTTP session gets its
 /// own handler over the same state.

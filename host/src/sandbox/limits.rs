@@ -107,7 +107,7 @@ pub(crate) fn plugin_file_refusal(len: u64, limit: u64) -> String {
          read it; if you trust it, set `plugin_file_mib = {}` under [limits] in your config.toml \
          (or a trusted workspace's toolhost.toml)",
         len.div_ceil(1 << 20),
-        super::outcome::human_bytes(limit),
+        crate::units::bytes(limit),
         len.div_ceil(1 << 20),
     )
 }

@@ -36,6 +36,7 @@ use crate::json_budget::TOOL_ARGUMENTS;
 pub use cache::CacheStatus;
 pub use call::{CAPTURE_LIMIT, CallStats, Captured, ProgressSink};
 pub use capabilities::filesystem::{Denial, Held};
+pub(crate) use capabilities::git_config;
 pub use capabilities::network::account::{MAX_REQUEST_BYTES, NetDenial, NetRefusal, NetRequest};
 pub use capabilities::network::credentials::Credential;
 pub use capabilities::network::grant::{Destination, GrantError, NetGrant};

@@ -88,13 +88,13 @@ pub enum ToolFault {
     Failed(String),
     #[error("ran out of fuel ({fuel} units)")]
     OutOfFuel { fuel: u64 },
-    #[error("timed out after {}", human_duration(*limit))]
+    #[error("timed out after {}", crate::units::limit_duration(*limit))]
     Timeout { limit: Duration },
-    #[error("exceeded the memory limit of {}", human_bytes(*limit))]
+    #[error("exceeded the memory limit of {}", crate::units::bytes(*limit))]
     MemoryLimit { limit: u64 },
     #[error("returned {bytes} bytes, over the output limit of {limit}")]
     OutputLimit { bytes: usize, limit: usize },
-    #[error("wrote more than its limit of {} to files", human_bytes(*limit))]
+    #[error("wrote more than its limit of {} to files", crate::units::bytes(*limit))]
     WriteLimit { limit: u64 },
     /// The guest held more open files, or directory listings, at once than
     /// a call may (host descriptors, outside its memory limit).
@@ -188,24 +188,24 @@ impl ToolFault {
             ToolFault::Timeout { limit } => format!(
                 "error: `{tool}` did not finish within its time limit of {} and was stopped. \
                  Ask for less work in one call, or do not call it again with the same arguments.",
-                human_duration(*limit)
+                crate::units::limit_duration(*limit)
             ),
             ToolFault::MemoryLimit { limit } => format!(
                 "error: `{tool}` tried to use more than its memory limit of {} and was stopped. \
                  Ask for less data in one call (a smaller file, fewer results).",
-                human_bytes(*limit)
+                crate::units::bytes(*limit)
             ),
             ToolFault::OutputLimit { bytes, limit } => format!(
                 "error: `{tool}` produced {} of output, over its limit of {}; the output was discarded. \
                  Ask for less in one call (use offset/limit, a narrower path or fewer results).",
-                human_bytes(*bytes as u64),
-                human_bytes(*limit as u64)
+                crate::units::bytes(*bytes as u64),
+                crate::units::bytes(*limit as u64)
             ),
             ToolFault::WriteLimit { limit } => format!(
                 "error: `{tool}` tried to write more than its limit of {} to files in one call and was \
                  stopped; what it wrote before that stays on disk. Write less in one call (smaller \
                  files, fewer of them).",
-                human_bytes(*limit)
+                crate::units::bytes(*limit)
             ),
             ToolFault::HoldLimit {
                 held: Held::Descriptors,
@@ -349,26 +349,6 @@ pub(crate) fn failed_with_grants_hint(tool: &str, message: String, grants: &[Gra
         "{message}\n(`{tool}` may use only these directories: {}; paths outside them fail as not found or not permitted)",
         Reach::of_dirs(tool, grants).dir_list(Access::Read)
     )
-}
-
-pub(crate) fn human_duration(d: Duration) -> String {
-    if d.as_millis().is_multiple_of(1000) {
-        format!("{} s", d.as_secs())
-    } else {
-        format!("{} ms", d.as_millis())
-    }
-}
-
-pub(crate) fn human_bytes(bytes: u64) -> String {
-    const MIB: u64 = 1 << 20;
-    const KIB: u64 = 1 << 10;
-    if bytes >= MIB && bytes.is_multiple_of(MIB) {
-        format!("{} MiB", bytes / MIB)
-    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
-        format!("{} KiB", bytes / KIB)
-    } else {
-        format!("{bytes} bytes")
-    }
 }
 
 #[cfg(test)]
@@ -749,10 +729,16 @@ mod tests {
 
     #[test]
     fn sizes_and_durations_read_naturally() {
-        assert_eq!(human_bytes(256 << 20), "256 MiB");
-        assert_eq!(human_bytes(4096), "4 KiB");
-        assert_eq!(human_bytes(1000), "1000 bytes");
-        assert_eq!(human_duration(Duration::from_secs(30)), "30 s");
-        assert_eq!(human_duration(Duration::from_millis(250)), "250 ms");
+        assert_eq!(crate::units::bytes(256 << 20), "256 MiB");
+        assert_eq!(crate::units::bytes(4096), "4 KiB");
+        assert_eq!(crate::units::bytes(1000), "1000 bytes");
+        assert_eq!(
+            crate::units::limit_duration(Duration::from_secs(30)),
+            "30 s"
+        );
+        assert_eq!(
+            crate::units::limit_duration(Duration::from_millis(250)),
+            "250 ms"
+        );
     }
 }

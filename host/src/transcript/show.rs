@@ -178,7 +178,7 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
                         line.push_str(&format!(" ttft={ms}ms"));
                     }
                     if let Some(ms) = entry.duration_ms {
-                        line.push_str(&format!(" time={}", duration(ms)));
+                        line.push_str(&format!(" time={}", crate::units::short_duration_ms(ms)));
                     }
                     if let Some(usage) = &assistant.usage {
                         line.push_str(&format!(
@@ -247,7 +247,7 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
             Record::Retry(retry) => out.push(format!(
                 "  retry={} wait={}: {}",
                 retry.attempt,
-                duration(retry.wait_ms),
+                crate::units::short_duration_ms(retry.wait_ms),
                 one_line(&retry.reason, 100)
             )),
             Record::Stop(entry) => {
@@ -431,11 +431,14 @@ fn call_line(end: &ExecutionEnd) -> String {
     if let Some(execution) = &end.execution {
         line.push_str(&format!(
             " fuel={} mem={}",
-            count(execution.fuel_used),
+            crate::units::short_count(execution.fuel_used),
             bytes(execution.peak_memory)
         ));
     }
-    line.push_str(&format!(" {}", duration(end.duration_ms)));
+    line.push_str(&format!(
+        " {}",
+        crate::units::short_duration_ms(end.duration_ms)
+    ));
     if let Some(saved) = &end.saved_to {
         line.push_str(&format!(" saved={saved}"));
     }
@@ -455,25 +458,6 @@ fn one_line(text: &str, max: usize) -> String {
     line
 }
 
-/// 812 -> `812ms`, 1234 -> `1.2s`.
-fn duration(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else {
-        format!("{:.1}s", ms as f64 / 1000.0)
-    }
-}
-
-/// 2_100_000 -> `2.1M`.
-fn count(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.1}M", n as f64 / 1e6),
-        _ => format!("{:.1}G", n as f64 / 1e9),
-    }
-}
-
 /// 1_310_720 -> `1.2MiB`.
 fn bytes(n: u64) -> String {
     match n {
@@ -489,11 +473,6 @@ mod tests {
 
     #[test]
     fn numbers_read_like_the_issue_examples() {
-        assert_eq!(count(2_100_000), "2.1M");
-        assert_eq!(count(999), "999");
-        assert_eq!(duration(812), "812ms");
-        assert_eq!(duration(3), "3ms");
-        assert_eq!(duration(1234), "1.2s");
         assert_eq!(bytes(1_310_720), "1.2MiB");
         assert_eq!(one_line("a\nb", 10), "a...");
         assert_eq!(one_line("abc", 2), "ab...");

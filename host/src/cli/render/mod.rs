@@ -695,20 +695,11 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<End
             format_args!(
                 "  file: {} KiB, within the limit of {} on a plugin file (`plugin_file_mib` under [limits])",
                 meta.len().div_ceil(1024),
-                mib_or_gib(sandbox.plugin_file_limit())
+                crate::units::mib_or_gib(sandbox.plugin_file_limit())
             ),
         )?;
     }
     Ok(Ended::Done)
-}
-
-/// `512 MiB`, `2 GiB`: a limit the user set in MiB.
-fn mib_or_gib(bytes: u64) -> String {
-    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
-        format!("{} GiB", bytes >> 30)
-    } else {
-        format!("{} MiB", bytes.div_ceil(1 << 20))
-    }
 }
 
 fn limits_text(limits: &Limits) -> String {

@@ -43,10 +43,10 @@ use wasmtime_wasi::p2::{
 };
 
 use super::beneath::{self, Entry, Unsplit};
+use super::git_config::{self as git, GitRead};
 use super::listing::{Listed, Listing};
 use super::protect::{self, Hit, Protection, Record, RecordHit};
 use super::{Access, BLOCKING_CURRENT_THREAD, Grant};
-use crate::config::git::{self, GitRead};
 
 /// The most one `read` returns, as in wasmtime-wasi (its
 /// `MAX_READ_SIZE_ALLOC`).
@@ -482,7 +482,7 @@ impl FsRules {
                 Ok(now) => stamps.push((path.to_path_buf(), now)),
                 Err(_) => stamp_ok = false,
             }
-            crate::config::file::read_text_at(parent, &at(path))
+            crate::text_file::read_text_at(parent, &at(path))
         };
         let home = self.protection.every_repository().home.as_deref();
         let read = Arc::new(git::read_repository(Path::new(""), home, &mut reader));

@@ -24,7 +24,6 @@ use wasmtime_wasi_http::p2::types::{
 };
 
 use crate::sandbox::limits::{HostCharge, MemoryAccount};
-use crate::sandbox::outcome::human_bytes;
 
 /// What every resource in a call's table is charged at least: the entry,
 /// its box and the small state behind it (a descriptor, a pollable).
@@ -46,7 +45,7 @@ pub(crate) const HTTP_CALL_MAX: u64 = (128 << 10) + ENTRY_BYTES;
 fn over(what: &str, limit: u64) -> wasmtime::Error {
     wasmtime::Error::msg(format!(
         "{what} would take the tool over its memory limit of {}",
-        human_bytes(limit)
+        crate::units::bytes(limit)
     ))
 }
 

@@ -300,7 +300,7 @@ impl std::fmt::Display for NetRefusal {
 }
 
 fn human(bytes: u64) -> String {
-    crate::sandbox::outcome::human_bytes(bytes)
+    crate::units::bytes(bytes)
 }
 
 fn millis(elapsed: Duration) -> u64 {

@@ -75,12 +75,12 @@ pub(crate) fn model_text(tool: &str, denial: &NetDenial) -> String {
         NetRefusal::ResponseBytes { limit } => format!(
             "error: `{tool}` read more than {} of responses in one call and was cut off at \
              {request}. Ask for a smaller part of it (a page, a range) in one call.",
-            crate::sandbox::outcome::human_bytes(*limit)
+            crate::units::bytes(*limit)
         ),
         NetRefusal::RequestBytes { limit } => format!(
             "error: `{tool}` sent a request body over {} to {request} and was refused. Send less \
              in one request.",
-            crate::sandbox::outcome::human_bytes(*limit)
+            crate::units::bytes(*limit)
         ),
     }
 }

@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use crate::sandbox::EveryRepository;
+use super::protect::EveryRepository;
 
 /// Includes followed in a row (git's own limit is 10).
 pub(crate) const MAX_INCLUDE_DEPTH: usize = 10;
@@ -122,16 +122,16 @@ impl GitRead {
 /// What git's configuration says for the workspace, read when toolhost
 /// starts.
 #[derive(Debug, Default)]
-pub(super) struct Seen {
+pub(crate) struct Seen {
     /// Every `core.hooksPath` of the workspace's repository, as host
     /// paths (relative values are relative to the working tree, where git
     /// runs hooks).
-    pub(super) hooks: Vec<PathBuf>,
+    pub(crate) hooks: Vec<PathBuf>,
     /// The config files git reads that are not in a `.git` directory:
     /// what an include names, and the user's own files.
-    pub(super) config_files: Vec<PathBuf>,
+    pub(crate) config_files: Vec<PathBuf>,
     /// What every nested repository gets from the user's configuration.
-    pub(super) every_repository: EveryRepository,
+    pub(crate) every_repository: EveryRepository,
 }
 
 /// The user's environment as git reads it.
@@ -179,14 +179,14 @@ impl Environment {
 
 /// What git's configuration says about `workspace`, with this process's
 /// environment.
-pub(super) fn seen(workspace: &Path) -> Seen {
+pub(crate) fn seen(workspace: &Path) -> Seen {
     let var = |name: &str| std::env::var(name).ok();
     seen_with(workspace, &Environment::from(&var))
 }
 
 fn seen_with(workspace: &Path, env: &Environment) -> Seen {
     let home = env.home.as_deref();
-    let mut read = |path: &Path| super::file::read_text(path);
+    let mut read = |path: &Path| crate::text_file::read_text(path);
     // The user's and the environment's: every repository's.
     let mut user = GitRead::default();
     for file in &env.user_files {
@@ -759,7 +759,7 @@ mod tests {
         for git in gits() {
             let (listed, failed) = git_list(&git, &file, true);
             assert!(!failed, "{}", git.display());
-            let mut read = |path: &Path| crate::config::file::read_text(path);
+            let mut read = |path: &Path| crate::text_file::read_text(path);
             let mut ours = GitRead::default();
             ours.read_file(&file, None, &mut read);
             let mut theirs: Vec<String> = listed
@@ -798,7 +798,7 @@ mod tests {
         write("home/h.inc", "[core]\n\thooksPath = ~/hooks\n");
         let ws = root.join("ws");
         let home = root.join("home");
-        let mut read = |path: &Path| crate::config::file::read_text(path);
+        let mut read = |path: &Path| crate::text_file::read_text(path);
         let got = read_repository(&ws, Some(&home), &mut read);
         let mut hooks = got.hooks.clone();
         hooks.sort();
@@ -850,7 +850,7 @@ mod tests {
         )
         .expect("write");
         let worktree = root.join("w");
-        let mut read = |path: &Path| crate::config::file::read_text(path);
+        let mut read = |path: &Path| crate::text_file::read_text(path);
         let got = read_repository(&worktree, None, &mut read);
         assert_eq!(got.hooks, ["githooks"]);
         let env = Environment::from(&|_| None);
