@@ -1,3 +1,4 @@
+mod architecture;
 mod chat;
 mod code_tools;
 mod common;
