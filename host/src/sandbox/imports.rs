@@ -246,7 +246,7 @@ mod tests {
 
     #[test]
     fn every_standard_plugin_passes() {
-        for (name, bytes) in crate::sandbox::STANDARD_PLUGINS {
+        for (name, bytes) in crate::sandbox::standard::STANDARD_PLUGINS {
             assert_eq!(check(bytes), Ok(()), "{name}");
         }
     }

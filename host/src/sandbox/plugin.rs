@@ -7,9 +7,6 @@
 //! Every way a plugin can fail to load is a [`LoadError`] naming the plugin;
 //! the caller reports it and goes on with the other plugins.
 
-use std::fmt;
-use std::fs::{self, File};
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,40 +15,18 @@ use wasmtime::component::{Component, Instance};
 use wasmtime::{Engine, Store};
 
 use super::bindings::{CallError, PluginIndices, ToolSpec};
-use super::cache::{CacheStatus, CompileCache, sha256_hex};
+use super::cache::CacheStatus;
 use super::call::{self, Export, RunPolicy, State};
 use super::capabilities::Access;
 use super::engine::Tier;
-use super::imports;
 use super::input_schema::InputSchema;
-use super::shape;
+use super::plugin_file::{PluginOrigin, Source};
+use super::shape::precheck;
 use super::slots::CallSlot;
-use super::tiers::{Backend, Code, CodeSlot, Compilers, Job};
+use super::standard::Builtin;
+use super::tiers::{Backend, Code, CodeSlot, Compilers, Exports, Job};
+use super::tool_name::is_tool_name;
 use super::typed::{self, TypedFunction, docs::Docs};
-
-/// Where a plugin came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PluginOrigin {
-    /// One of the standard tools embedded in the binary.
-    Builtin(String),
-    /// A `.wasm` file.
-    File(PathBuf),
-}
-
-impl fmt::Display for PluginOrigin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PluginOrigin::Builtin(name) => write!(f, "builtin:{name}"),
-            PluginOrigin::File(path) => write!(f, "{}", path.display()),
-        }
-    }
-}
-
-impl serde::Serialize for PluginOrigin {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
 
 /// A plugin that could not be loaded, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -68,19 +43,6 @@ pub struct LoadError {
 pub struct LoadNotice {
     pub origin: PluginOrigin,
     pub message: String,
-}
-
-impl PluginOrigin {
-    /// The file's stem (`fs` for `fs.wasm`), or the standard tool's name.
-    pub(crate) fn stem(&self) -> String {
-        match self {
-            PluginOrigin::Builtin(name) => name.clone(),
-            PluginOrigin::File(path) => path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        }
-    }
 }
 
 /// What loading reports as it goes: a plugin that is not in the compile
@@ -112,169 +74,12 @@ pub(crate) struct LoadedPlugin {
     pub(crate) optimize: Option<Job>,
 }
 
-/// A plugin's bytes: embedded in the binary or read from its file.
-#[derive(Clone)]
-pub(crate) enum Bytes {
-    Static(&'static [u8]),
-    Read(Arc<[u8]>),
-}
-
-impl std::ops::Deref for Bytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::Static(bytes) => bytes,
-            Bytes::Read(bytes) => bytes,
-        }
-    }
-}
-
-/// A standard plugin embedded in the binary, with its sha256 computed at
-/// build time.
-#[derive(Clone, Copy)]
-pub(crate) struct Builtin {
-    pub(crate) bytes: &'static [u8],
-    pub(crate) sha256: &'static str,
-}
-
-impl Builtin {
-    /// Every standard plugin embedded in this binary, by name.
-    pub(crate) fn all() -> impl Iterator<Item = (&'static str, Builtin)> {
-        super::STANDARD_PLUGINS
-            .iter()
-            .zip(super::STANDARD_PLUGIN_SHA256)
-            .map(|((name, bytes), sha256)| (*name, Builtin { bytes, sha256 }))
-    }
-}
-
-/// A plugin's bytes as loading needs them: a file is opened at once (so an
-/// unreadable one is refused) but read only when its compiled code is not
-/// in the cache or its contents are needed.
-struct Source {
-    file: Option<(PathBuf, File, fs::Metadata)>,
-    bytes: Option<Bytes>,
-    /// Known without hashing (a standard plugin).
-    sha256: Option<&'static str>,
-    /// Bytes the file may have.
-    limit: u64,
-}
-
-impl Source {
-    /// Opens the plugin's file and checks its size against `limit` before
-    /// anything reads it.
-    fn open(origin: &PluginOrigin, builtin: Option<Builtin>, limit: u64) -> Result<Source, String> {
-        if let Some(builtin) = builtin {
-            return Ok(Source {
-                file: None,
-                bytes: Some(Bytes::Static(builtin.bytes)),
-                sha256: Some(builtin.sha256),
-                limit,
-            });
-        }
-        let PluginOrigin::File(path) = origin else {
-            return Err(
-                "no bytes for this standard tool; please report this as a toolhost bug".into(),
-            );
-        };
-        let (file, meta) = open_within(path, limit)?;
-        Ok(Source {
-            file: Some((path.clone(), file, meta)),
-            bytes: None,
-            sha256: None,
-            limit,
-        })
-    }
-
-    /// The plugin's size in bytes.
-    fn len(&self) -> usize {
-        match (&self.bytes, &self.file) {
-            (Some(bytes), _) => bytes.len(),
-            (None, Some((_, _, meta))) => usize::try_from(meta.len()).unwrap_or(usize::MAX),
-            (None, None) => 0,
-        }
-    }
-
-    fn bytes(&mut self) -> Result<Bytes, String> {
-        if let Some(bytes) = &self.bytes {
-            return Ok(bytes.clone());
-        }
-        let Some((_, file, meta)) = &mut self.file else {
-            unreachable!("a source has a file or its bytes");
-        };
-        let read = read_within(file, meta.len(), self.limit)?;
-        let bytes = Bytes::Read(Arc::from(read));
-        self.bytes = Some(bytes.clone());
-        Ok(bytes)
-    }
-
-    /// The sha256 of the bytes: remembered for an unchanged file, else
-    /// hashed (and remembered).
-    fn sha256(&mut self, cache: &CompileCache) -> Result<String, String> {
-        if let Some(known) = self.sha256 {
-            return Ok(known.to_string());
-        }
-        if let Some((path, _, meta)) = &self.file
-            && let Some(known) = cache.known_sha256(path, meta)
-        {
-            return Ok(known);
-        }
-        let sha256 = sha256_hex(&self.bytes()?);
-        if let Some((path, _, meta)) = &self.file {
-            cache.remember_sha256(path, meta, &sha256);
-        }
-        Ok(sha256)
-    }
-}
-
 /// The sha256 of the plugin file at `path` as loading would find it
 /// (remembered for an unchanged file); `None` when it cannot be read.
 pub(crate) fn file_sha256(compilers: &Compilers, path: &Path) -> Option<String> {
     let origin = PluginOrigin::File(path.to_path_buf());
     let mut source = Source::open(&origin, None, compilers.file_limit).ok()?;
     source.sha256(&compilers.cache).ok()
-}
-
-/// Opens the plugin file at `path` and checks its size against `limit`
-/// before anything reads it.
-fn open_within(path: &Path, limit: u64) -> Result<(File, fs::Metadata), String> {
-    let file = File::open(path)
-        .map_err(|e| format!("cannot read it: {}", super::limits::open_error(&e)))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if meta.len() > limit {
-        return Err(super::limits::plugin_file_refusal(meta.len(), limit));
-    }
-    Ok((file, meta))
-}
-
-/// Reads `file`, `len` bytes when its size was checked, never more than
-/// `limit`: a file that grew past the limit since is refused as well.
-fn read_within(file: &mut File, len: u64, limit: u64) -> Result<Vec<u8>, String> {
-    let mut read = Vec::with_capacity(usize::try_from(len.min(limit)).unwrap_or(0));
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut read)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    let read_len = read.len() as u64;
-    if read_len > limit {
-        return Err(super::limits::plugin_file_refusal(read_len.max(len), limit));
-    }
-    Ok(read)
-}
-
-/// The whole plugin file at `path`, if it is within `limit` bytes.
-pub(crate) fn read_plugin_file(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    let (mut file, meta) = open_within(path, limit)?;
-    read_within(&mut file, meta.len(), limit)
-}
-
-/// How a plugin's tools are called, found once at load.
-pub(crate) enum Exports {
-    /// The `toolhost:plugin` world: `call-tool` with a name and JSON.
-    Toolhost(PluginIndices),
-    /// Typed functions; [`CheckedSpec::function`] indexes them.
-    Typed(Vec<TypedFunction>),
 }
 
 /// The world's `list-tools`.
@@ -507,19 +312,6 @@ fn cached<'c>(
     Some((baseline, component))
 }
 
-/// What is checked before any compile, so a refused plugin costs no
-/// compile time: the wasm magic, imports toolhost can provide, and no more
-/// tables, memories or instances than a call may hold.
-pub(crate) fn precheck(bytes: &[u8]) -> Result<(), String> {
-    if !bytes.starts_with(b"\0asm") {
-        return Err(
-            "not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into(),
-        );
-    }
-    imports::check(bytes).map_err(|refusal| refusal.message())?;
-    shape::check(bytes)
-}
-
 /// Compiles a plugin that is not in the cache: with the baseline compiler
 /// when it is big (falling back to Cranelift should Winch refuse it), else
 /// with Cranelift. Checks its magic and its imports first: a refused
@@ -633,23 +425,6 @@ fn typed_plugin(
         notices: discovered.skipped,
         optimize: None,
     })
-}
-
-/// Whether `name` is one of the standard tools' (each standard plugin
-/// `read-file` offers the one tool `read_file`).
-pub fn is_standard_tool(name: &str) -> bool {
-    super::STANDARD_PLUGINS
-        .iter()
-        .any(|(plugin, _)| plugin.replace('-', "_") == name)
-}
-
-/// A name toolhost accepts for a tool: 1-64 characters of `[a-zA-Z0-9_-]`,
-/// what every model API allows.
-pub fn is_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// The longest description a tool may have: the host holds it, prints it
@@ -776,6 +551,7 @@ pub(crate) fn wasm_files(dir: &Path) -> std::io::Result<(Vec<PathBuf>, Vec<PathB
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::cache::sha256_hex;
 
     fn spec(name: &str, schema: &str) -> ToolSpec {
         ToolSpec {
@@ -805,7 +581,7 @@ mod tests {
 
     #[test]
     fn the_standard_plugins_build_time_hashes_are_their_bytes_hashes() {
-        use crate::sandbox::{STANDARD_PLUGIN_SHA256, STANDARD_PLUGINS};
+        use crate::sandbox::standard::{STANDARD_PLUGIN_SHA256, STANDARD_PLUGINS};
         assert_eq!(STANDARD_PLUGINS.len(), STANDARD_PLUGIN_SHA256.len());
         for ((name, bytes), sha256) in STANDARD_PLUGINS.iter().zip(STANDARD_PLUGIN_SHA256) {
             assert_eq!(&sha256_hex(bytes), sha256, "{name}");

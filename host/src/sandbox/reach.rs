@@ -12,7 +12,7 @@
 
 use super::capabilities::network::grant::NetGrant;
 use super::capabilities::protect::ProtectedPath;
-use super::{Access, Grant, Tool};
+use super::capabilities::{Access, Grant};
 
 /// One tool's directories and hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,24 +25,6 @@ pub struct Reach<'a> {
     pub dirs: Vec<(&'a str, Access)>,
     /// Each network grant as the user wrote it (`https://docs.rs`).
     pub hosts: Vec<&'a str>,
-}
-
-impl Tool {
-    /// What this tool may reach.
-    pub fn reach(&self) -> Reach<'_> {
-        Reach {
-            tool: &self.name,
-            read_only: self.read_only,
-            dirs: dirs_of(&self.policy.grants),
-            hosts: self.policy.net.iter().map(NetGrant::as_str).collect(),
-        }
-    }
-
-    /// Whether the tool may reach anything outside this machine's files:
-    /// MCP's `openWorldHint`.
-    pub fn open_world(&self) -> bool {
-        !self.policy.net.is_empty()
-    }
 }
 
 impl<'a> Reach<'a> {
@@ -141,7 +123,7 @@ impl<'a> Reach<'a> {
     }
 }
 
-fn dirs_of(grants: &[Grant]) -> Vec<(&str, Access)> {
+pub(crate) fn dirs_of(grants: &[Grant]) -> Vec<(&str, Access)> {
     grants
         .iter()
         .map(|g| (g.guest_path.as_str(), g.access))

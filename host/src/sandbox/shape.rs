@@ -83,13 +83,26 @@ pub(crate) fn check(bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// What is checked before any compile, so a refused plugin costs no
+/// compile time: the wasm magic, imports toolhost can provide, and no more
+/// tables, memories or instances than a call may hold.
+pub(crate) fn precheck(bytes: &[u8]) -> Result<(), String> {
+    if !bytes.starts_with(b"\0asm") {
+        return Err(
+            "not a WebAssembly file (it does not start with the `\\0asm` magic bytes)".into(),
+        );
+    }
+    super::imports::check(bytes).map_err(|refusal| refusal.message())?;
+    check(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_standard_plugin_fits() {
-        for (name, bytes) in crate::sandbox::STANDARD_PLUGINS {
+        for (name, bytes) in crate::sandbox::standard::STANDARD_PLUGINS {
             assert_eq!(check(bytes), Ok(()), "{name}");
         }
     }

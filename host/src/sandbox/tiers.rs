@@ -21,7 +21,10 @@ use super::cache::CompileCache;
 use super::cache::sha256_hex;
 use super::call::{self, State};
 use super::engine::{self, Tier};
-use super::plugin::{Builtin, Bytes, Exports, PluginOrigin};
+
+use super::plugin_file::{Bytes, PluginOrigin};
+use super::standard::Builtin;
+use super::typed::TypedFunction;
 use super::typed::{self, docs::Docs};
 
 /// Components at least this big compile with the baseline compiler first:
@@ -95,6 +98,14 @@ impl Compilers {
             .get_or_init(|| Backend::new(Tier::Baseline).ok())
             .as_ref()
     }
+}
+
+/// How a plugin's tools are called, found once at load.
+pub(crate) enum Exports {
+    /// The `toolhost:plugin` world: `call-tool` with a name and JSON.
+    Toolhost(PluginIndices),
+    /// Typed functions; [`CheckedSpec::function`] indexes them.
+    Typed(Vec<TypedFunction>),
 }
 
 /// The code a plugin runs: which engine, the instantiation recipe, and the
@@ -297,9 +308,9 @@ fn origin_bytes(origin: &PluginOrigin, file_limit: u64) -> Result<(Bytes, String
             .map(|(_, builtin)| (Bytes::Static(builtin.bytes), builtin.sha256.to_string()))
             .ok_or_else(|| "no standard tool of that name in this toolhost".to_string()),
         PluginOrigin::File(path) => {
-            let bytes = super::plugin::read_plugin_file(path, file_limit)?;
+            let bytes = super::plugin_file::read_plugin_file(path, file_limit)?;
             // Changed since the command loaded it: checked again as a load would.
-            super::plugin::precheck(&bytes)?;
+            super::shape::precheck(&bytes)?;
             let sha256 = sha256_hex(&bytes);
             Ok((Bytes::Read(Arc::from(bytes)), sha256))
         }

@@ -43,17 +43,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "cli/run",
         "cli/session",
     ],
-    &[
-        "sandbox",
-        "sandbox/call",
-        "sandbox/input_schema",
-        "sandbox/outcome",
-        "sandbox/plugin",
-        "sandbox/reach",
-        "sandbox/tiers",
-        "sandbox/typed",
-        "sandbox/typed/docs",
-    ],
 ];
 
 type Module = Vec<String>;

@@ -62,7 +62,7 @@ impl Docs {
         let root = self.0.as_ref()?;
         let entry = match interface {
             Some(interface) => {
-                let short = super::short_interface(interface);
+                let short = short_interface(interface);
                 root.get("interfaces")?
                     .get(short)?
                     .get("funcs")?
@@ -85,6 +85,12 @@ impl Docs {
             .trim();
         (!text.is_empty()).then_some(text)
     }
+}
+
+/// `pkg:ns/files@1.0.0` -> `files`.
+pub(super) fn short_interface(name: &str) -> &str {
+    let name = name.rsplit_once('/').map_or(name, |(_, n)| n);
+    name.split_once('@').map_or(name, |(n, _)| n)
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use wasmtime::{Engine, Store};
 use super::bindings::CallError;
 use super::call::{Export, State};
 use super::capabilities::Access;
-use super::plugin::is_tool_name;
+use super::tool_name::is_tool_name;
 use docs::Docs;
 use schema::Direction;
 
@@ -168,7 +168,7 @@ pub(crate) fn discover(engine: &Engine, component: &Component, docs: &Docs) -> D
     for (f, wit_name) in usable {
         let name = match &f.interface {
             Some(interface) if taken[&bare(&f)] > 1 => {
-                format!("{}_{}", snake(short_interface(interface)), bare(&f))
+                format!("{}_{}", snake(docs::short_interface(interface)), bare(&f))
             }
             _ => bare(&f),
         };
@@ -242,12 +242,6 @@ fn resource_of(func: &str) -> Option<&str> {
 /// underscore, so the conversion loses nothing.
 fn snake(name: &str) -> String {
     name.replace('-', "_")
-}
-
-/// `pkg:ns/files@1.0.0` -> `files`.
-fn short_interface(name: &str) -> &str {
-    let name = name.rsplit_once('/').map_or(name, |(_, n)| n);
-    name.split_once('@').map_or(name, |(n, _)| n)
 }
 
 /// The prefix a plugin file gives its tools on a clash: its stem with
