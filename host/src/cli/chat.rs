@@ -11,7 +11,7 @@ use anyhow::anyhow;
 use super::exit::Ended;
 use super::flags::SandboxArgs;
 use super::instructions::ProjectInstructions;
-use super::run::{AgentArgs, Prepared, header, model_name, prepare};
+use super::setup::{AgentArgs, Prepared, header, model_name, prepare};
 use super::{UsageError, background, session};
 use crate::agent::{AgentEvent, AgentLoop, EventSink, Inbox, StopReason};
 use crate::chat::{self, Chat, ChatEnd, Control, Resumed, SessionId, Status};
@@ -19,9 +19,21 @@ use crate::provider::Model;
 use crate::terminal::one_line;
 use crate::transcript::show::Summary;
 use crate::transcript::{SessionFile, SessionStart, SessionStore, SessionWriter, ToolInfo, id_of};
+use clap::Args;
 
 /// How many sessions `/resume` lists.
 const RECENT_SESSIONS: usize = 10;
+
+/// `toolhost chat`'s flags.
+#[derive(Debug, Args)]
+pub(super) struct ChatArgs {
+    /// A first prompt, sent at once.
+    pub(super) prompt: Option<String>,
+    #[command(flatten)]
+    pub(super) agent: AgentArgs,
+    #[command(flatten)]
+    pub(super) sandbox: SandboxArgs,
+}
 
 /// `toolhost chat` (and `toolhost run` with no prompt at a terminal): one
 /// session, many prompts, in the terminal.

@@ -10,7 +10,7 @@ use clap::{Args, Parser};
 
 use super::exit::Ended;
 use super::flags::SandboxArgs;
-use super::run::{AgentArgs, Prepared, prepare};
+use super::setup::{AgentArgs, Prepared, prepare};
 use super::{render, session, spawn_ctrl_c_handler};
 use crate::agent::AgentLoop;
 use crate::config::ProviderKind;

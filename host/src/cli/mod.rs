@@ -14,6 +14,7 @@ mod render;
 mod run;
 mod scaffold;
 mod session;
+mod setup;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -55,7 +56,7 @@ enum Command {
     /// Chat with the agent in the terminal: one session, many prompts; type
     /// while it works to steer it or queue a follow-up (docs/using/chat.md).
     #[command(after_help = flags::run_environment())]
-    Chat(run::ChatArgs),
+    Chat(chat::ChatArgs),
     /// List the loaded tools with their plugin, grants and limits.
     #[command(after_help = flags::sandbox_environment())]
     Tools {

@@ -5,7 +5,7 @@
 //! `--plugins DIR`, or with `--user` the user's own (every workspace's).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context as _, bail};
 
@@ -13,15 +13,8 @@ use crate::config;
 use crate::sandbox::{PluginOrigin, Sandbox, Tiering, Tool};
 use crate::workspace::Layout;
 
-use super::{SandboxArgs, render};
-
-/// What `plugin add` did, for the report.
-pub(super) struct Added {
-    pub(super) installed: PathBuf,
-    pub(super) tools: Vec<String>,
-    /// An identical file was already installed.
-    pub(super) unchanged: bool,
-}
+use super::SandboxArgs;
+use super::render::{self, Added};
 
 /// Checks and compiles `file` alongside every plugin the workspace already
 /// loads (so a tool name clash is found now, not at the next start), then

@@ -20,7 +20,8 @@ use anyhow::Context as _;
 use sha2::{Digest as _, Sha256};
 
 use super::SandboxArgs;
-use super::plugin_add::{self, Added};
+use super::plugin_add;
+use super::render::Installed;
 use super::scaffold::WIT;
 use crate::config;
 
@@ -72,14 +73,6 @@ impl CodeTool {
         let digest = hash.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
-}
-
-/// What `plugin install` did, for the report.
-pub(super) struct Installed {
-    pub(super) added: Added,
-    /// The build was in the cache already.
-    pub(super) cached: bool,
-    pub(super) seconds: f64,
 }
 
 /// Builds `tool` (or takes it from the cache) and installs it.

@@ -23,7 +23,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::json;
 
 use super::exit::Ended;
-use super::run::OutputFormat;
 use crate::agent::{AgentEvent, EventSink, Message, StopRecord};
 use crate::provider::prices::Prices;
 use crate::sandbox::{CallReport, Limits, LoadEvent, Sandbox, Tier, Tool, ToolOutcome};
@@ -102,6 +101,33 @@ impl RunRenderer {
             .unwrap_or_else(PoisonError::into_inner)
             .finish(ledger, stop, session)
     }
+}
+
+/// How `toolhost run` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// The assistant's text on stdout, one line per tool call on stderr.
+    Text,
+    /// One JSON object at the end.
+    Json,
+    /// One JSON event per line as the run goes.
+    StreamJson,
+}
+
+/// What `plugin add` did, for the report.
+pub(super) struct Added {
+    pub(super) installed: std::path::PathBuf,
+    pub(super) tools: Vec<String>,
+    /// An identical file was already installed.
+    pub(super) unchanged: bool,
+}
+
+/// What `plugin install` did, for the report.
+pub(super) struct Installed {
+    pub(super) added: Added,
+    /// The build was in the cache already.
+    pub(super) cached: bool,
+    pub(super) seconds: f64,
 }
 
 /// Writes `line` and a line feed to `out` with every control character but
@@ -608,7 +634,7 @@ pub(super) fn plugin_added(installed: &Path, tools: &[String], unchanged: bool) 
 
 /// `toolhost plugin install TOOL`: what was installed, and whether the
 /// build came from the cache.
-pub(super) fn plugin_installed(installed: &super::install::Installed) {
+pub(super) fn plugin_installed(installed: &Installed) {
     let added = &installed.added;
     plugin_added(&added.installed, &added.tools, added.unchanged);
     let how = if installed.cached {
