@@ -20,6 +20,8 @@ mod prompt;
 mod run;
 mod stop;
 mod summary;
+#[cfg(test)]
+mod testing;
 mod turns;
 
 use std::future::Future;
