@@ -10,6 +10,7 @@
 //! [`AgentEvent`]s.
 
 mod compaction;
+mod config;
 mod context;
 mod events;
 mod inbox;
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use config::LoopConfig;
 pub use context::{CompactionReason, MaskedResult, compaction_line, forget_usage, put_stubs_back};
 pub use events::{AgentEvent, EventSink};
 pub use inbox::{DeliveryMode, Inbox, InboxFull, Queued};
@@ -40,8 +42,8 @@ pub use long_output::{
 };
 pub use prompt::default_system_prompt;
 pub use run::{
-    AgentLoop, CALLS_PER_REPLY, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS,
-    NOT_EXECUTED_TRUNCATED, over_the_cap,
+    AgentLoop, CALLS_PER_REPLY, INTERRUPTED, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED,
+    over_the_cap,
 };
 pub use stop::{StopReason, StopRecord};
 pub use summary::{SUMMARY_PREFIX, cut_and_summarise};

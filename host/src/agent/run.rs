@@ -8,25 +8,26 @@
 //! `cancel` has fired; every run ends with one [`StopRecord`].
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use futures_util::future::join_all;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::compaction::Goal;
+use super::compaction::{Compactor, Goal, Threshold};
+use super::config::LoopConfig;
 use super::context::{self, CompactionReason};
-use super::events::{AgentEvent, EventSink};
+use super::events::{AgentEvent, EventSink, Events};
 use super::inbox::Inbox;
 use super::ledger::{Delivery, Message, ToolResultEntry, tool_calls};
-use super::long_output::ResultBudget;
 use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
 use super::stop::{StopReason, StopRecord};
 use super::{ModelClient, ModelError, ToolResult, ToolRunner, ToolSpecForModel};
 use crate::provider::Asking;
 use crate::provider::http::{RetryNotice, RetryObserver};
 use crate::provider::overflow::{Overflow, OverflowKind};
-use crate::provider::prices::{CostBudget, dollars};
+use crate::provider::prices::dollars;
 use crate::provider::{Finish, ProviderError, TokenTotals};
 
 /// The result of every call of a reply that asked for tools after the last
@@ -58,66 +59,6 @@ pub fn over_the_cap(asked: usize) -> String {
     )
 }
 
-/// How a run is bounded.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoopConfig {
-    /// Assistant messages allowed per run; a reply at this turn that still
-    /// asks for tools ends the run with `max_turns`. Default 100.
-    pub max_turns: u32,
-    /// The same call (tool + canonical arguments) this many times in a row
-    /// gets a warning appended to its result, once per streak. Default 3.
-    pub warn_after: u32,
-    /// The same call this many times in a row ends the run with
-    /// `loop_detected`, after its results are recorded. Default 5.
-    pub stop_after: u32,
-    /// Sent with every request. Default empty.
-    pub system_prompt: String,
-    /// Cuts long results to head + tail and saves the whole text. Default
-    /// `None`: results reach the model whole.
-    pub result_budget: Option<ResultBudget>,
-    /// Tokens a run may spend over all its requests, in and out: the run
-    /// stops as `budget_exhausted` before the request that would pass it
-    /// (module `context` estimates it). Default `None`.
-    pub max_tokens_total: Option<u64>,
-    /// Dollars a run may spend at the user's prices: the run stops as
-    /// `budget_exhausted` before the request whose prompt would pass it.
-    /// Default `None`.
-    pub cost_budget: Option<CostBudget>,
-    /// The longest one model request may take, its retries included; past
-    /// it the run stops as `request_timeout`. Default `None`.
-    pub request_timeout: Option<std::time::Duration>,
-    /// The model's context window in tokens: before a request that would
-    /// leave no room for the reply, old tool results are set aside (module
-    /// `context`). Default `None`: only a server's overflow error compacts.
-    pub context_window: Option<u64>,
-    /// Bytes the conversation may hold in memory when no window is known:
-    /// past it the oldest tool results are set aside as compaction's first
-    /// stage does, until it holds half. Default [`LEDGER_MOST`].
-    pub ledger_most: u64,
-}
-
-/// What the conversation may hold by default with no window known: 64 MiB,
-/// about 16M tokens, past any model's window, so only a server that asks
-/// for results without end reaches it.
-pub(crate) const LEDGER_MOST: u64 = 64 << 20;
-
-impl Default for LoopConfig {
-    fn default() -> Self {
-        LoopConfig {
-            max_turns: 100,
-            warn_after: 3,
-            stop_after: 5,
-            system_prompt: String::new(),
-            result_budget: None,
-            max_tokens_total: None,
-            cost_budget: None,
-            request_timeout: None,
-            context_window: None,
-            ledger_most: LEDGER_MOST,
-        }
-    }
-}
-
 /// One tool call, owned, so the ledger can be appended to while it runs.
 struct Call {
     id: String,
@@ -145,17 +86,12 @@ impl Call {
 /// A model, a set of tools and the bounds of a run. Reusable: each
 /// [`AgentLoop::run`] is independent apart from the ledger it is given.
 pub struct AgentLoop<M, T> {
-    pub(super) model: M,
+    model: M,
     tools: T,
-    pub(super) config: LoopConfig,
-    events: Option<EventSink>,
+    config: LoopConfig,
+    events: Events,
     inbox: Option<Inbox>,
 }
-
-/// Threshold compactions in a row that may fail to bring the estimate
-/// down by a fifth before the loop stops trying until a server refuses a
-/// request (no compaction loops).
-const MOST_FRUITLESS: u32 = 3;
 
 impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
     pub fn new(model: M, tools: T, config: LoopConfig) -> Self {
@@ -163,7 +99,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             model,
             tools,
             config,
-            events: None,
+            events: Events::default(),
             inbox: None,
         }
     }
@@ -191,7 +127,8 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         cancel: &CancellationToken,
     ) -> bool {
         let specs = self.tools.specs();
-        let before = self.estimate(&specs, ledger);
+        let compactor = self.compactor(&specs);
+        let before = compactor.estimate(ledger);
         let goal = Goal {
             reason: CompactionReason::Manual,
             before,
@@ -199,14 +136,10 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             window: self.config.context_window,
             focus,
         };
-        self.compact(ledger, &specs, goal, cancel)
+        compactor
+            .compact(ledger, goal, cancel)
             .await
             .is_some_and(|done| done.after < before)
-    }
-
-    /// The tokens the next request will hold, about (module `context`).
-    fn estimate(&self, specs: &[ToolSpecForModel], ledger: &[Message]) -> u64 {
-        context::estimate_next_prompt(&self.config.system_prompt, specs, ledger)
     }
 
     /// Takes the user's queued messages from `inbox` while a run goes on
@@ -218,7 +151,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
 
     /// Sends every event of every run to `sink`.
     pub fn with_events(mut self, sink: EventSink) -> Self {
-        self.events = Some(sink);
+        self.events = Events::new(sink);
         self
     }
 
@@ -230,9 +163,10 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         prompt: String,
         cancel: &CancellationToken,
     ) -> StopRecord {
-        self.emit(AgentEvent::AgentStart);
+        self.events.emit(AgentEvent::AgentStart);
         let stop = self.run_inner(ledger, prompt, cancel).await;
-        self.emit(AgentEvent::AgentEnd { stop: stop.clone() });
+        self.events
+            .emit(AgentEvent::AgentEnd { stop: stop.clone() });
         stop
     }
 
@@ -259,14 +193,14 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         let mut reply_cap: Option<u32> = None;
         // Configured, or learnt from a server's overflow.
         let mut window = self.config.context_window;
-        let mut fruitless = 0u32;
+        let mut threshold = Threshold::default();
         let stop = |reason, turns, truncated, evidence: String| StopRecord {
             reason,
             turns,
             truncated,
             evidence,
         };
-        self.push(ledger, Message::prompt(prompt));
+        self.events.push(ledger, Message::prompt(prompt));
         // Steering is taken before a request that follows the prompt or a
         // batch's results, not right after input delivered at the end of a
         // reply: one poll, one delivery.
@@ -285,42 +219,14 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 self.deliver(ledger, Delivery::Steer);
             }
             poll_steering = true;
-            let mut next = self.estimate(&specs, ledger);
-            if let Some(window) = window
-                && fruitless < MOST_FRUITLESS
-                && next.saturating_add(context::reply_room(window)) > window
+            let compactor = self.compactor(&specs);
+            let next = match compactor
+                .make_room(ledger, window, &mut threshold, &mut used, turns, cancel)
+                .await
             {
-                let goal = Goal {
-                    reason: CompactionReason::Threshold,
-                    before: next,
-                    target: window / 2,
-                    window: Some(window),
-                    focus: None,
-                };
-                match self.compact(ledger, &specs, goal, cancel).await {
-                    Some(done) => {
-                        for usage in &done.counted {
-                            used.add(usage);
-                        }
-                        let fell_by_a_fifth =
-                            done.after.saturating_mul(5) <= next.saturating_mul(4);
-                        fruitless = if fell_by_a_fifth { 0 } else { fruitless + 1 };
-                        next = done.after;
-                    }
-                    None => fruitless += 1,
-                }
-                if cancel.is_cancelled() {
-                    return stop(
-                        StopReason::Aborted,
-                        turns,
-                        false,
-                        "cancelled while the conversation was compacted".into(),
-                    );
-                }
-            }
-            if window.is_none() && self.hold_to_memory(ledger, next) {
-                next = self.estimate(&specs, ledger);
-            }
+                ControlFlow::Continue(next) => next,
+                ControlFlow::Break(stop) => return stop,
+            };
             if let Some(budget) = self.config.max_tokens_total {
                 let spent = context::spent(&used);
                 if spent.saturating_add(next) > budget {
@@ -354,8 +260,8 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 }
             }
             let turn = turns + 1;
-            self.emit(AgentEvent::TurnStart { turn });
-            let on_text = self.events.clone().map(|sink| {
+            self.events.emit(AgentEvent::TurnStart { turn });
+            let on_text = self.events.sink().cloned().map(|sink| {
                 let forward: crate::provider::TextSink = std::sync::Arc::new(move |text: &str| {
                     sink(&AgentEvent::MessageDelta {
                         text: text.to_string(),
@@ -363,7 +269,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 });
                 forward
             });
-            let on_retry = self.events.clone().map(|sink| {
+            let on_retry = self.events.sink().cloned().map(|sink| {
                 let forward: RetryObserver = std::sync::Arc::new(move |notice: &RetryNotice| {
                     sink(&AgentEvent::ModelRetry {
                         attempt: notice.attempt,
@@ -391,7 +297,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                     match tokio::time::timeout(limit, request).await {
                         Ok(reply) => reply,
                         Err(_) => {
-                            self.emit(AgentEvent::TurnEnd { turn });
+                            self.events.emit(AgentEvent::TurnEnd { turn });
                             return stop(
                                 StopReason::RequestTimeout,
                                 turns,
@@ -411,7 +317,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             let assistant = match reply {
                 Ok(Some(assistant)) => assistant,
                 Ok(None) => {
-                    self.emit(AgentEvent::TurnEnd { turn });
+                    self.events.emit(AgentEvent::TurnEnd { turn });
                     return stop(
                         StopReason::Aborted,
                         turns,
@@ -424,7 +330,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                         && !resent_after_overflow
                         && let Some(room) = context::room_left(&overflow) =>
                 {
-                    self.emit(AgentEvent::TurnEnd { turn });
+                    self.events.emit(AgentEvent::TurnEnd { turn });
                     resent_after_overflow = true;
                     reply_cap = Some(room);
                     continue;
@@ -432,7 +338,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 Err(ModelError::Provider(ProviderError::ContextOverflow { overflow, .. }))
                     if overflow.kind == OverflowKind::Prompt =>
                 {
-                    self.emit(AgentEvent::TurnEnd { turn });
+                    self.events.emit(AgentEvent::TurnEnd { turn });
                     if overflow.window.is_some() {
                         window = overflow.window;
                     }
@@ -447,7 +353,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                             window,
                             focus: None,
                         };
-                        match self.compact(ledger, &specs, goal, cancel).await {
+                        match compactor.compact(ledger, goal, cancel).await {
                             Some(done) => {
                                 for usage in &done.counted {
                                     used.add(usage);
@@ -470,11 +376,11 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 }
                 Err(ModelError::Provider(error @ ProviderError::NoContent { .. })) => {
                     // A stream that says nothing ends as the request deadline.
-                    self.emit(AgentEvent::TurnEnd { turn });
+                    self.events.emit(AgentEvent::TurnEnd { turn });
                     return stop(StopReason::RequestTimeout, turns, false, error.to_string());
                 }
                 Err(error) => {
-                    self.emit(AgentEvent::TurnEnd { turn });
+                    self.events.emit(AgentEvent::TurnEnd { turn });
                     return stop(StopReason::Error, turns, false, error.to_string());
                 }
             };
@@ -487,7 +393,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                 && let Some(warning) = context::silent_cut(next, usage)
             {
                 warned_of_a_cut = true;
-                self.emit(AgentEvent::Warning { message: warning });
+                self.events.emit(AgentEvent::Warning { message: warning });
             }
             let finish = assistant.finish;
             let capped = assistant.cut;
@@ -508,7 +414,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                         .flatten(),
                 })
                 .collect();
-            self.push(ledger, Message::Assistant(assistant));
+            self.events.push(ledger, Message::Assistant(assistant));
 
             // toolhost stopped reading the reply at its cap: its calls are
             // answered as cut ones, and the run stops, since a server that
@@ -521,12 +427,12 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                         .collect();
                     self.push_results(ledger, &calls, results);
                 }
-                self.emit(AgentEvent::TurnEnd { turn });
+                self.events.emit(AgentEvent::TurnEnd { turn });
                 return stop(StopReason::Error, turns, true, cut.notice());
             }
 
             if calls.is_empty() {
-                self.emit(AgentEvent::TurnEnd { turn });
+                self.events.emit(AgentEvent::TurnEnd { turn });
                 // The server reported an error mid-stream, withheld the reply
                 // (content filter, refusal) or cut the stream: the run did not
                 // complete, whatever text arrived.
@@ -588,7 +494,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                     .map(|_| Some(error_result(NOT_EXECUTED_MAX_TURNS)))
                     .collect();
                 self.push_results(ledger, &calls, results);
-                self.emit(AgentEvent::TurnEnd { turn });
+                self.events.emit(AgentEvent::TurnEnd { turn });
                 return stop(
                     StopReason::MaxTurns,
                     turns,
@@ -632,8 +538,9 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                     }
                 }
             }
-            self.push(ledger, Message::ToolResults { results: entries });
-            self.emit(AgentEvent::TurnEnd { turn });
+            self.events
+                .push(ledger, Message::ToolResults { results: entries });
+            self.events.emit(AgentEvent::TurnEnd { turn });
 
             if cancel.is_cancelled() {
                 return stop(
@@ -690,13 +597,13 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         if cancel.is_cancelled() {
             return None;
         }
-        self.emit(AgentEvent::ToolExecutionStart {
+        self.events.emit(AgentEvent::ToolExecutionStart {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: arguments.clone(),
         });
         let started = Instant::now();
-        let progress = self.events.clone().map(|sink| {
+        let progress = self.events.sink().cloned().map(|sink| {
             let (call_id, tool) = (call.id.clone(), call.name.clone());
             let forward: crate::sandbox::ProgressSink =
                 std::sync::Arc::new(move |message: &str| {
@@ -721,8 +628,8 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             saved_to = fitted.saved_to;
         }
         // Built only when someone listens: it copies the result text.
-        if self.events.is_some() {
-            self.emit(AgentEvent::ToolExecutionEnd {
+        if self.events.sink().is_some() {
+            self.events.emit(AgentEvent::ToolExecutionEnd {
                 call_id: call.id.clone(),
                 tool: call.name.clone(),
                 is_error: result.is_error,
@@ -760,7 +667,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         results: Vec<Option<ToolResult>>,
     ) {
         let results = self.entries(calls, results);
-        self.push(ledger, Message::ToolResults { results });
+        self.events.push(ledger, Message::ToolResults { results });
     }
 
     /// Appends what one poll of the inbox takes of `delivery`, each as a
@@ -771,11 +678,11 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         };
         let texts = inbox.take(delivery);
         for text in &texts {
-            self.emit(AgentEvent::InputDelivered {
+            self.events.emit(AgentEvent::InputDelivered {
                 delivery,
                 text: text.clone(),
             });
-            self.push(
+            self.events.push(
                 ledger,
                 Message::User {
                     text: text.clone(),
@@ -786,18 +693,12 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         !texts.is_empty()
     }
 
-    fn push(&self, ledger: &mut Vec<Message>, message: Message) {
-        if let Some(sink) = &self.events {
-            sink(&AgentEvent::Message {
-                message: message.clone(),
-            });
-        }
-        ledger.push(message);
-    }
-
-    pub(super) fn emit(&self, event: AgentEvent) {
-        if let Some(sink) = &self.events {
-            sink(&event);
+    fn compactor<'a>(&'a self, specs: &'a [ToolSpecForModel]) -> Compactor<'a, M> {
+        Compactor {
+            model: &self.model,
+            config: &self.config,
+            specs,
+            events: &self.events,
         }
     }
 }
