@@ -9,6 +9,7 @@
 //! the sandbox, never the reverse). It never prints: front ends consume
 //! [`AgentEvent`]s.
 
+mod budgets;
 mod compaction;
 mod config;
 mod context;
@@ -18,6 +19,7 @@ mod ledger;
 mod long_output;
 mod loop_detect;
 mod prompt;
+mod request;
 mod run;
 mod stop;
 mod summary;

@@ -15,6 +15,7 @@ use futures_util::future::join_all;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::budgets;
 use super::compaction::{Compactor, Goal, Threshold};
 use super::config::LoopConfig;
 use super::context::{self, CompactionReason};
@@ -22,13 +23,10 @@ use super::events::{AgentEvent, EventSink, Events};
 use super::inbox::Inbox;
 use super::ledger::{Delivery, Message, ToolResultEntry, tool_calls};
 use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
+use super::request::{Outgoing, Requests, Response};
 use super::stop::{StopReason, StopRecord};
-use super::{ModelClient, ModelError, ToolResult, ToolRunner, ToolSpecForModel};
-use crate::provider::Asking;
-use crate::provider::http::{RetryNotice, RetryObserver};
-use crate::provider::overflow::{Overflow, OverflowKind};
-use crate::provider::prices::dollars;
-use crate::provider::{Finish, ProviderError, TokenTotals};
+use super::{ModelClient, ToolResult, ToolRunner, ToolSpecForModel};
+use crate::provider::{Finish, TokenTotals};
 
 /// The result of every call of a reply that asked for tools after the last
 /// allowed turn.
@@ -185,14 +183,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         let mut turns = 0;
         let mut used = TokenTotals::default();
         let mut warned_of_a_cut = false;
-        // A request the server refused as too long is compacted and sent
-        // once more; refused again, the run ends.
-        let mut resent_after_overflow = false;
-        // After a server said the reply's room did not fit: the room the
-        // request is sent again with, once.
-        let mut reply_cap: Option<u32> = None;
-        // Configured, or learnt from a server's overflow.
-        let mut window = self.config.context_window;
+        let mut requests = Requests::new(self.config.context_window);
         let mut threshold = Threshold::default();
         let stop = |reason, turns, truncated, evidence: String| StopRecord {
             reason,
@@ -221,170 +212,31 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             poll_steering = true;
             let compactor = self.compactor(&specs);
             let next = match compactor
-                .make_room(ledger, window, &mut threshold, &mut used, turns, cancel)
+                .make_room(
+                    ledger,
+                    requests.window(),
+                    &mut threshold,
+                    &mut used,
+                    turns,
+                    cancel,
+                )
                 .await
             {
                 ControlFlow::Continue(next) => next,
                 ControlFlow::Break(stop) => return stop,
             };
-            if let Some(budget) = self.config.max_tokens_total {
-                let spent = context::spent(&used);
-                if spent.saturating_add(next) > budget {
-                    return stop(
-                        StopReason::BudgetExhausted,
-                        turns,
-                        false,
-                        format!(
-                            "the next model request (about {next} tokens) would pass the run's \
-                             budget of {budget} tokens; {spent} spent so far ({used})"
-                        ),
-                    );
-                }
-            }
-            if let Some(budget) = &self.config.cost_budget {
-                let spent = budget.prices.cost(&used);
-                let next_cost = budget.prices.prompt_cost(next);
-                if spent + next_cost > budget.dollars {
-                    return stop(
-                        StopReason::BudgetExhausted,
-                        turns,
-                        false,
-                        format!(
-                            "the next model request (about {next} tokens, {}) would pass the \
-                             run's cost budget of {}; {} spent so far ({used})",
-                            dollars(next_cost),
-                            dollars(budget.dollars),
-                            dollars(spent)
-                        ),
-                    );
-                }
+            if let ControlFlow::Break(stop) = budgets::check(&self.config, &used, next, turns) {
+                return stop;
             }
             let turn = turns + 1;
             self.events.emit(AgentEvent::TurnStart { turn });
-            let on_text = self.events.sink().cloned().map(|sink| {
-                let forward: crate::provider::TextSink = std::sync::Arc::new(move |text: &str| {
-                    sink(&AgentEvent::MessageDelta {
-                        text: text.to_string(),
-                    });
-                });
-                forward
-            });
-            let on_retry = self.events.sink().cloned().map(|sink| {
-                let forward: RetryObserver = std::sync::Arc::new(move |notice: &RetryNotice| {
-                    sink(&AgentEvent::ModelRetry {
-                        attempt: notice.attempt,
-                        wait_ms: u64::try_from(notice.wait.as_millis()).unwrap_or(u64::MAX),
-                        reason: notice.reason.clone(),
-                    });
-                });
-                forward
-            });
-            let request = self.model.next(
-                &self.config.system_prompt,
-                ledger,
-                &specs,
-                cancel,
-                Asking {
-                    on_text,
-                    on_retry,
-                    max_tokens: reply_cap.take(),
-                },
-            );
-            let reply = match self.config.request_timeout {
-                None => request.await,
-                Some(limit) => {
-                    let started = Instant::now();
-                    match tokio::time::timeout(limit, request).await {
-                        Ok(reply) => reply,
-                        Err(_) => {
-                            self.events.emit(AgentEvent::TurnEnd { turn });
-                            return stop(
-                                StopReason::RequestTimeout,
-                                turns,
-                                false,
-                                format!(
-                                    "the model request was still unanswered after {:.1} s, \
-                                     past the deadline of {} s (--request-timeout); nothing of \
-                                     its reply is kept",
-                                    started.elapsed().as_secs_f64(),
-                                    limit.as_secs_f64()
-                                ),
-                            );
-                        }
-                    }
-                }
+            let outgoing = Outgoing { turn, tokens: next };
+            let sent = requests.send(&compactor, ledger, outgoing, &mut used, cancel);
+            let assistant = match sent.await {
+                ControlFlow::Continue(Response::Reply(assistant)) => assistant,
+                ControlFlow::Continue(Response::SendAgain) => continue,
+                ControlFlow::Break(stop) => return stop,
             };
-            let assistant = match reply {
-                Ok(Some(assistant)) => assistant,
-                Ok(None) => {
-                    self.events.emit(AgentEvent::TurnEnd { turn });
-                    return stop(
-                        StopReason::Aborted,
-                        turns,
-                        false,
-                        "cancelled while the model was replying".into(),
-                    );
-                }
-                Err(ModelError::Provider(ProviderError::ContextOverflow { overflow, .. }))
-                    if overflow.kind == OverflowKind::ReplyRoom
-                        && !resent_after_overflow
-                        && let Some(room) = context::room_left(&overflow) =>
-                {
-                    self.events.emit(AgentEvent::TurnEnd { turn });
-                    resent_after_overflow = true;
-                    reply_cap = Some(room);
-                    continue;
-                }
-                Err(ModelError::Provider(ProviderError::ContextOverflow { overflow, .. }))
-                    if overflow.kind == OverflowKind::Prompt =>
-                {
-                    self.events.emit(AgentEvent::TurnEnd { turn });
-                    if overflow.window.is_some() {
-                        window = overflow.window;
-                    }
-                    let why = if resent_after_overflow {
-                        "it still did not fit after the conversation was compacted"
-                    } else {
-                        let before = overflow.prompt_tokens.unwrap_or(next);
-                        let goal = Goal {
-                            reason: CompactionReason::Overflow,
-                            before,
-                            target: window.map_or(before / 2, |window| window / 2),
-                            window,
-                            focus: None,
-                        };
-                        match compactor.compact(ledger, goal, cancel).await {
-                            Some(done) => {
-                                for usage in &done.counted {
-                                    used.add(usage);
-                                }
-                                if done.after < before {
-                                    resent_after_overflow = true;
-                                    continue;
-                                }
-                                "compacting it did not make it smaller"
-                            }
-                            None => "nothing old enough was left to set aside or summarise",
-                        }
-                    };
-                    return stop(
-                        StopReason::Error,
-                        turns,
-                        false,
-                        overflow_evidence(&overflow, why),
-                    );
-                }
-                Err(ModelError::Provider(error @ ProviderError::NoContent { .. })) => {
-                    // A stream that says nothing ends as the request deadline.
-                    self.events.emit(AgentEvent::TurnEnd { turn });
-                    return stop(StopReason::RequestTimeout, turns, false, error.to_string());
-                }
-                Err(error) => {
-                    self.events.emit(AgentEvent::TurnEnd { turn });
-                    return stop(StopReason::Error, turns, false, error.to_string());
-                }
-            };
-            resent_after_overflow = false;
             turns = turn;
             // What the server did not count is estimated, never free.
             used.add(&context::counted(&assistant, next));
@@ -703,18 +555,6 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
     }
 }
 
-/// Why a run ended on an overflow, and what the user can do.
-fn overflow_evidence(overflow: &Overflow, why: &str) -> String {
-    let size = match (overflow.prompt_tokens, overflow.window) {
-        (Some(prompt), Some(window)) => format!(" ({prompt} tokens; the window holds {window})"),
-        _ => String::new(),
-    };
-    format!(
-        "the conversation no longer fits the model's context window{size} and {why}: start a new \
-         session (/clear in a chat), or use a model with a larger window"
-    )
-}
-
 pub(super) fn error_result(text: &str) -> ToolResult {
     ToolResult::new(text, true)
 }
@@ -834,21 +674,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn cancelled_mid_stream_stores_nothing() {
-        let model = ScriptedModel::new([Reply::CancelMidStream]);
-        let (ledger, stop) = run_with(
-            &model,
-            &FakeTools::default(),
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(stop.reason, StopReason::Aborted);
-        assert_eq!(stop.turns, 0);
-        assert_eq!(ledger.len(), 1);
-    }
-
-    #[tokio::test]
     async fn cancel_during_a_batch_fills_the_calls_that_never_ran() {
         let model = ScriptedModel::new([calls(
             vec![
@@ -956,24 +781,6 @@ mod tests {
             "{}",
             stop.evidence
         );
-    }
-
-    #[tokio::test]
-    async fn a_model_error_stops_with_its_text() {
-        let model = ScriptedModel::new([Reply::Error("the server is down".into())]);
-        let (_, stop) = run_with(
-            &model,
-            &FakeTools::default(),
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(stop.reason, StopReason::Error);
-        assert_eq!(
-            stop.evidence,
-            "`openai` at http://model.test/v1/chat/completions answered HTTP 500: the server is down"
-        );
-        assert_eq!(stop.turns, 0);
     }
 
     #[tokio::test]
