@@ -9,10 +9,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::batch::error_result;
 use super::config::LoopConfig;
 use super::inbox::{DeliveryMode, Inbox};
 use super::ledger::{Delivery, Message, ToolResultEntry, tool_calls};
-use super::run::{AgentLoop, error_result};
+use super::run::AgentLoop;
 use super::stop::{StopReason, StopRecord};
 use super::{ModelClient, ModelError, ToolResult, ToolRunner, ToolSpecForModel};
 use crate::provider::{Asking, AssistantMessage, Block, Finish, ProviderError};
