@@ -4,14 +4,17 @@
 //! `summary`). Each compaction is told as a `compaction_start` and a
 //! `compaction_end` event, which the session file keeps as one record.
 
+use std::ops::ControlFlow;
+
 use tokio_util::sync::CancellationToken;
 
+use super::config::LoopConfig;
 use super::context::{self, CompactionReason};
-use super::events::AgentEvent;
-use super::run::AgentLoop;
+use super::events::{AgentEvent, Events};
+use super::stop::{StopReason, StopRecord};
 use super::summary;
-use super::{ModelClient, ModelError, ToolRunner, ToolSpecForModel};
-use crate::provider::{Asking, Message, ProviderError, Usage};
+use super::{ModelClient, ModelError, ToolSpecForModel};
+use crate::provider::{Asking, Message, ProviderError, TokenTotals, Usage};
 
 /// What a compaction is asked to do.
 pub(super) struct Goal<'a> {
@@ -39,19 +42,99 @@ pub(super) struct Compacted {
 /// dropped after each overflow.
 const SUMMARY_ATTEMPTS: usize = 3;
 
+/// Threshold compactions in a row that may fail to bring the estimate
+/// down by a fifth before the loop stops trying until a server refuses a
+/// request (no compaction loops).
+const MOST_FRUITLESS: u32 = 3;
+
 /// The fewest tokens a compaction the user did not ask for summarises.
 const LEAST_SUMMARISED: u64 = 2048;
 
 /// Tokens the summariser's instructions and the wire format take, about.
 const SUMMARY_OVERHEAD: u64 = 512;
 
-impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
+/// What compaction works with: the model that summarises, the run's
+/// settings, the tools the next request offers (they count in its size)
+/// and where its events go.
+pub(super) struct Compactor<'a, M> {
+    pub model: &'a M,
+    pub config: &'a LoopConfig,
+    pub specs: &'a [ToolSpecForModel],
+    pub events: &'a Events,
+}
+
+/// Threshold compaction across a run's requests: how many in a row did not
+/// bring the estimate down by a fifth.
+#[derive(Default)]
+pub(super) struct Threshold {
+    fruitless: u32,
+}
+
+impl<M: ModelClient> Compactor<'_, M> {
+    /// The tokens the next request will hold, about (module `context`).
+    pub(super) fn estimate(&self, ledger: &[Message]) -> u64 {
+        context::estimate_next_prompt(&self.config.system_prompt, self.specs, ledger)
+    }
+
+    /// Makes room before a request: with a `window` known, compacts when
+    /// the request would leave no room for the reply; without, holds the
+    /// conversation to its memory bound. The request's estimate after it;
+    /// a stop when `cancel` fired while compacting.
+    pub(super) async fn make_room(
+        &self,
+        ledger: &mut Vec<Message>,
+        window: Option<u64>,
+        threshold: &mut Threshold,
+        used: &mut TokenTotals,
+        turns: u32,
+        cancel: &CancellationToken,
+    ) -> ControlFlow<StopRecord, u64> {
+        let mut next = self.estimate(ledger);
+        if let Some(window) = window
+            && threshold.fruitless < MOST_FRUITLESS
+            && next.saturating_add(context::reply_room(window)) > window
+        {
+            let goal = Goal {
+                reason: CompactionReason::Threshold,
+                before: next,
+                target: window / 2,
+                window: Some(window),
+                focus: None,
+            };
+            match self.compact(ledger, goal, cancel).await {
+                Some(done) => {
+                    for usage in &done.counted {
+                        used.add(usage);
+                    }
+                    let fell_by_a_fifth = done.after.saturating_mul(5) <= next.saturating_mul(4);
+                    threshold.fruitless = if fell_by_a_fifth {
+                        0
+                    } else {
+                        threshold.fruitless + 1
+                    };
+                    next = done.after;
+                }
+                None => threshold.fruitless += 1,
+            }
+            if cancel.is_cancelled() {
+                return ControlFlow::Break(StopRecord::new(
+                    StopReason::Aborted,
+                    turns,
+                    "cancelled while the conversation was compacted",
+                ));
+            }
+        }
+        if window.is_none() && self.hold_to_memory(ledger, next) {
+            next = self.estimate(ledger);
+        }
+        ControlFlow::Continue(next)
+    }
+
     /// Compacts `ledger` towards `goal.target`; `None` when there was
     /// nothing to do (no event then).
     pub(super) async fn compact(
         &self,
         ledger: &mut Vec<Message>,
-        specs: &[ToolSpecForModel],
         goal: Goal<'_>,
         cancel: &CancellationToken,
     ) -> Option<Compacted> {
@@ -61,7 +144,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         let mut after = goal.before.saturating_sub(freed);
 
         let room = summary::summary_room(goal.window);
-        let overhead = context::overhead(&self.config.system_prompt, specs);
+        let overhead = context::overhead(&self.config.system_prompt, self.specs);
         let cut = (after > goal.target)
             .then(|| {
                 let keep = goal.target.saturating_sub(overhead + room) / 2;
@@ -83,7 +166,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         if masked.is_empty() && cut.is_none() {
             return None;
         }
-        self.emit(AgentEvent::CompactionStart {
+        self.events.emit(AgentEvent::CompactionStart {
             reason: goal.reason,
             tokens_before: goal.before,
             summarising: cut.is_some(),
@@ -107,7 +190,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
                         after = overhead.saturating_add(context::bytes(ledger) / 4);
                     }
                 }
-                Err(Some(why)) => self.emit(AgentEvent::Warning {
+                Err(Some(why)) => self.events.emit(AgentEvent::Warning {
                     message: format!(
                         "the conversation could not be summarised to fit the model's context \
                          window: {why}"
@@ -118,7 +201,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         }
         context::forget_usage(ledger);
         let (first_kept, summary) = summarised.unzip();
-        self.emit(AgentEvent::CompactionEnd {
+        self.events.emit(AgentEvent::CompactionEnd {
             reason: goal.reason,
             tokens_before: goal.before,
             tokens_after: after,
@@ -134,7 +217,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
     /// `ledger_most` bytes of memory: past it, the oldest tool results are
     /// set aside (recorded as a compaction, so a resume does the same)
     /// until it holds about half. Whether it set any aside.
-    pub(super) fn hold_to_memory(&self, ledger: &mut [Message], before: u64) -> bool {
+    fn hold_to_memory(&self, ledger: &mut [Message], before: u64) -> bool {
         let most = self.config.ledger_most;
         let bytes = context::bytes(ledger);
         if bytes <= most {
@@ -146,13 +229,13 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         if masked.is_empty() {
             return false;
         }
-        self.emit(AgentEvent::CompactionStart {
+        self.events.emit(AgentEvent::CompactionStart {
             reason: CompactionReason::Threshold,
             tokens_before: before,
             summarising: false,
         });
         context::forget_usage(ledger);
-        self.emit(AgentEvent::CompactionEnd {
+        self.events.emit(AgentEvent::CompactionEnd {
             reason: CompactionReason::Threshold,
             tokens_before: before,
             tokens_after: before.saturating_sub(freed),

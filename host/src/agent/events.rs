@@ -16,6 +16,38 @@ use crate::provider::Usage;
 /// concurrently), so it must be cheap and must not block.
 pub type EventSink = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
 
+/// Where a run's events go: one sink, or nowhere. Each step of the loop
+/// holds it, so a step can tell what it does without the loop.
+#[derive(Clone, Default)]
+pub(super) struct Events(Option<EventSink>);
+
+impl Events {
+    pub(super) fn new(sink: EventSink) -> Self {
+        Events(Some(sink))
+    }
+
+    /// The sink, for forwarders built only when someone listens.
+    pub(super) fn sink(&self) -> Option<&EventSink> {
+        self.0.as_ref()
+    }
+
+    pub(super) fn emit(&self, event: AgentEvent) {
+        if let Some(sink) = &self.0 {
+            sink(&event);
+        }
+    }
+
+    /// Appends `message` to `ledger`, told as a `message` event first.
+    pub(super) fn push(&self, ledger: &mut Vec<Message>, message: Message) {
+        if let Some(sink) = &self.0 {
+            sink(&AgentEvent::Message {
+                message: message.clone(),
+            });
+        }
+        ledger.push(message);
+    }
+}
+
 /// One event of a run. `tool_execution_start`/`_end` pairs are keyed by
 /// `call_id`; a call that is not executed (max turns, truncated arguments,
 /// cancelled before it ran) has neither, its result is only in the

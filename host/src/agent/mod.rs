@@ -9,7 +9,10 @@
 //! the sandbox, never the reverse). It never prints: front ends consume
 //! [`AgentEvent`]s.
 
+mod batch;
+mod budgets;
 mod compaction;
+mod config;
 mod context;
 mod events;
 mod inbox;
@@ -17,9 +20,13 @@ mod ledger;
 mod long_output;
 mod loop_detect;
 mod prompt;
+mod request;
 mod run;
+mod steering;
 mod stop;
 mod summary;
+#[cfg(test)]
+mod testing;
 mod turns;
 
 use std::future::Future;
@@ -28,6 +35,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use batch::{
+    CALLS_PER_REPLY, INTERRUPTED, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED, over_the_cap,
+};
+pub use config::LoopConfig;
 pub use context::{CompactionReason, MaskedResult, compaction_line, forget_usage, put_stubs_back};
 pub use events::{AgentEvent, EventSink};
 pub use inbox::{DeliveryMode, Inbox, InboxFull, Queued};
@@ -37,10 +48,7 @@ pub use long_output::{
     SavedOutputs,
 };
 pub use prompt::default_system_prompt;
-pub use run::{
-    AgentLoop, CALLS_PER_REPLY, INTERRUPTED, LoopConfig, NOT_EXECUTED_MAX_TURNS,
-    NOT_EXECUTED_TRUNCATED, over_the_cap,
-};
+pub use run::AgentLoop;
 pub use stop::{StopReason, StopRecord};
 pub use summary::{SUMMARY_PREFIX, cut_and_summarise};
 pub use turns::{PromptEnd, Refused, Submission, run_prompt};

@@ -1,161 +1,75 @@
 //! The loop itself: ask the model, record the reply, run its tool calls,
 //! record one result per call, repeat until a stop
 //! (docs/contributing/decisions.md#the-agent-loop-and-its-stop-record).
+//! Each turn is a sequence of named steps, each in its own module, each
+//! going on to the next or stopping the run.
 //!
 //! Invariants every path keeps: the ledger only grows by whole messages;
 //! each tool call of an assistant message gets exactly one result, in the
 //! message that immediately follows it; no model request is made once
 //! `cancel` has fired; every run ends with one [`StopRecord`].
 
-use std::collections::HashMap;
-use std::time::Instant;
+use std::ops::ControlFlow;
 
-use futures_util::future::join_all;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::compaction::Goal;
+use super::batch::{Batch, Batches, Tools};
+use super::budgets;
+use super::compaction::{Compactor, Goal, Threshold};
+use super::config::LoopConfig;
 use super::context::{self, CompactionReason};
-use super::events::{AgentEvent, EventSink};
+use super::events::{AgentEvent, EventSink, Events};
 use super::inbox::Inbox;
-use super::ledger::{Delivery, Message, ToolResultEntry, tool_calls};
-use super::long_output::ResultBudget;
-use super::loop_detect::{Fingerprint, LoopDetector, Verdict};
+use super::ledger::{Delivery, Message};
+use super::request::{Outgoing, Requests, Response};
+use super::steering::Steering;
 use super::stop::{StopReason, StopRecord};
-use super::{ModelClient, ModelError, ToolResult, ToolRunner, ToolSpecForModel};
-use crate::provider::Asking;
-use crate::provider::http::{RetryNotice, RetryObserver};
-use crate::provider::overflow::{Overflow, OverflowKind};
-use crate::provider::prices::{CostBudget, dollars};
-use crate::provider::{Finish, ProviderError, TokenTotals};
-
-/// The result of every call of a reply that asked for tools after the last
-/// allowed turn.
-pub const NOT_EXECUTED_MAX_TURNS: &str = "(not executed: reached max turns)";
-/// The result of every call of a reply cut by the output limit, and of any
-/// call whose arguments are not complete JSON.
-pub const NOT_EXECUTED_TRUNCATED: &str = "not executed: the reply hit the output limit, so its \
-     arguments may be truncated; re-issue the call with complete arguments";
-/// The result of a call that never started because the run was cancelled.
-pub const INTERRUPTED: &str = "(interrupted before this tool ran)";
-
-/// Tool calls of one reply that run; each call past it is answered with
-/// [`over_the_cap`] and the run goes on. As many as the engine's pools
-/// run at once ([`crate::sandbox::CONCURRENT_CALLS`]), so a reply's
-/// read-only calls all start together; real models ask for a few dozen at
-/// most, while the reply cap alone let a hostile server ask for ~60,000.
-/// Not a setting: no real reply needs more, and a smaller one only moves
-/// the same calls to the next turn.
-pub const CALLS_PER_REPLY: usize = crate::sandbox::CONCURRENT_CALLS as usize;
-
-/// The result of each call of a reply of `asked` calls past
-/// [`CALLS_PER_REPLY`]: the cap, and what the model can do.
-pub fn over_the_cap(asked: usize) -> String {
-    format!(
-        "(not executed: this reply asked for {asked} tool calls and at most {CALLS_PER_REPLY} \
-         run per reply; the first {CALLS_PER_REPLY} ran. Ask for at most {CALLS_PER_REPLY} \
-         calls in one reply and make this one again in your next reply if you still need it.)"
-    )
-}
-
-/// How a run is bounded.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoopConfig {
-    /// Assistant messages allowed per run; a reply at this turn that still
-    /// asks for tools ends the run with `max_turns`. Default 100.
-    pub max_turns: u32,
-    /// The same call (tool + canonical arguments) this many times in a row
-    /// gets a warning appended to its result, once per streak. Default 3.
-    pub warn_after: u32,
-    /// The same call this many times in a row ends the run with
-    /// `loop_detected`, after its results are recorded. Default 5.
-    pub stop_after: u32,
-    /// Sent with every request. Default empty.
-    pub system_prompt: String,
-    /// Cuts long results to head + tail and saves the whole text. Default
-    /// `None`: results reach the model whole.
-    pub result_budget: Option<ResultBudget>,
-    /// Tokens a run may spend over all its requests, in and out: the run
-    /// stops as `budget_exhausted` before the request that would pass it
-    /// (module `context` estimates it). Default `None`.
-    pub max_tokens_total: Option<u64>,
-    /// Dollars a run may spend at the user's prices: the run stops as
-    /// `budget_exhausted` before the request whose prompt would pass it.
-    /// Default `None`.
-    pub cost_budget: Option<CostBudget>,
-    /// The longest one model request may take, its retries included; past
-    /// it the run stops as `request_timeout`. Default `None`.
-    pub request_timeout: Option<std::time::Duration>,
-    /// The model's context window in tokens: before a request that would
-    /// leave no room for the reply, old tool results are set aside (module
-    /// `context`). Default `None`: only a server's overflow error compacts.
-    pub context_window: Option<u64>,
-    /// Bytes the conversation may hold in memory when no window is known:
-    /// past it the oldest tool results are set aside as compaction's first
-    /// stage does, until it holds half. Default [`LEDGER_MOST`].
-    pub ledger_most: u64,
-}
-
-/// What the conversation may hold by default with no window known: 64 MiB,
-/// about 16M tokens, past any model's window, so only a server that asks
-/// for results without end reaches it.
-pub(crate) const LEDGER_MOST: u64 = 64 << 20;
-
-impl Default for LoopConfig {
-    fn default() -> Self {
-        LoopConfig {
-            max_turns: 100,
-            warn_after: 3,
-            stop_after: 5,
-            system_prompt: String::new(),
-            result_budget: None,
-            max_tokens_total: None,
-            cost_budget: None,
-            request_timeout: None,
-            context_window: None,
-            ledger_most: LEDGER_MOST,
-        }
-    }
-}
-
-/// One tool call, owned, so the ledger can be appended to while it runs.
-struct Call {
-    id: String,
-    name: String,
-    arguments: Option<Value>,
-    /// Why it is not run when `arguments` is `None`: they hold more than
-    /// toolhost parses for one call (the model reads that, not "cut").
-    over_budget: Option<crate::json_budget::OverBudget>,
-}
-
-impl Call {
-    /// The result of this call when its arguments are not a value.
-    fn not_executed(&self) -> ToolResult {
-        match self.over_budget {
-            Some(over) => error_result(&format!(
-                "error: the arguments for `{}` hold {over}, the most toolhost parses for one \
-                 call; they were not parsed. Put large data in a file and pass its path instead.",
-                self.name
-            )),
-            None => error_result(NOT_EXECUTED_TRUNCATED),
-        }
-    }
-}
+use super::{ModelClient, ToolRunner, ToolSpecForModel};
+use crate::provider::{AssistantMessage, TokenTotals};
 
 /// A model, a set of tools and the bounds of a run. Reusable: each
 /// [`AgentLoop::run`] is independent apart from the ledger it is given.
 pub struct AgentLoop<M, T> {
-    pub(super) model: M,
+    model: M,
     tools: T,
-    pub(super) config: LoopConfig,
-    events: Option<EventSink>,
+    config: LoopConfig,
+    events: Events,
     inbox: Option<Inbox>,
 }
 
-/// Threshold compactions in a row that may fail to bring the estimate
-/// down by a fifth before the loop stops trying until a server refuses a
-/// request (no compaction loops).
-const MOST_FRUITLESS: u32 = 3;
+/// What one run carries from turn to turn.
+struct RunState {
+    /// The tools offered with every request of the run.
+    specs: Vec<ToolSpecForModel>,
+    /// Replies so far.
+    turns: u32,
+    /// What the run's requests spent, summaries included.
+    used: TokenTotals,
+    warned_of_a_cut: bool,
+    requests: Requests,
+    threshold: Threshold,
+    batches: Batches,
+    /// Steering is taken before a request that follows the prompt or a
+    /// batch's results, not right after input delivered at the end of a
+    /// reply: one poll, one delivery.
+    poll_steering: bool,
+}
+
+impl RunState {
+    /// Counts `reply` to a request of about `sent` tokens against the
+    /// budgets (what the server did not count is estimated, never free),
+    /// and warns once a run of a server that cut the prompt silently.
+    fn count(&mut self, reply: &AssistantMessage, sent: u64, events: &Events) {
+        self.used.add(&context::counted(reply, sent));
+        if let Some(usage) = &reply.usage
+            && !self.warned_of_a_cut
+            && let Some(warning) = context::silent_cut(sent, usage)
+        {
+            self.warned_of_a_cut = true;
+            events.emit(AgentEvent::Warning { message: warning });
+        }
+    }
+}
 
 impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
     pub fn new(model: M, tools: T, config: LoopConfig) -> Self {
@@ -163,7 +77,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             model,
             tools,
             config,
-            events: None,
+            events: Events::default(),
             inbox: None,
         }
     }
@@ -191,7 +105,8 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         cancel: &CancellationToken,
     ) -> bool {
         let specs = self.tools.specs();
-        let before = self.estimate(&specs, ledger);
+        let compactor = self.compactor(&specs);
+        let before = compactor.estimate(ledger);
         let goal = Goal {
             reason: CompactionReason::Manual,
             before,
@@ -199,14 +114,10 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             window: self.config.context_window,
             focus,
         };
-        self.compact(ledger, &specs, goal, cancel)
+        compactor
+            .compact(ledger, goal, cancel)
             .await
             .is_some_and(|done| done.after < before)
-    }
-
-    /// The tokens the next request will hold, about (module `context`).
-    fn estimate(&self, specs: &[ToolSpecForModel], ledger: &[Message]) -> u64 {
-        context::estimate_next_prompt(&self.config.system_prompt, specs, ledger)
     }
 
     /// Takes the user's queued messages from `inbox` while a run goes on
@@ -218,7 +129,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
 
     /// Sends every event of every run to `sink`.
     pub fn with_events(mut self, sink: EventSink) -> Self {
-        self.events = Some(sink);
+        self.events = Events::new(sink);
         self
     }
 
@@ -230,9 +141,10 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         prompt: String,
         cancel: &CancellationToken,
     ) -> StopRecord {
-        self.emit(AgentEvent::AgentStart);
+        self.events.emit(AgentEvent::AgentStart);
         let stop = self.run_inner(ledger, prompt, cancel).await;
-        self.emit(AgentEvent::AgentEnd { stop: stop.clone() });
+        self.events
+            .emit(AgentEvent::AgentEnd { stop: stop.clone() });
         stop
     }
 
@@ -243,960 +155,113 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         cancel: &CancellationToken,
     ) -> StopRecord {
         let specs = self.tools.specs();
-        let read_only: HashMap<String, bool> = specs
-            .iter()
-            .map(|spec| (spec.name.clone(), spec.read_only))
-            .collect();
-        let mut detector = LoopDetector::new(self.config.warn_after, self.config.stop_after);
-        let mut turns = 0;
-        let mut used = TokenTotals::default();
-        let mut warned_of_a_cut = false;
-        // A request the server refused as too long is compacted and sent
-        // once more; refused again, the run ends.
-        let mut resent_after_overflow = false;
-        // After a server said the reply's room did not fit: the room the
-        // request is sent again with, once.
-        let mut reply_cap: Option<u32> = None;
-        // Configured, or learnt from a server's overflow.
-        let mut window = self.config.context_window;
-        let mut fruitless = 0u32;
-        let stop = |reason, turns, truncated, evidence: String| StopRecord {
-            reason,
-            turns,
-            truncated,
-            evidence,
+        let mut run = RunState {
+            turns: 0,
+            used: TokenTotals::default(),
+            warned_of_a_cut: false,
+            requests: Requests::new(self.config.context_window),
+            threshold: Threshold::default(),
+            batches: Batches::new(&specs, &self.config),
+            poll_steering: true,
+            specs,
         };
-        self.push(ledger, Message::prompt(prompt));
-        // Steering is taken before a request that follows the prompt or a
-        // batch's results, not right after input delivered at the end of a
-        // reply: one poll, one delivery.
-        let mut poll_steering = true;
-
+        self.events.push(ledger, Message::prompt(prompt));
         loop {
-            if cancel.is_cancelled() {
-                return stop(
-                    StopReason::Aborted,
-                    turns,
-                    false,
-                    "cancelled before the model request".into(),
-                );
-            }
-            if poll_steering {
-                self.deliver(ledger, Delivery::Steer);
-            }
-            poll_steering = true;
-            let mut next = self.estimate(&specs, ledger);
-            if let Some(window) = window
-                && fruitless < MOST_FRUITLESS
-                && next.saturating_add(context::reply_room(window)) > window
-            {
-                let goal = Goal {
-                    reason: CompactionReason::Threshold,
-                    before: next,
-                    target: window / 2,
-                    window: Some(window),
-                    focus: None,
-                };
-                match self.compact(ledger, &specs, goal, cancel).await {
-                    Some(done) => {
-                        for usage in &done.counted {
-                            used.add(usage);
-                        }
-                        let fell_by_a_fifth =
-                            done.after.saturating_mul(5) <= next.saturating_mul(4);
-                        fruitless = if fell_by_a_fifth { 0 } else { fruitless + 1 };
-                        next = done.after;
-                    }
-                    None => fruitless += 1,
-                }
-                if cancel.is_cancelled() {
-                    return stop(
-                        StopReason::Aborted,
-                        turns,
-                        false,
-                        "cancelled while the conversation was compacted".into(),
-                    );
-                }
-            }
-            if window.is_none() && self.hold_to_memory(ledger, next) {
-                next = self.estimate(&specs, ledger);
-            }
-            if let Some(budget) = self.config.max_tokens_total {
-                let spent = context::spent(&used);
-                if spent.saturating_add(next) > budget {
-                    return stop(
-                        StopReason::BudgetExhausted,
-                        turns,
-                        false,
-                        format!(
-                            "the next model request (about {next} tokens) would pass the run's \
-                             budget of {budget} tokens; {spent} spent so far ({used})"
-                        ),
-                    );
-                }
-            }
-            if let Some(budget) = &self.config.cost_budget {
-                let spent = budget.prices.cost(&used);
-                let next_cost = budget.prices.prompt_cost(next);
-                if spent + next_cost > budget.dollars {
-                    return stop(
-                        StopReason::BudgetExhausted,
-                        turns,
-                        false,
-                        format!(
-                            "the next model request (about {next} tokens, {}) would pass the \
-                             run's cost budget of {}; {} spent so far ({used})",
-                            dollars(next_cost),
-                            dollars(budget.dollars),
-                            dollars(spent)
-                        ),
-                    );
-                }
-            }
-            let turn = turns + 1;
-            self.emit(AgentEvent::TurnStart { turn });
-            let on_text = self.events.clone().map(|sink| {
-                let forward: crate::provider::TextSink = std::sync::Arc::new(move |text: &str| {
-                    sink(&AgentEvent::MessageDelta {
-                        text: text.to_string(),
-                    });
-                });
-                forward
-            });
-            let on_retry = self.events.clone().map(|sink| {
-                let forward: RetryObserver = std::sync::Arc::new(move |notice: &RetryNotice| {
-                    sink(&AgentEvent::ModelRetry {
-                        attempt: notice.attempt,
-                        wait_ms: u64::try_from(notice.wait.as_millis()).unwrap_or(u64::MAX),
-                        reason: notice.reason.clone(),
-                    });
-                });
-                forward
-            });
-            let request = self.model.next(
-                &self.config.system_prompt,
-                ledger,
-                &specs,
-                cancel,
-                Asking {
-                    on_text,
-                    on_retry,
-                    max_tokens: reply_cap.take(),
-                },
-            );
-            let reply = match self.config.request_timeout {
-                None => request.await,
-                Some(limit) => {
-                    let started = Instant::now();
-                    match tokio::time::timeout(limit, request).await {
-                        Ok(reply) => reply,
-                        Err(_) => {
-                            self.emit(AgentEvent::TurnEnd { turn });
-                            return stop(
-                                StopReason::RequestTimeout,
-                                turns,
-                                false,
-                                format!(
-                                    "the model request was still unanswered after {:.1} s, \
-                                     past the deadline of {} s (--request-timeout); nothing of \
-                                     its reply is kept",
-                                    started.elapsed().as_secs_f64(),
-                                    limit.as_secs_f64()
-                                ),
-                            );
-                        }
-                    }
-                }
-            };
-            let assistant = match reply {
-                Ok(Some(assistant)) => assistant,
-                Ok(None) => {
-                    self.emit(AgentEvent::TurnEnd { turn });
-                    return stop(
-                        StopReason::Aborted,
-                        turns,
-                        false,
-                        "cancelled while the model was replying".into(),
-                    );
-                }
-                Err(ModelError::Provider(ProviderError::ContextOverflow { overflow, .. }))
-                    if overflow.kind == OverflowKind::ReplyRoom
-                        && !resent_after_overflow
-                        && let Some(room) = context::room_left(&overflow) =>
-                {
-                    self.emit(AgentEvent::TurnEnd { turn });
-                    resent_after_overflow = true;
-                    reply_cap = Some(room);
-                    continue;
-                }
-                Err(ModelError::Provider(ProviderError::ContextOverflow { overflow, .. }))
-                    if overflow.kind == OverflowKind::Prompt =>
-                {
-                    self.emit(AgentEvent::TurnEnd { turn });
-                    if overflow.window.is_some() {
-                        window = overflow.window;
-                    }
-                    let why = if resent_after_overflow {
-                        "it still did not fit after the conversation was compacted"
-                    } else {
-                        let before = overflow.prompt_tokens.unwrap_or(next);
-                        let goal = Goal {
-                            reason: CompactionReason::Overflow,
-                            before,
-                            target: window.map_or(before / 2, |window| window / 2),
-                            window,
-                            focus: None,
-                        };
-                        match self.compact(ledger, &specs, goal, cancel).await {
-                            Some(done) => {
-                                for usage in &done.counted {
-                                    used.add(usage);
-                                }
-                                if done.after < before {
-                                    resent_after_overflow = true;
-                                    continue;
-                                }
-                                "compacting it did not make it smaller"
-                            }
-                            None => "nothing old enough was left to set aside or summarise",
-                        }
-                    };
-                    return stop(
-                        StopReason::Error,
-                        turns,
-                        false,
-                        overflow_evidence(&overflow, why),
-                    );
-                }
-                Err(ModelError::Provider(error @ ProviderError::NoContent { .. })) => {
-                    // A stream that says nothing ends as the request deadline.
-                    self.emit(AgentEvent::TurnEnd { turn });
-                    return stop(StopReason::RequestTimeout, turns, false, error.to_string());
-                }
-                Err(error) => {
-                    self.emit(AgentEvent::TurnEnd { turn });
-                    return stop(StopReason::Error, turns, false, error.to_string());
-                }
-            };
-            resent_after_overflow = false;
-            turns = turn;
-            // What the server did not count is estimated, never free.
-            used.add(&context::counted(&assistant, next));
-            if let Some(usage) = &assistant.usage
-                && !warned_of_a_cut
-                && let Some(warning) = context::silent_cut(next, usage)
-            {
-                warned_of_a_cut = true;
-                self.emit(AgentEvent::Warning { message: warning });
-            }
-            let finish = assistant.finish;
-            let capped = assistant.cut;
-            let calls: Vec<Call> = tool_calls(&assistant)
-                .into_iter()
-                .map(|call| Call {
-                    id: call.id.to_owned(),
-                    name: call.name.to_owned(),
-                    arguments: call.arguments.cloned(),
-                    over_budget: call
-                        .arguments
-                        .is_none()
-                        .then(|| {
-                            crate::json_budget::TOOL_ARGUMENTS
-                                .check(call.arguments_raw.as_bytes())
-                                .err()
-                        })
-                        .flatten(),
-                })
-                .collect();
-            self.push(ledger, Message::Assistant(assistant));
-
-            // toolhost stopped reading the reply at its cap: its calls are
-            // answered as cut ones, and the run stops, since a server that
-            // does not stop would be sent the cut reply and likely go on.
-            if let Some(cut) = capped {
-                if !calls.is_empty() {
-                    let results = calls
-                        .iter()
-                        .map(|_| Some(error_result(NOT_EXECUTED_TRUNCATED)))
-                        .collect();
-                    self.push_results(ledger, &calls, results);
-                }
-                self.emit(AgentEvent::TurnEnd { turn });
-                return stop(StopReason::Error, turns, true, cut.notice());
-            }
-
-            if calls.is_empty() {
-                self.emit(AgentEvent::TurnEnd { turn });
-                // The server reported an error mid-stream, withheld the reply
-                // (content filter, refusal) or cut the stream: the run did not
-                // complete, whatever text arrived.
-                if finish == Finish::Error {
-                    return stop(
-                        StopReason::Error,
-                        turns,
-                        false,
-                        "the model's reply ended with an error (the server reported one, withheld \
-                         the reply, or cut the stream)"
-                            .into(),
-                    );
-                }
-                let truncated = finish == Finish::Length;
-                if let Some(waiting) = self.inbox.as_ref().filter(|inbox| !inbox.is_empty()) {
-                    let queued = waiting.queued().len();
-                    if cancel.is_cancelled() {
-                        return stop(
-                            StopReason::Aborted,
-                            turns,
-                            truncated,
-                            format!("cancelled with {queued} queued message(s) undelivered"),
-                        );
-                    }
-                    if turns >= self.config.max_turns {
-                        return stop(
-                            StopReason::MaxTurns,
-                            turns,
-                            truncated,
-                            format!(
-                                "reached the limit of {} turns with {queued} queued message(s) \
-                                 undelivered",
-                                self.config.max_turns
-                            ),
-                        );
-                    }
-                    // Steering first: it was meant for the work now ending.
-                    if self.deliver(ledger, Delivery::Steer)
-                        || self.deliver(ledger, Delivery::FollowUp)
-                    {
-                        poll_steering = false;
-                        continue;
-                    }
-                }
-                let evidence = if truncated {
-                    "the last reply hit the output limit".into()
-                } else {
-                    format!(
-                        "the model replied without tool calls (finish: {})",
-                        finish.as_str()
-                    )
-                };
-                return stop(StopReason::Completed, turns, truncated, evidence);
-            }
-
-            if turns >= self.config.max_turns {
-                let results = calls
-                    .iter()
-                    .map(|_| Some(error_result(NOT_EXECUTED_MAX_TURNS)))
-                    .collect();
-                self.push_results(ledger, &calls, results);
-                self.emit(AgentEvent::TurnEnd { turn });
-                return stop(
-                    StopReason::MaxTurns,
-                    turns,
-                    false,
-                    format!(
-                        "reached the limit of {} turns with {} tool call(s) pending",
-                        self.config.max_turns,
-                        calls.len()
-                    ),
-                );
-            }
-
-            let results = if finish == Finish::Length {
-                calls
-                    .iter()
-                    .map(|_| Some(error_result(NOT_EXECUTED_TRUNCATED)))
-                    .collect()
-            } else {
-                self.execute(&calls, &read_only, cancel).await
-            };
-            let mut entries = self.entries(&calls, results);
-
-            let mut looped = None;
-            for (call, entry) in calls.iter().zip(entries.iter_mut()) {
-                match detector.observe(Fingerprint::new(&call.name, call.arguments.as_ref())) {
-                    Verdict::Fine => {}
-                    Verdict::Warn { count } => entry.text.push_str(&format!(
-                        "\n\n(warning: you have called `{}` with the same arguments {count} times \
-                         in a row; the result will not change. Try a different approach; at {} \
-                         identical calls in a row the run stops.)",
-                        call.name, self.config.stop_after
-                    )),
-                    Verdict::Stop { count } => {
-                        looped.get_or_insert_with(|| {
-                            format!(
-                                "`{}` was called with the same arguments {count} times in a row: {}",
-                                call.name,
-                                Fingerprint::new(&call.name, call.arguments.as_ref()).arguments
-                            )
-                        });
-                    }
-                }
-            }
-            self.push(ledger, Message::ToolResults { results: entries });
-            self.emit(AgentEvent::TurnEnd { turn });
-
-            if cancel.is_cancelled() {
-                return stop(
-                    StopReason::Aborted,
-                    turns,
-                    false,
-                    "cancelled while tools were running".into(),
-                );
-            }
-            if let Some(evidence) = looped {
-                return stop(StopReason::LoopDetected, turns, false, evidence);
+            if let ControlFlow::Break(stop) = self.turn(&mut run, ledger, cancel).await {
+                return stop;
             }
         }
     }
 
-    /// Runs a batch: consecutive read-only calls together, every other call
-    /// alone, in call order; the calls past [`CALLS_PER_REPLY`] are answered
-    /// with the cap instead. `None` for a call that never started because
-    /// `cancel` fired.
-    async fn execute(
+    /// One turn, step by step: steering, room for the request, the
+    /// budgets, the request, then the reply's batch or the run's end.
+    async fn turn(
         &self,
-        all: &[Call],
-        read_only: &HashMap<String, bool>,
-        cancel: &CancellationToken,
-    ) -> Vec<Option<ToolResult>> {
-        let concurrent =
-            |call: &Call| call.arguments.is_some() && read_only.get(&call.name) == Some(&true);
-        let (calls, over) = all.split_at(all.len().min(CALLS_PER_REPLY));
-        let mut results = Vec::with_capacity(all.len());
-        let mut start = 0;
-        while start < calls.len() {
-            let mut end = start + 1;
-            if concurrent(&calls[start]) {
-                while end < calls.len() && concurrent(&calls[end]) {
-                    end += 1;
-                }
-            }
-            // join_all keeps the order of its inputs, whatever finishes first.
-            let group = join_all(calls[start..end].iter().map(|c| self.run_one(c, cancel))).await;
-            results.extend(group);
-            start = end;
-        }
-        if !over.is_empty() {
-            let text = over_the_cap(all.len());
-            results.extend(over.iter().map(|_| Some(error_result(&text))));
-        }
-        results
-    }
-
-    async fn run_one(&self, call: &Call, cancel: &CancellationToken) -> Option<ToolResult> {
-        let Some(arguments) = &call.arguments else {
-            return Some(call.not_executed());
-        };
-        if cancel.is_cancelled() {
-            return None;
-        }
-        self.emit(AgentEvent::ToolExecutionStart {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: arguments.clone(),
-        });
-        let started = Instant::now();
-        let progress = self.events.clone().map(|sink| {
-            let (call_id, tool) = (call.id.clone(), call.name.clone());
-            let forward: crate::sandbox::ProgressSink =
-                std::sync::Arc::new(move |message: &str| {
-                    sink(&AgentEvent::ToolExecutionUpdate {
-                        call_id: call_id.clone(),
-                        tool: tool.clone(),
-                        message: message.to_string(),
-                    });
-                });
-            forward
-        });
-        let mut result = self
-            .tools
-            .call(&call.name, arguments, cancel, progress)
-            .await;
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let output_bytes = result.text.len() as u64;
-        let mut saved_to = None;
-        if let Some(budget) = &self.config.result_budget {
-            let fitted = budget.fit(std::mem::take(&mut result.text), &call.id);
-            result.text = fitted.text;
-            saved_to = fitted.saved_to;
-        }
-        // Built only when someone listens: it copies the result text.
-        if self.events.is_some() {
-            self.emit(AgentEvent::ToolExecutionEnd {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                is_error: result.is_error,
-                duration_ms,
-                text: result.text.clone(),
-                output_bytes,
-                saved_to,
-                execution: result.execution.take(),
-            });
-        }
-        Some(result)
-    }
-
-    /// One entry per call, in call order; a missing result is an interruption.
-    fn entries(&self, calls: &[Call], results: Vec<Option<ToolResult>>) -> Vec<ToolResultEntry> {
-        calls
-            .iter()
-            .zip(results)
-            .map(|(call, result)| {
-                let result = result.unwrap_or_else(|| error_result(INTERRUPTED));
-                ToolResultEntry {
-                    call_id: call.id.clone(),
-                    tool: call.name.clone(),
-                    text: result.text,
-                    is_error: result.is_error,
-                }
-            })
-            .collect()
-    }
-
-    fn push_results(
-        &self,
+        run: &mut RunState,
         ledger: &mut Vec<Message>,
-        calls: &[Call],
-        results: Vec<Option<ToolResult>>,
-    ) {
-        let results = self.entries(calls, results);
-        self.push(ledger, Message::ToolResults { results });
-    }
-
-    /// Appends what one poll of the inbox takes of `delivery`, each as a
-    /// user message; whether there was any.
-    fn deliver(&self, ledger: &mut Vec<Message>, delivery: Delivery) -> bool {
-        let Some(inbox) = &self.inbox else {
-            return false;
-        };
-        let texts = inbox.take(delivery);
-        for text in &texts {
-            self.emit(AgentEvent::InputDelivered {
-                delivery,
-                text: text.clone(),
-            });
-            self.push(
+        cancel: &CancellationToken,
+    ) -> ControlFlow<StopRecord> {
+        if cancel.is_cancelled() {
+            let evidence = "cancelled before the model request";
+            return ControlFlow::Break(StopRecord::new(StopReason::Aborted, run.turns, evidence));
+        }
+        if std::mem::replace(&mut run.poll_steering, true) {
+            self.steering().deliver(ledger, Delivery::Steer);
+        }
+        let compactor = self.compactor(&run.specs);
+        let window = run.requests.window();
+        let tokens = compactor
+            .make_room(
                 ledger,
-                Message::User {
-                    text: text.clone(),
-                    delivery: Some(delivery),
-                },
-            );
+                window,
+                &mut run.threshold,
+                &mut run.used,
+                run.turns,
+                cancel,
+            )
+            .await?;
+        budgets::check(&self.config, &run.used, tokens, run.turns)?;
+        let turn = run.turns + 1;
+        self.events.emit(AgentEvent::TurnStart { turn });
+        let outgoing = Outgoing { turn, tokens };
+        let sent = run
+            .requests
+            .send(&compactor, ledger, outgoing, &mut run.used, cancel);
+        let reply = match sent.await? {
+            Response::Reply(reply) => reply,
+            Response::SendAgain => return ControlFlow::Continue(()),
+        };
+        run.turns = turn;
+        run.count(&reply, tokens, &self.events);
+        let cut = reply.cut;
+        let batch = Batch::of(&reply, turn);
+        self.events.push(ledger, Message::Assistant(reply));
+        if let Some(cut) = cut {
+            return ControlFlow::Break(batch.cut_short(&self.events, ledger, cut));
         }
-        !texts.is_empty()
+        if batch.calls.is_empty() {
+            let (finish, max_turns) = (batch.finish, self.config.max_turns);
+            let steering = self.steering();
+            steering.after_last_reply(ledger, finish, turn, max_turns, cancel)?;
+            run.poll_steering = false;
+            return ControlFlow::Continue(());
+        }
+        let tools = Tools {
+            runner: &self.tools,
+            config: &self.config,
+            events: &self.events,
+        };
+        run.batches.run(&tools, ledger, batch, cancel).await
     }
 
-    fn push(&self, ledger: &mut Vec<Message>, message: Message) {
-        if let Some(sink) = &self.events {
-            sink(&AgentEvent::Message {
-                message: message.clone(),
-            });
-        }
-        ledger.push(message);
-    }
-
-    pub(super) fn emit(&self, event: AgentEvent) {
-        if let Some(sink) = &self.events {
-            sink(&event);
+    fn compactor<'a>(&'a self, specs: &'a [ToolSpecForModel]) -> Compactor<'a, M> {
+        Compactor {
+            model: &self.model,
+            config: &self.config,
+            specs,
+            events: &self.events,
         }
     }
-}
 
-/// Why a run ended on an overflow, and what the user can do.
-fn overflow_evidence(overflow: &Overflow, why: &str) -> String {
-    let size = match (overflow.prompt_tokens, overflow.window) {
-        (Some(prompt), Some(window)) => format!(" ({prompt} tokens; the window holds {window})"),
-        _ => String::new(),
-    };
-    format!(
-        "the conversation no longer fits the model's context window{size} and {why}: start a new \
-         session (/clear in a chat), or use a model with a larger window"
-    )
-}
-
-fn error_result(text: &str) -> ToolResult {
-    ToolResult::new(text, true)
+    fn steering(&self) -> Steering<'_> {
+        Steering {
+            inbox: self.inbox.as_ref(),
+            events: &self.events,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::VecDeque;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{Arc, Mutex};
-    use std::time::Duration;
-
     use proptest::prelude::*;
     use serde_json::json;
 
     use super::*;
-    use crate::agent::{DeliveryMode, ModelError, ToolSpecForModel};
+    use crate::agent::testing::*;
+    use crate::agent::{DeliveryMode, ToolResultEntry};
     use crate::provider::anthropic::Anthropic;
     use crate::provider::openai::OpenAi;
-    use crate::provider::{AssistantMessage, Block, ProviderError};
-
-    /// What the scripted model does on one request.
-    #[derive(Debug, Clone)]
-    enum Reply {
-        Message(AssistantMessage),
-        /// Cancels the token and returns `None`, as a client cancelled
-        /// mid-stream does.
-        CancelMidStream,
-        /// An HTTP 500 whose body is this text, as the client reports it
-        /// once its retries are spent.
-        Error(String),
-    }
-
-    fn server_error(body: &str) -> ProviderError {
-        ProviderError::Status {
-            provider: "openai",
-            url: "http://model.test/v1/chat/completions".into(),
-            status: 500,
-            retry_after: None,
-            body: body.into(),
-        }
-    }
-
-    /// What the scripted model answered one request with.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    enum Answer {
-        Message,
-        Cancelled,
-        Failed,
-    }
-
-    /// Replies from a queue (a plain "done" once it is empty) and records
-    /// every history it was sent, what it answered, and whether `cancel` had
-    /// fired by then.
-    #[derive(Default)]
-    struct ScriptedModel {
-        replies: Mutex<VecDeque<Reply>>,
-        histories: Mutex<Vec<Vec<Message>>>,
-        answers: Mutex<Vec<Answer>>,
-        requests_after_cancel: AtomicUsize,
-        /// Cancel the token right after returning the n-th reply (0-based).
-        cancel_after_reply: Option<usize>,
-        /// Messages the user queues while the n-th request (0-based) is
-        /// being answered.
-        queue_at_request: Vec<(usize, Delivery, String)>,
-        inbox: Option<Inbox>,
-    }
-
-    impl ScriptedModel {
-        fn new(replies: impl IntoIterator<Item = Reply>) -> Self {
-            ScriptedModel {
-                replies: Mutex::new(replies.into_iter().collect()),
-                ..ScriptedModel::default()
-            }
-        }
-
-        fn requests(&self) -> usize {
-            self.histories.lock().expect("lock").len()
-        }
-    }
-
-    impl ModelClient for ScriptedModel {
-        async fn next(
-            &self,
-            _system: &str,
-            history: &[Message],
-            _tools: &[ToolSpecForModel],
-            cancel: &CancellationToken,
-            _asking: Asking,
-        ) -> Result<Option<AssistantMessage>, ModelError> {
-            if cancel.is_cancelled() {
-                self.requests_after_cancel.fetch_add(1, Ordering::SeqCst);
-            }
-            let index = {
-                let mut histories = self.histories.lock().expect("lock");
-                histories.push(history.to_vec());
-                histories.len() - 1
-            };
-            queue(self.inbox.as_ref(), &self.queue_at_request, index);
-            tokio::task::yield_now().await;
-            let reply = self.replies.lock().expect("lock").pop_front();
-            if self.cancel_after_reply == Some(index) {
-                cancel.cancel();
-            }
-            let (answer, result) =
-                match reply.unwrap_or_else(|| Reply::Message(text("done", Finish::Stop))) {
-                    Reply::Message(message) => (Answer::Message, Ok(Some(message))),
-                    Reply::CancelMidStream => {
-                        cancel.cancel();
-                        (Answer::Cancelled, Ok(None))
-                    }
-                    Reply::Error(body) => (
-                        Answer::Failed,
-                        Err(ModelError::Provider(server_error(&body))),
-                    ),
-                };
-            self.answers.lock().expect("lock").push(answer);
-            result
-        }
-    }
-
-    #[derive(Debug, Clone)]
-    struct FakeTool {
-        read_only: bool,
-        is_error: bool,
-        delay: Duration,
-    }
-
-    /// Tools by name; the result text is `name:arguments`. Counts calls and
-    /// the most calls running at once, and can cancel at its n-th call.
-    #[derive(Default)]
-    struct FakeTools {
-        tools: HashMap<String, FakeTool>,
-        calls: AtomicUsize,
-        running: AtomicUsize,
-        max_running: AtomicUsize,
-        /// Cancel the token when the n-th call (0-based) starts.
-        cancel_at_call: Option<usize>,
-        /// Calls started although `cancel` had already fired.
-        calls_after_cancel: AtomicUsize,
-        /// Messages the user queues while the n-th call (0-based) runs.
-        queue_at_call: Vec<(usize, Delivery, String)>,
-        inbox: Option<Inbox>,
-    }
-
-    /// Queues the messages meant for step `index` of a scripted user.
-    fn queue(inbox: Option<&Inbox>, script: &[(usize, Delivery, String)], index: usize) {
-        let Some(inbox) = inbox else { return };
-        for (at, delivery, text) in script {
-            if *at == index {
-                inbox
-                    .push(*delivery, text.clone())
-                    .expect("room in the inbox");
-            }
-        }
-    }
-
-    impl FakeTools {
-        fn with(mut self, name: &str, read_only: bool, is_error: bool, delay_ms: u64) -> Self {
-            self.tools.insert(
-                name.into(),
-                FakeTool {
-                    read_only,
-                    is_error,
-                    delay: Duration::from_millis(delay_ms),
-                },
-            );
-            self
-        }
-
-        fn calls(&self) -> usize {
-            self.calls.load(Ordering::SeqCst)
-        }
-    }
-
-    impl ToolRunner for FakeTools {
-        fn specs(&self) -> Vec<ToolSpecForModel> {
-            let mut specs: Vec<ToolSpecForModel> = self
-                .tools
-                .iter()
-                .map(|(name, tool)| ToolSpecForModel {
-                    name: name.clone(),
-                    description: format!("the {name} tool"),
-                    input_schema: json!({"type": "object"}),
-                    read_only: tool.read_only,
-                })
-                .collect();
-            specs.sort_by(|a, b| a.name.cmp(&b.name));
-            specs
-        }
-
-        async fn call(
-            &self,
-            name: &str,
-            arguments: &Value,
-            cancel: &CancellationToken,
-            _progress: Option<crate::sandbox::ProgressSink>,
-        ) -> ToolResult {
-            if cancel.is_cancelled() {
-                self.calls_after_cancel.fetch_add(1, Ordering::SeqCst);
-            }
-            let index = self.calls.fetch_add(1, Ordering::SeqCst);
-            let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
-            self.max_running.fetch_max(now, Ordering::SeqCst);
-            queue(self.inbox.as_ref(), &self.queue_at_call, index);
-            if self.cancel_at_call == Some(index) {
-                cancel.cancel();
-            }
-            let tool = self.tools.get(name).cloned().unwrap_or(FakeTool {
-                read_only: false,
-                is_error: true,
-                delay: Duration::ZERO,
-            });
-            let cancelled = tokio::select! {
-                () = tokio::time::sleep(tool.delay) => false,
-                () = cancel.cancelled() => true,
-            };
-            tokio::task::yield_now().await;
-            self.running.fetch_sub(1, Ordering::SeqCst);
-            if cancelled {
-                return error_result("cancelled");
-            }
-            ToolResult::new(format!("{name}:{arguments}"), tool.is_error)
-        }
-    }
-
-    fn text(text: &str, finish: Finish) -> AssistantMessage {
-        AssistantMessage {
-            blocks: vec![Block::Text { text: text.into() }],
-            finish,
-            usage: None,
-            cut: None,
-        }
-    }
-
-    fn call(id: &str, name: &str, arguments: Option<Value>) -> Block {
-        Block::ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments_raw: arguments
-                .as_ref()
-                .map_or_else(|| "{\"pa".into(), Value::to_string),
-            arguments,
-        }
-    }
-
-    fn calls(blocks: Vec<Block>, finish: Finish) -> Reply {
-        Reply::Message(AssistantMessage {
-            blocks,
-            finish,
-            usage: None,
-            cut: None,
-        })
-    }
-
-    fn results_of(message: &Message) -> &[ToolResultEntry] {
-        match message {
-            Message::ToolResults { results } => results,
-            other => panic!("expected tool results, got {other:?}"),
-        }
-    }
-
-    async fn run_with(
-        model: &ScriptedModel,
-        tools: &FakeTools,
-        config: LoopConfig,
-        cancel: &CancellationToken,
-    ) -> (Vec<Message>, StopRecord) {
-        let agent = AgentLoop::new(model, tools, config);
-        let mut ledger = Vec::new();
-        let stop = agent.run(&mut ledger, "go".into(), cancel).await;
-        check_invariants(&ledger, &stop, model, tools);
-        (ledger, stop)
-    }
-
-    /// A run whose model and tools queue their scripted input in `inbox`.
-    async fn run_with_inbox(
-        model: &ScriptedModel,
-        tools: &FakeTools,
-        config: LoopConfig,
-        cancel: &CancellationToken,
-        inbox: &Inbox,
-    ) -> (Vec<Message>, StopRecord) {
-        let agent = AgentLoop::new(model, tools, config).with_inbox(inbox.clone());
-        let mut ledger = Vec::new();
-        let stop = agent.run(&mut ledger, "go".into(), cancel).await;
-        check_invariants(&ledger, &stop, model, tools);
-        if stop.reason == StopReason::Completed {
-            assert!(
-                inbox.is_empty(),
-                "completed with {:?} queued",
-                inbox.queued()
-            );
-        }
-        (ledger, stop)
-    }
-
-    fn delivered(text: &str, delivery: Delivery) -> Message {
-        Message::User {
-            text: text.into(),
-            delivery: Some(delivery),
-        }
-    }
-
-    /// The loop's invariants, checked after every run
-    /// (docs/contributing/decisions.md#the-agent-loop-and-its-stop-record).
-    fn check_invariants(
-        ledger: &[Message],
-        stop: &StopRecord,
-        model: &ScriptedModel,
-        tools: &FakeTools,
-    ) {
-        assert!(
-            matches!(ledger.first(), Some(Message::User { .. })),
-            "{ledger:?}"
-        );
-        let mut seen = std::collections::HashSet::new();
-        let mut assistants = 0;
-        for (i, message) in ledger.iter().enumerate().skip(1) {
-            match message {
-                // Queued input: never between a reply's calls and their
-                // results, never a second prompt.
-                Message::User { delivery, .. } => {
-                    assert!(delivery.is_some(), "a prompt inside a run at {i}");
-                    if let Message::Assistant(assistant) = &ledger[i - 1] {
-                        assert!(
-                            tool_calls(assistant).is_empty(),
-                            "input at {i} between calls and their results"
-                        );
-                    }
-                }
-                Message::Assistant(assistant) => {
-                    assistants += 1;
-                    // An assistant follows the prompt or a tool-result message.
-                    assert!(
-                        matches!(
-                            ledger[i - 1],
-                            Message::User { .. } | Message::ToolResults { .. }
-                        ),
-                        "assistant at {i} follows {:?}",
-                        ledger[i - 1]
-                    );
-                    let ids: Vec<&str> = tool_calls(assistant).iter().map(|c| c.id).collect();
-                    match ledger.get(i + 1) {
-                        Some(Message::ToolResults { results }) => {
-                            let answered: Vec<&str> =
-                                results.iter().map(|r| r.call_id.as_str()).collect();
-                            assert_eq!(
-                                answered,
-                                ids,
-                                "results at {} answer the calls in order",
-                                i + 1
-                            );
-                        }
-                        // Input delivered at the end of a reply without calls.
-                        Some(Message::User {
-                            delivery: Some(_), ..
-                        }) if ids.is_empty() => {}
-                        Some(other) => panic!("assistant at {i} followed by {other:?}"),
-                        // Results are pushed in the same step as their calls,
-                        // so even a stopped run leaves no call unanswered.
-                        None => assert!(ids.is_empty(), "calls at {i} left unanswered ({stop:?})"),
-                    }
-                }
-                Message::ToolResults { results } => {
-                    assert!(
-                        matches!(ledger[i - 1], Message::Assistant(_)),
-                        "results at {i} do not follow an assistant"
-                    );
-                    assert!(!results.is_empty(), "empty tool results at {i}");
-                    for result in results {
-                        assert!(
-                            seen.insert(result.call_id.clone()),
-                            "two results for {}",
-                            result.call_id
-                        );
-                    }
-                }
-            }
-        }
-        assert_eq!(stop.turns, assistants, "turns == assistant messages");
-        assert_eq!(model.requests_after_cancel.load(Ordering::SeqCst), 0);
-        assert_eq!(tools.calls_after_cancel.load(Ordering::SeqCst), 0);
-    }
+    use crate::provider::{Block, Finish};
 
     fn rt() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
@@ -1271,620 +336,6 @@ mod tests {
         assert_eq!(ledger, [Message::prompt("go")]);
     }
 
-    #[tokio::test]
-    async fn a_reply_that_ended_in_an_error_stops_with_error() {
-        let model = ScriptedModel::new([Reply::Message(AssistantMessage {
-            blocks: vec![Block::Text {
-                text: "partial".into(),
-            }],
-            finish: Finish::Error,
-            usage: None,
-            cut: None,
-        })]);
-        let (_ledger, stop) = run_with(
-            &model,
-            &FakeTools::default(),
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(stop.reason, StopReason::Error);
-        assert_eq!(stop.turns, 1);
-        assert!(
-            stop.evidence.contains("ended with an error"),
-            "{}",
-            stop.evidence
-        );
-    }
-
-    #[tokio::test]
-    async fn cancelled_mid_stream_stores_nothing() {
-        let model = ScriptedModel::new([Reply::CancelMidStream]);
-        let (ledger, stop) = run_with(
-            &model,
-            &FakeTools::default(),
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(stop.reason, StopReason::Aborted);
-        assert_eq!(stop.turns, 0);
-        assert_eq!(ledger.len(), 1);
-    }
-
-    #[tokio::test]
-    async fn cancel_during_a_batch_fills_the_calls_that_never_ran() {
-        let model = ScriptedModel::new([calls(
-            vec![
-                call("c1", "write", Some(json!({"n": 1}))),
-                call("c2", "write", Some(json!({"n": 2}))),
-                call("c3", "write", Some(json!({"n": 3}))),
-            ],
-            Finish::ToolUse,
-        )]);
-        let tools = FakeTools {
-            cancel_at_call: Some(1),
-            ..FakeTools::default()
-        }
-        .with("write", false, false, 0);
-        let (ledger, stop) = run_with(
-            &model,
-            &tools,
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(stop.reason, StopReason::Aborted);
-        assert_eq!(stop.turns, 1);
-        assert_eq!(model.requests(), 1);
-        assert_eq!(tools.calls(), 2);
-        let results = results_of(&ledger[2]);
-        assert_eq!(results[0].text, r#"write:{"n":1}"#);
-        assert_eq!(results[1].text, "cancelled");
-        assert_eq!(results[2].text, INTERRUPTED);
-        assert!(results[1].is_error && results[2].is_error);
-    }
-
-    #[tokio::test]
-    async fn max_turns_answers_every_pending_call() {
-        let model = ScriptedModel::new([
-            calls(
-                vec![call("c1", "read", Some(json!({"a": 1})))],
-                Finish::ToolUse,
-            ),
-            calls(
-                vec![
-                    call("c2", "read", Some(json!({"a": 2}))),
-                    call("c3", "read", Some(json!({"a": 3}))),
-                ],
-                Finish::ToolUse,
-            ),
-        ]);
-        let tools = FakeTools::default().with("read", true, false, 0);
-        let config = LoopConfig {
-            max_turns: 2,
-            ..LoopConfig::default()
-        };
-        let (ledger, stop) = run_with(&model, &tools, config, &CancellationToken::new()).await;
-        assert_eq!(stop.reason, StopReason::MaxTurns);
-        assert_eq!(stop.turns, 2);
-        assert_eq!(tools.calls(), 1);
-        let results = results_of(&ledger[4]);
-        assert_eq!(results.len(), 2);
-        assert!(
-            results
-                .iter()
-                .all(|r| r.text == NOT_EXECUTED_MAX_TURNS && r.is_error)
-        );
-    }
-
-    #[tokio::test]
-    async fn the_same_call_warns_at_three_and_stops_at_five() {
-        // Key order alternates but the fingerprint is the same.
-        let replies = (0..6).map(|i| {
-            let arguments = if i % 2 == 0 {
-                json!({"a": 1, "b": 2})
-            } else {
-                json!({"b": 2, "a": 1})
-            };
-            calls(
-                vec![call(&format!("c{i}"), "read", Some(arguments))],
-                Finish::ToolUse,
-            )
-        });
-        let model = ScriptedModel::new(replies);
-        let tools = FakeTools::default().with("read", true, false, 0);
-        let (ledger, stop) = run_with(
-            &model,
-            &tools,
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(stop.reason, StopReason::LoopDetected, "{stop:?}");
-        assert_eq!(stop.turns, 5);
-        assert_eq!(model.requests(), 5);
-        assert_eq!(tools.calls(), 5);
-        let warnings: Vec<bool> = ledger
-            .iter()
-            .filter(|m| matches!(m, Message::ToolResults { .. }))
-            .map(|m| {
-                results_of(m)[0]
-                    .text
-                    .contains("with the same arguments 3 times in a row")
-            })
-            .collect();
-        assert_eq!(warnings, [false, false, true, false, false]);
-        assert!(
-            stop.evidence.contains("5 times in a row"),
-            "{}",
-            stop.evidence
-        );
-    }
-
-    #[tokio::test]
-    async fn a_model_error_stops_with_its_text() {
-        let model = ScriptedModel::new([Reply::Error("the server is down".into())]);
-        let (_, stop) = run_with(
-            &model,
-            &FakeTools::default(),
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(stop.reason, StopReason::Error);
-        assert_eq!(
-            stop.evidence,
-            "`openai` at http://model.test/v1/chat/completions answered HTTP 500: the server is down"
-        );
-        assert_eq!(stop.turns, 0);
-    }
-
-    #[tokio::test]
-    async fn calls_of_a_reply_cut_by_the_limit_do_not_run() {
-        let model = ScriptedModel::new([
-            calls(
-                vec![
-                    call("c1", "read", Some(json!({"a": 1}))),
-                    call("c2", "read", None),
-                ],
-                Finish::Length,
-            ),
-            Reply::Message(text("ok", Finish::Stop)),
-        ]);
-        let tools = FakeTools::default().with("read", true, false, 0);
-        let (ledger, stop) = run_with(
-            &model,
-            &tools,
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(tools.calls(), 0);
-        assert_eq!(stop.reason, StopReason::Completed);
-        assert_eq!(stop.turns, 2);
-        let results = results_of(&ledger[2]);
-        assert!(
-            results
-                .iter()
-                .all(|r| r.text == NOT_EXECUTED_TRUNCATED && r.is_error)
-        );
-    }
-
-    #[tokio::test]
-    async fn a_reply_cut_at_the_reply_cap_runs_no_call_and_stops_the_run() {
-        let cut = crate::provider::ReplyCut {
-            cap: crate::provider::Cap::Reply,
-            limit_bytes: 8 << 20,
-            max_reply_bytes: 8 << 20,
-        };
-        let cut_reply = |blocks| {
-            Reply::Message(AssistantMessage {
-                blocks,
-                finish: Finish::Length,
-                usage: None,
-                cut: Some(cut),
-            })
-        };
-        for blocks in [
-            vec![
-                call("c1", "read", Some(json!({"a": 1}))),
-                call("c2", "read", None),
-            ],
-            vec![Block::Text {
-                text: "la la".into(),
-            }],
-        ] {
-            let has_calls = blocks.len() > 1;
-            let model = ScriptedModel::new([
-                cut_reply(blocks),
-                Reply::Message(text("never asked", Finish::Stop)),
-            ]);
-            let tools = FakeTools::default().with("read", true, false, 0);
-            let (ledger, stop) = run_with(
-                &model,
-                &tools,
-                LoopConfig::default(),
-                &CancellationToken::new(),
-            )
-            .await;
-            assert_eq!(tools.calls(), 0);
-            assert_eq!(model.requests(), 1, "the server is not asked again");
-            assert_eq!(
-                stop,
-                StopRecord {
-                    reason: StopReason::Error,
-                    turns: 1,
-                    truncated: true,
-                    evidence: cut.notice(),
-                }
-            );
-            if has_calls {
-                let results = results_of(&ledger[2]);
-                assert_eq!(results.len(), 2);
-                assert!(
-                    results
-                        .iter()
-                        .all(|r| r.text == NOT_EXECUTED_TRUNCATED && r.is_error)
-                );
-            } else {
-                assert_eq!(ledger.len(), 2);
-            }
-        }
-    }
-
-    #[tokio::test]
-    async fn unparseable_arguments_are_not_run_even_without_length() {
-        let model = ScriptedModel::new([calls(
-            vec![
-                call("c1", "read", None),
-                call("c2", "read", Some(json!({}))),
-            ],
-            Finish::ToolUse,
-        )]);
-        let tools = FakeTools::default().with("read", true, false, 0);
-        let (ledger, _) = run_with(
-            &model,
-            &tools,
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(tools.calls(), 1);
-        let results = results_of(&ledger[2]);
-        assert_eq!(results[0].text, NOT_EXECUTED_TRUNCATED);
-        assert_eq!(results[1].text, "read:{}");
-    }
-
-    /// Arguments whole but over what toolhost parses for one call (the
-    /// provider leaves them unparsed) are not run, and the model reads why:
-    /// not "cut", which would have it send them again.
-    #[tokio::test]
-    async fn arguments_over_the_parse_budget_are_not_run_and_say_why() {
-        let zeros = format!("{{\"pad\":[{}0]}}", "0,".repeat(100_000));
-        let model = ScriptedModel::new([calls(
-            vec![
-                Block::ToolCall {
-                    id: "c1".into(),
-                    name: "read".into(),
-                    arguments_raw: zeros,
-                    arguments: None,
-                },
-                call("c2", "read", Some(json!({}))),
-            ],
-            Finish::ToolUse,
-        )]);
-        let tools = FakeTools::default().with("read", true, false, 0);
-        let (ledger, _) = run_with(
-            &model,
-            &tools,
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(tools.calls(), 1);
-        let results = results_of(&ledger[2]);
-        assert_eq!(
-            results[0].text,
-            "error: the arguments for `read` hold more than 100000 JSON values (scalars, strings, \
-             keys, arrays and objects together), the most toolhost parses for one call; they were \
-             not parsed. Put large data in a file and pass its path instead."
-        );
-        assert!(results[0].is_error);
-        assert_eq!(results[1].text, "read:{}");
-    }
-
-    #[tokio::test]
-    async fn read_only_calls_overlap_and_results_keep_call_order() {
-        let model = ScriptedModel::new([calls(
-            vec![
-                call("c1", "slow", Some(json!({}))),
-                call("c2", "fast", Some(json!({}))),
-            ],
-            Finish::ToolUse,
-        )]);
-        let tools = FakeTools::default()
-            .with("slow", true, false, 40)
-            .with("fast", true, false, 0);
-        let events = Arc::new(Mutex::new(Vec::new()));
-        let sink_events = events.clone();
-        let agent = AgentLoop::new(&model, &tools, LoopConfig::default()).with_events(Arc::new(
-            move |event: &AgentEvent| sink_events.lock().expect("lock").push(event.clone()),
-        ));
-        let mut ledger = Vec::new();
-        let stop = agent
-            .run(&mut ledger, "go".into(), &CancellationToken::new())
-            .await;
-        check_invariants(&ledger, &stop, &model, &tools);
-        assert_eq!(tools.max_running.load(Ordering::SeqCst), 2);
-        let ids: Vec<&str> = results_of(&ledger[2])
-            .iter()
-            .map(|r| r.call_id.as_str())
-            .collect();
-        assert_eq!(ids, ["c1", "c2"]);
-        // The fast call ended first: the events show completion order.
-        let ended: Vec<String> = events
-            .lock()
-            .expect("lock")
-            .iter()
-            .filter_map(|e| match e {
-                AgentEvent::ToolExecutionEnd { call_id, .. } => Some(call_id.clone()),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(ended, ["c2", "c1"]);
-        let events = events.lock().expect("lock");
-        assert_eq!(events.first(), Some(&AgentEvent::AgentStart));
-        assert!(matches!(events.last(), Some(AgentEvent::AgentEnd { stop: s }) if *s == stop));
-        let kinds: Vec<String> = events
-            .iter()
-            .map(|e| serde_json::to_value(e).expect("serialise")["type"].to_string())
-            .collect();
-        assert!(
-            kinds.contains(&"\"tool_execution_start\"".to_string()),
-            "{kinds:?}"
-        );
-    }
-
-    #[tokio::test]
-    async fn calls_past_the_cap_of_a_reply_are_answered_with_it_and_the_run_goes_on() {
-        let asked = CALLS_PER_REPLY + 3;
-        let model = ScriptedModel::new([
-            calls(
-                (0..asked)
-                    .map(|i| call(&format!("c{i}"), "read", Some(json!({"i": i}))))
-                    .collect(),
-                Finish::ToolUse,
-            ),
-            Reply::Message(text("done", Finish::Stop)),
-        ]);
-        let tools = FakeTools::default().with("read", true, false, 1);
-        let (ledger, stop) = run_with(
-            &model,
-            &tools,
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(stop.reason, StopReason::Completed);
-        assert_eq!(tools.calls(), CALLS_PER_REPLY);
-        let results = results_of(&ledger[2]);
-        assert_eq!(results.len(), asked);
-        for (i, result) in results.iter().enumerate() {
-            if i < CALLS_PER_REPLY {
-                assert_eq!(result.text, format!("read:{{\"i\":{i}}}"));
-                assert!(!result.is_error);
-            } else {
-                assert_eq!(result.text, over_the_cap(asked));
-                assert!(result.is_error);
-            }
-        }
-        assert_eq!(
-            over_the_cap(600),
-            "(not executed: this reply asked for 600 tool calls and at most 64 run per reply; \
-             the first 64 ran. Ask for at most 64 calls in one reply and make this one again in \
-             your next reply if you still need it.)"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_writing_call_runs_alone() {
-        let model = ScriptedModel::new([calls(
-            vec![
-                call("c1", "read", Some(json!({}))),
-                call("c2", "write", Some(json!({}))),
-                call("c3", "read", Some(json!({}))),
-            ],
-            Finish::ToolUse,
-        )]);
-        let tools = FakeTools::default()
-            .with("read", true, false, 10)
-            .with("write", false, false, 10);
-        run_with(
-            &model,
-            &tools,
-            LoopConfig::default(),
-            &CancellationToken::new(),
-        )
-        .await;
-        assert_eq!(tools.calls(), 3);
-        assert_eq!(tools.max_running.load(Ordering::SeqCst), 1);
-    }
-
-    fn inbox_for(
-        mode: DeliveryMode,
-        at_request: &[(usize, Delivery, &str)],
-        at_call: &[(usize, Delivery, &str)],
-        replies: impl IntoIterator<Item = Reply>,
-        tools: FakeTools,
-    ) -> (ScriptedModel, FakeTools, Inbox) {
-        let inbox = Inbox::new(mode);
-        let own = |script: &[(usize, Delivery, &str)]| {
-            script
-                .iter()
-                .map(|(at, delivery, text)| (*at, *delivery, (*text).to_string()))
-                .collect()
-        };
-        let model = ScriptedModel {
-            queue_at_request: own(at_request),
-            inbox: Some(inbox.clone()),
-            ..ScriptedModel::new(replies)
-        };
-        let tools = FakeTools {
-            queue_at_call: own(at_call),
-            inbox: Some(inbox.clone()),
-            ..tools
-        };
-        (model, tools, inbox)
-    }
-
-    #[tokio::test]
-    async fn steering_arrives_after_the_whole_batch_and_before_the_next_request() {
-        let (model, tools, inbox) = inbox_for(
-            DeliveryMode::OneAtATime,
-            &[],
-            &[(0, Delivery::Steer, "use tabs")],
-            [
-                calls(
-                    vec![
-                        call("c1", "read", Some(json!({}))),
-                        call("c2", "read", Some(json!({}))),
-                    ],
-                    Finish::ToolUse,
-                ),
-                Reply::Message(text("done with tabs", Finish::Stop)),
-            ],
-            FakeTools::default().with("read", true, false, 5),
-        );
-        let cancel = CancellationToken::new();
-        let (ledger, stop) =
-            run_with_inbox(&model, &tools, LoopConfig::default(), &cancel, &inbox).await;
-        assert_eq!(stop.reason, StopReason::Completed);
-        assert_eq!(stop.turns, 2);
-        assert_eq!(results_of(&ledger[2]).len(), 2, "{ledger:?}");
-        assert_eq!(ledger[3], delivered("use tabs", Delivery::Steer));
-        assert_eq!(ledger.len(), 5);
-        let histories = model.histories.lock().expect("lock").clone();
-        assert_eq!(histories[1], ledger[..4]);
-    }
-
-    #[tokio::test]
-    async fn a_follow_up_sent_during_the_last_reply_continues_the_run() {
-        let (model, tools, inbox) = inbox_for(
-            DeliveryMode::OneAtATime,
-            &[(0, Delivery::FollowUp, "now the tests")],
-            &[],
-            [Reply::Message(text("first", Finish::Stop))],
-            FakeTools::default(),
-        );
-        let cancel = CancellationToken::new();
-        let (ledger, stop) =
-            run_with_inbox(&model, &tools, LoopConfig::default(), &cancel, &inbox).await;
-        assert_eq!(stop.reason, StopReason::Completed);
-        assert_eq!(stop.turns, 2);
-        assert_eq!(
-            ledger,
-            [
-                Message::prompt("go"),
-                Message::Assistant(text("first", Finish::Stop)),
-                delivered("now the tests", Delivery::FollowUp),
-                Message::Assistant(text("done", Finish::Stop)),
-            ]
-        );
-    }
-
-    #[tokio::test]
-    async fn steering_sent_during_a_final_reply_comes_before_follow_ups() {
-        for mode in [DeliveryMode::OneAtATime, DeliveryMode::All] {
-            let (model, tools, inbox) = inbox_for(
-                mode,
-                &[
-                    (0, Delivery::FollowUp, "f1"),
-                    (0, Delivery::Steer, "s1"),
-                    (0, Delivery::FollowUp, "f2"),
-                ],
-                &[],
-                [],
-                FakeTools::default(),
-            );
-            let cancel = CancellationToken::new();
-            let (ledger, stop) =
-                run_with_inbox(&model, &tools, LoopConfig::default(), &cancel, &inbox).await;
-            assert_eq!(stop.reason, StopReason::Completed);
-            let done = || Message::Assistant(text("done", Finish::Stop));
-            let mut want = vec![
-                Message::prompt("go"),
-                done(),
-                delivered("s1", Delivery::Steer),
-                done(),
-                delivered("f1", Delivery::FollowUp),
-            ];
-            match mode {
-                DeliveryMode::OneAtATime => {
-                    want.extend([done(), delivered("f2", Delivery::FollowUp), done()]);
-                }
-                DeliveryMode::All => want.extend([delivered("f2", Delivery::FollowUp), done()]),
-            }
-            assert_eq!(ledger, want, "{mode:?}");
-        }
-    }
-
-    #[tokio::test]
-    async fn an_interrupt_mid_batch_answers_every_call_and_leaves_input_queued() {
-        let (model, mut tools, inbox) = inbox_for(
-            DeliveryMode::OneAtATime,
-            &[],
-            &[
-                (0, Delivery::Steer, "stop that"),
-                (0, Delivery::FollowUp, "then this"),
-            ],
-            [calls(
-                vec![
-                    call("c1", "write", Some(json!({}))),
-                    call("c2", "write", Some(json!({}))),
-                ],
-                Finish::ToolUse,
-            )],
-            FakeTools::default().with("write", false, false, 1000),
-        );
-        tools.cancel_at_call = Some(0);
-        let cancel = CancellationToken::new();
-        let (ledger, stop) =
-            run_with_inbox(&model, &tools, LoopConfig::default(), &cancel, &inbox).await;
-        assert_eq!(stop.reason, StopReason::Aborted);
-        let texts: Vec<&str> = results_of(&ledger[2])
-            .iter()
-            .map(|r| r.text.as_str())
-            .collect();
-        assert_eq!(texts, ["cancelled", INTERRUPTED]);
-        assert_eq!(ledger.len(), 3);
-        let queued: Vec<String> = inbox.queued().into_iter().map(|q| q.text).collect();
-        assert_eq!(queued, ["stop that", "then this"]);
-    }
-
-    #[tokio::test]
-    async fn input_left_at_the_last_turn_stops_with_max_turns() {
-        let (model, tools, inbox) = inbox_for(
-            DeliveryMode::OneAtATime,
-            &[(0, Delivery::FollowUp, "more")],
-            &[],
-            [],
-            FakeTools::default(),
-        );
-        let config = LoopConfig {
-            max_turns: 1,
-            ..LoopConfig::default()
-        };
-        let cancel = CancellationToken::new();
-        let (_, stop) = run_with_inbox(&model, &tools, config, &cancel, &inbox).await;
-        assert_eq!(stop.reason, StopReason::MaxTurns);
-        assert_eq!(
-            stop.evidence,
-            "reached the limit of 1 turns with 1 queued message(s) undelivered"
-        );
-        assert_eq!(inbox.queued().len(), 1);
-    }
-
     /// One random reply: maybe reasoning (signed or not), maybe text (empty
     /// or not), up to three calls to tools `t0`..`t3`, some with unparseable
     /// arguments, and a random finish.
@@ -1911,7 +362,7 @@ mod tests {
                 blocks.extend(calls.into_iter().map(|(tool, arg, parseable)| {
                     // Ids are filled in by `number_ids`.
                     let arguments = parseable.then(|| json!({ "x": arg }));
-                    super::tests::call("", &format!("t{tool}"), arguments)
+                    crate::agent::testing::call("", &format!("t{tool}"), arguments)
                 }));
                 Reply::Message(AssistantMessage { blocks, finish, usage: None, cut: None })
             }),

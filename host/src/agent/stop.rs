@@ -51,6 +51,18 @@ pub struct StopRecord {
     pub evidence: String,
 }
 
+impl StopRecord {
+    /// A stop after `turns` replies, the last not cut by the output limit.
+    pub(super) fn new(reason: StopReason, turns: u32, evidence: impl Into<String>) -> Self {
+        StopRecord {
+            reason,
+            turns,
+            truncated: false,
+            evidence: evidence.into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
