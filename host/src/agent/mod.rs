@@ -24,10 +24,10 @@ mod request;
 mod run;
 mod steering;
 mod stop;
+mod submissions;
 mod summary;
 #[cfg(test)]
 mod testing;
-mod turns;
 
 use std::future::Future;
 
@@ -50,8 +50,8 @@ pub use long_output::{
 pub use prompt::default_system_prompt;
 pub use run::AgentLoop;
 pub use stop::{StopReason, StopRecord};
+pub use submissions::{PromptEnd, Refused, Submission, run_prompt};
 pub use summary::{SUMMARY_PREFIX, cut_and_summarise};
-pub use turns::{PromptEnd, Refused, Submission, run_prompt};
 
 pub use crate::provider::ToolSpecForModel;
 use crate::provider::{Asking, Model};

@@ -22,7 +22,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::lines::{MAX_LINE, MESSAGE};
+use super::capped_lines::{MAX_LINE, MESSAGE};
 use super::log;
 use super::server::{ConnectionGone, ToolServer};
 use super::sessions::{IDLE, MAX_SESSIONS, Sessions};

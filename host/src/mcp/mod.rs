@@ -13,10 +13,10 @@
 //! `agent` or `cli`. Stdout carries the protocol only; [`log`] is the one
 //! place that writes to stderr.
 
+mod admission;
+mod capped_lines;
 mod catalog;
 mod http;
-mod lanes;
-mod lines;
 mod log;
 mod progress;
 mod reload;
@@ -174,7 +174,7 @@ pub async fn serve_http(
 /// plugin watcher.
 struct Prepared {
     handler: server::ToolServer,
-    lanes: Arc<lanes::Lanes>,
+    lanes: Arc<admission::Lanes>,
     audit: Option<Arc<AuditLog>>,
     /// Stops the watcher.
     watching: CancellationToken,
@@ -202,7 +202,7 @@ impl Prepared {
                 None => String::new(),
             }
         ));
-        let lanes = Arc::new(lanes::Lanes::new(loaded.write_tools()));
+        let lanes = Arc::new(admission::Lanes::new(loaded.write_tools()));
         let handler = server::ToolServer::new(loaded, Arc::clone(&lanes), audit.clone());
         let watching = CancellationToken::new();
         if let Some(reload) = &options.reload

@@ -16,7 +16,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, Su
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::lanes::{Arrival, Lanes};
+use super::admission::{Arrival, Lanes};
 use super::{catalog, log, progress};
 use crate::sandbox::{CallOptions, Sandbox, ToolFault};
 use crate::transcript::AuditLog;

@@ -21,8 +21,8 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::lanes::{Arrival, Lanes};
-use super::lines::{CappedLines, Line, MAX_LINE, MESSAGE, top_level_id};
+use super::admission::{Arrival, Lanes};
+use super::capped_lines::{CappedLines, Line, MAX_LINE, MESSAGE, top_level_id};
 use super::log;
 
 /// A line-delimited JSON-RPC transport over a reader and a writer.

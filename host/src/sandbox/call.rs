@@ -51,7 +51,7 @@ pub(crate) struct State {
     /// Whether the guest has called any import of this store: every
     /// interface reaches the host through one of the views below or the
     /// `host` interface's getter ([`linker`]), each of which sets it. A
-    /// spare whose start code did is not used ([`super::spare`]).
+    /// spare whose start code did is not used ([`super::spare_instances`]).
     imported: bool,
 }
 
@@ -268,7 +268,7 @@ impl Fresh {
 }
 
 /// An instance made before its call in a [`Fresh`] store, by
-/// [`super::spare`]: `run` gives it the call's directories and network.
+/// [`super::spare_instances`]: `run` gives it the call's directories and network.
 pub(crate) struct Instantiated {
     pub(crate) fresh: Fresh,
     pub(crate) instance: Instance,

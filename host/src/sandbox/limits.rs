@@ -144,7 +144,7 @@ fn descriptor_limit() -> Option<u64> {
 /// ([`super::engine`]).
 pub(crate) const CONCURRENT_CALLS: u32 = 64;
 
-/// Instances made ahead of their calls ([`super::spare`]) the process may
+/// Instances made ahead of their calls ([`super::spare_instances`]) the process may
 /// hold or be making at once, each in a pool slot of its own.
 pub(crate) const SPARE_INSTANCES: u32 = 4;
 

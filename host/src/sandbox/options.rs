@@ -181,7 +181,7 @@ pub struct Tiering {
     /// Make a tool's next instance before its next call, in the background,
     /// once instantiating it has taken at least this long (an interpreter's
     /// snapshot: `python`); `None`: never. Only start code that calls no
-    /// import runs ahead ([`spare`]). The CLI sets
+    /// import runs ahead ([`spare_instances`](super::spare_instances)). The CLI sets
     /// [`Tiering::SPARES_AFTER`].
     pub spares_after: Option<Duration>,
 }

@@ -21,7 +21,7 @@ use super::capabilities::Access;
 use super::engine::Tier;
 use super::input_schema::InputSchema;
 use super::plugin_file::{PluginOrigin, Source};
-use super::shape::precheck;
+use super::precheck::precheck;
 use super::slots::CallSlot;
 use super::standard::Builtin;
 use super::tiers::{Backend, Code, CodeSlot, Compilers, Exports, Job};

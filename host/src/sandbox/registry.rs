@@ -29,7 +29,7 @@ use super::standard::Builtin;
 use super::tiers::Unfinished;
 use super::tool_name::is_tool_name;
 use super::typed::TypedConfig;
-use super::{cache, call, capabilities, input_schema, limits, slots, spare, typed};
+use super::{cache, call, capabilities, input_schema, limits, slots, spare_instances, typed};
 
 use super::call::RunPolicy;
 use super::capabilities::filesystem::FsRules;
@@ -79,7 +79,7 @@ pub struct Tool {
     preopens: Preopens,
     network: NetAccess,
     /// Its next instance, made ahead when instantiating it is slow.
-    spares: Arc<spare::Spares>,
+    spares: Arc<spare_instances::Spares>,
     checker: input_schema::InputSchema,
     path_args: Vec<plugin::PathArg>,
     plugin_index: usize,

@@ -1,5 +1,5 @@
 //! The engine pools' call slots, and the wait for one. Every instance a call
-//! or a plugin's `list-tools` makes (or takes from [`super::spare`]) is made
+//! or a plugin's `list-tools` makes (or takes from [`super::spare_instances`]) is made
 //! while holding a [`CallSlot`]: at most [`CONCURRENT_CALLS`] at once in the
 //! process, whoever asks (`run`'s batches, `chat`, every MCP client, a
 //! reload), so a burst waits for a slot and never fails to instantiate for

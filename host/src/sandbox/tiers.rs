@@ -310,7 +310,7 @@ fn origin_bytes(origin: &PluginOrigin, file_limit: u64) -> Result<(Bytes, String
         PluginOrigin::File(path) => {
             let bytes = super::plugin_file::read_plugin_file(path, file_limit)?;
             // Changed since the command loaded it: checked again as a load would.
-            super::shape::precheck(&bytes)?;
+            super::precheck::precheck(&bytes)?;
             let sha256 = sha256_hex(&bytes);
             Ok((Bytes::Read(Arc::from(bytes)), sha256))
         }

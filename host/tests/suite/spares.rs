@@ -1,4 +1,4 @@
-//! Instances made ahead of their calls (`sandbox/spare.rs`), with the
+//! Instances made ahead of their calls (`sandbox/spare_instances.rs`), with the
 //! threshold at zero so every tool keeps one: start code that reaches the
 //! host never runs outside a call, a call on a spare reads through its own
 //! grants, and what making the spare spent counts against that call.
