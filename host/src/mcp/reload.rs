@@ -11,7 +11,7 @@
 //! A reload that is taken tells the notices (renames, functions that are
 //! not tools) the running version had not told.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::log;
 use super::server::{Loaded, ToolServer};
-use crate::sandbox::{Sandbox, SandboxOptions};
+use crate::sandbox::{LoadError, Sandbox, SandboxOptions};
 
 /// How often the directories are looked at.
 const POLL: Duration = Duration::from_millis(250);
@@ -90,16 +90,10 @@ async fn reload(options: &SandboxOptions, server: &ToolServer) {
         }
     };
     let current = server.current();
-    let known: HashSet<String> = current
-        .sandbox
+    let known = current.sandbox.load_errors();
+    let fresh: Vec<&LoadError> = sandbox
         .load_errors()
         .iter()
-        .map(ToString::to_string)
-        .collect();
-    let fresh: Vec<String> = sandbox
-        .load_errors()
-        .iter()
-        .map(ToString::to_string)
         .filter(|error| !known.contains(error))
         .collect();
     if !fresh.is_empty() {

@@ -207,15 +207,7 @@ impl ServerHandler for ToolServer {
         if loaded.sandbox.tool(name).is_none() {
             // The spec's answer to an unknown tool is a protocol error, not
             // a tool result; its text is the one `toolhost run` gives.
-            let fault = ToolFault::UnknownTool {
-                name: name.to_owned(),
-                available: loaded
-                    .sandbox
-                    .tools()
-                    .iter()
-                    .map(|t| t.name.clone())
-                    .collect(),
-            };
+            let fault = loaded.sandbox.unknown_tool(name);
             return Err(ErrorData::invalid_params(fault.model_text(name), None));
         }
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());

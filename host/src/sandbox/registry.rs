@@ -49,8 +49,8 @@ pub fn plugin_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// plugin that fails to load, which is skipped).
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
-    #[error("cannot set up the WebAssembly engine: {0}")]
-    Engine(String),
+    #[error("cannot set up the WebAssembly engine: {0:#}")]
+    Engine(wasmtime::Error),
     #[error("cannot read the plugins directory `{}`: {source}; create it or pass another --plugins DIR", .dir.display())]
     PluginDir {
         dir: PathBuf,
@@ -273,7 +273,7 @@ impl Sandbox {
             options.tiering,
             options.plugin_file_limit,
         )
-        .map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
+        .map_err(SandboxError::Engine)?;
 
         let mut sources: Vec<(PluginOrigin, Option<Builtin>)> = Vec::new();
         if options.standard_tools {
@@ -682,6 +682,15 @@ impl Sandbox {
     }
 
     /// The tool named `name`, if loaded.
+    /// The fault for a call of `name`, which no loaded tool has, naming
+    /// the tools there are: `run` and the MCP server give the same text.
+    pub fn unknown_tool(&self, name: &str) -> ToolFault {
+        ToolFault::UnknownTool {
+            name: name.to_string(),
+            available: self.tools.iter().map(|t| t.name.clone()).collect(),
+        }
+    }
+
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name == name)
     }
@@ -729,10 +738,7 @@ impl Sandbox {
             return refuse(ToolFault::Cancelled);
         };
         let Some(tool) = self.tool(name) else {
-            return refuse(ToolFault::UnknownTool {
-                name: name.to_string(),
-                available: self.tools.iter().map(|t| t.name.clone()).collect(),
-            });
+            return refuse(self.unknown_tool(name));
         };
         // One deadline for the whole call: checking the input spends it too.
         let deadline = start + tool.policy.limits.timeout;
