@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::common::{
     Workspace, assert_text, fixture, mask_between, stderr_of_failure, stdout_of, test_plugins,
+    warm_cache,
 };
 
 #[test]
@@ -355,12 +356,14 @@ fn a_big_new_plugin_runs_baseline_code_first_and_the_threshold_is_the_users() {
     let ws = Workspace::new();
     ws.install_plugin(test_plugins::ECHO, "echo.wasm");
     let cache = ws.mkdir("cache");
+    warm_cache(&cache, &[]);
     // The default threshold (4 MiB) leaves a small plugin to Cranelift.
     assert_eq!(
         tool_fields(&ws, &cache, "echo", &[]),
         ("miss".to_string(), "optimized".to_string())
     );
     let fresh = ws.mkdir("fresh-cache");
+    warm_cache(&fresh, &[]);
     let all_baseline = [("TOOLHOST_BASELINE_MIN_BYTES", "0")];
     assert_eq!(
         tool_fields(&ws, &fresh, "echo", &all_baseline),
@@ -388,12 +391,7 @@ fn a_command_on_baseline_code_leaves_the_optimized_compile_to_a_background_proce
     let ws = Workspace::new();
     let cache = ws.mkdir("cache");
     // The standard plugins optimized first, so only echo is left after.
-    stdout_of(
-        ws.toolhost()
-            .env("TOOLHOST_CACHE_DIR", &cache)
-            .env("TOOLHOST_BASELINE_MIN_BYTES", "off")
-            .arg("tools"),
-    );
+    warm_cache(&cache, &[]);
     let standard = toolhost::sandbox::STANDARD_PLUGINS.len();
     assert_eq!(compiled_entries(&cache), standard);
 
@@ -425,6 +423,9 @@ fn an_mcp_server_stopped_early_leaves_the_optimized_compile_to_a_background_proc
 
     let ws = Workspace::new();
     let cache = ws.mkdir("cache");
+    // Every standard plugin but the big one already optimized: the server
+    // starts search_text on baseline code and compiles only that.
+    warm_cache(&cache, &["search_text"]);
     let mut server = std::process::Command::new(assert_cmd::cargo::cargo_bin("toolhost"));
     server
         .current_dir(ws.path())
@@ -548,6 +549,7 @@ fn plugin_add_user_installs_into_your_own_plugins_which_every_workspace_loads() 
 fn plugin_add_installs_a_checked_plugin_already_compiled_for_the_next_start() {
     let ws = Workspace::new();
     let cache = ws.mkdir("cache");
+    warm_cache(&cache, &[]);
     let add = |file: &Path, extra: &[&str]| {
         let mut cmd = ws.toolhost();
         cmd.env("TOOLHOST_CACHE_DIR", &cache)

@@ -30,6 +30,51 @@ pub fn shared_cache() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-test-cache")
 }
 
+/// Fills the compile cache `cache` with the standard plugins' optimized
+/// code (compiled once per test run, into the shared cache), but for the
+/// plugins of the tools in `except`: a test of a cache of its own then
+/// compiles only the plugins it is about, not every standard one again.
+pub fn warm_cache(cache: &Path, except: &[&str]) {
+    static STANDARD: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    let standard = STANDARD.get_or_init(|| {
+        let ws = Workspace::new();
+        let out = ws
+            .toolhost()
+            .env("TOOLHOST_BASELINE_MIN_BYTES", "off")
+            .args(["tools", "--json"])
+            .output()
+            .expect("toolhost tools");
+        assert!(out.status.success(), "{out:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("tools json");
+        doc["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter(|tool| {
+                tool["plugin"]
+                    .as_str()
+                    .is_some_and(|p| p.starts_with("builtin:"))
+            })
+            .map(|tool| {
+                let field = |key: &str| tool[key].as_str().expect(key).to_string();
+                (field("name"), field("plugin_sha256"))
+            })
+            .collect()
+    });
+    let wanted: Vec<String> = standard
+        .iter()
+        .filter(|(name, _)| !except.contains(&name.as_str()))
+        .map(|(_, sha256)| format!("{sha256}-optimized-"))
+        .collect();
+    for entry in std::fs::read_dir(shared_cache()).expect("shared cache") {
+        let entry = entry.expect("shared cache entry");
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".cwasm") && wanted.iter().any(|prefix| name.starts_with(prefix)) {
+            std::fs::copy(entry.path(), cache.join(&name)).expect("copy a cache entry");
+        }
+    }
+}
+
 /// A temporary workspace with helpers to fill it and run toolhost in it.
 pub struct Workspace {
     dir: tempfile::TempDir,
