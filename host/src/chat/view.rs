@@ -89,6 +89,8 @@ pub(crate) struct Transcript {
 
 impl Transcript {
     /// The lines `event` finishes, and updates `status`.
+    ///
+    /// Long: one arm per event kind, each its lines and its status change.
     pub(crate) fn lines(&mut self, event: &AgentEvent, status: &mut Status) -> Vec<String> {
         let mut lines = Vec::new();
         match event {

@@ -275,6 +275,8 @@ enum PluginCommand {
 
 /// Runs the parsed command line; [`exit`] turns the result into the
 /// process's exit code.
+///
+/// Long: one arm per subcommand, each a call into its module.
 pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
     let before = &cli.before;
     match &cli.command {

@@ -254,7 +254,85 @@ const LIST_TOOLS_FUEL: u64 = 1_000_000_000;
 /// How long all `list-tools` calls of one start may take together.
 const LIST_TOOLS_TOTAL: Duration = Duration::from_secs(5);
 
+/// A plugin to load: where it is, and its bytes when it is a standard one.
+type Source = (PluginOrigin, Option<Builtin>);
+
+/// The plugins a start loads, in order: the standard ones, each plugin
+/// directory's `*.wasm` files, then the single files; and the links found
+/// in the directories, which are not loaded.
+fn plugin_sources(options: &SandboxOptions) -> Result<(Vec<Source>, Vec<LoadError>), SandboxError> {
+    let mut sources: Vec<Source> = Vec::new();
+    if options.standard_tools {
+        for (name, builtin) in Builtin::all() {
+            sources.push((PluginOrigin::Builtin(name.to_string()), Some(builtin)));
+        }
+    }
+    let mut load_errors = Vec::new();
+    let mut files = Vec::new();
+    for dir in &options.plugin_dirs {
+        let (found, links) = plugin::wasm_files(dir).map_err(|source| SandboxError::PluginDir {
+            dir: dir.clone(),
+            source,
+        })?;
+        files.extend(found);
+        load_errors.extend(links.into_iter().map(|link| {
+            LoadError {
+                origin: PluginOrigin::File(link),
+                reason: "it is a symbolic link, and toolhost loads plugins only from real files \
+                     (a link can be pointed at other code later); copy the file in instead"
+                    .into(),
+            }
+        }));
+    }
+    files.extend(options.plugin_files.iter().cloned());
+    sources.extend(
+        files
+            .into_iter()
+            .map(|path| (PluginOrigin::File(path), None)),
+    );
+    Ok((sources, load_errors))
+}
+
+/// Why `origin` was not loaded once the start's `list-tools` budget was
+/// spent.
+fn listing_spent(origin: PluginOrigin) -> LoadError {
+    LoadError {
+        origin,
+        reason: format!(
+            "not loaded: the plugins before it used up the {} s a start gives all `list-tools` \
+             calls together (one of them spins there, or runs out of fuel); remove the plugin \
+             that did from its directory",
+            LIST_TOOLS_TOTAL.as_secs()
+        ),
+    }
+}
+
 impl Sandbox {
+    /// A sandbox with no plugin yet, set up from `options`.
+    fn empty(
+        options: &SandboxOptions,
+        compilers: &Compilers,
+        protection: Arc<Protection>,
+        load_errors: Vec<LoadError>,
+    ) -> Sandbox {
+        Sandbox {
+            optimizer: Optimizer::new(compilers),
+            cache_dir: options.cache_dir.clone(),
+            compile_after_exit: options.tiering.compile_after_exit,
+            spares_after: options.tiering.spares_after,
+            plugin_file_limit: options.plugin_file_limit,
+            grant_dirs: GrantDirs::default(),
+            tls: Arc::new(Tls::new(options.ca_file.clone())),
+            shipped_plugins: options.shipped_plugins.clone().map(Arc::new),
+            workspace: options.workspace.clone(),
+            protection,
+            plugins: Vec::new(),
+            tools: Vec::new(),
+            load_errors,
+            load_notices: Vec::new(),
+        }
+    }
+
     /// Loads the standard tools and every `*.wasm` in the plugin
     /// directories. A plugin that fails to load is recorded in
     /// [`Sandbox::load_errors`] and skipped; the others still load.
@@ -275,58 +353,13 @@ impl Sandbox {
         )
         .map_err(SandboxError::Engine)?;
 
-        let mut sources: Vec<(PluginOrigin, Option<Builtin>)> = Vec::new();
-        if options.standard_tools {
-            for (name, builtin) in Builtin::all() {
-                sources.push((PluginOrigin::Builtin(name.to_string()), Some(builtin)));
-            }
-        }
-        let mut load_errors = Vec::new();
-        let mut files = Vec::new();
-        for dir in &options.plugin_dirs {
-            let (found, links) =
-                plugin::wasm_files(dir).map_err(|source| SandboxError::PluginDir {
-                    dir: dir.clone(),
-                    source,
-                })?;
-            files.extend(found);
-            load_errors.extend(links.into_iter().map(|link| {
-                LoadError {
-                    origin: PluginOrigin::File(link),
-                    reason:
-                        "it is a symbolic link, and toolhost loads plugins only from real files \
-                         (a link can be pointed at other code later); copy the file in instead"
-                            .into(),
-                }
-            }));
-        }
-        files.extend(options.plugin_files.iter().cloned());
-        sources.extend(
-            files
-                .into_iter()
-                .map(|path| (PluginOrigin::File(path), None)),
-        );
-
+        let (sources, load_errors) = plugin_sources(&options)?;
         let protection = Arc::new(
             Protection::new(&options.workspace, options.protected.clone())
                 .with_every_repository(options.every_repository.clone()),
         );
-        let mut sandbox = Sandbox {
-            optimizer: Optimizer::new(&compilers),
-            cache_dir: options.cache_dir.clone(),
-            compile_after_exit: options.tiering.compile_after_exit,
-            spares_after: options.tiering.spares_after,
-            plugin_file_limit: options.plugin_file_limit,
-            grant_dirs: GrantDirs::default(),
-            tls: Arc::new(Tls::new(options.ca_file.clone())),
-            shipped_plugins: options.shipped_plugins.clone().map(Arc::new),
-            workspace: options.workspace.clone(),
-            protection: Arc::clone(&protection),
-            plugins: Vec::new(),
-            tools: Vec::new(),
-            load_errors,
-            load_notices: Vec::new(),
-        };
+        let mut sandbox =
+            Sandbox::empty(&options, &compilers, Arc::clone(&protection), load_errors);
         // `list-tools` only names tools: it gets a small share of the
         // defaults, and all of a start's `list-tools` calls together get
         // LIST_TOOLS_TOTAL, so that copies of a plugin that spins there
@@ -348,15 +381,7 @@ impl Sandbox {
         let mut shipped_cost = ShippedCost::default();
         for (origin, builtin) in sources {
             if listing.is_spent() {
-                sandbox.load_errors.push(LoadError {
-                    origin,
-                    reason: format!(
-                        "not loaded: the plugins before it used up the {} s a start gives all \
-                         `list-tools` calls together (one of them spins there, or runs out of \
-                         fuel); remove the plugin that did from its directory",
-                        LIST_TOOLS_TOTAL.as_secs()
-                    ),
-                });
+                sandbox.load_errors.push(listing_spent(origin));
                 continue;
             }
             // Once the budget is spent, a file of the shipped directory is

@@ -101,6 +101,9 @@ impl Summary {
 /// `toolhost sessions show ID`: the session, one line per event worth
 /// reading. `still_running`: its process still writes it (see
 /// [`super::in_use`]), so a last run without a stop record has not died.
+///
+/// Long: one arm per record type, each a few lines, sharing the walk's
+/// state (the step, the calls still running).
 pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut step = 0;

@@ -243,6 +243,8 @@ impl SessionWriter {
     }
 
     /// Records one event of the loop (what [`Self::sink`] calls).
+    ///
+    /// Long: one arm per event kind, each its record, under one lock.
     pub fn observe(&self, event: &AgentEvent) {
         let mut state = self.lock();
         let record = match event {

@@ -28,6 +28,8 @@ fn field(object: &Map<String, Value>, name: &str, ty: &Type, at: &str) -> Result
 
 /// The component value of type `ty` that `value` stands for; `at` is the
 /// JSON pointer of `value` in the input, for errors.
+///
+/// Long: one arm per component type, each its JSON form.
 pub(crate) fn from_json(value: &Value, ty: &Type, at: &str) -> Result<Val, String> {
     let wrong = |expected: &str| Err(format!("{at}: expected {expected}, got {value}"));
     Ok(match ty {
