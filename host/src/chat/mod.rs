@@ -201,6 +201,9 @@ enum Action {
 type Term = Terminal<CrosstermBackend<io::Stdout>>;
 
 impl<M: ModelClient, T: ToolRunner> Session<M, T> {
+    /// Long: one `select!` over the agent's events, the end of a run and the
+    /// keys; the running prompt, its cancel and the ledger are borrowed across
+    /// the arms.
     async fn serve(
         &mut self,
         terminal: &mut Term,

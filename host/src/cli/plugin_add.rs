@@ -19,6 +19,9 @@ use super::render::{self, Added};
 /// Checks and compiles `file` alongside every plugin the workspace already
 /// loads (so a tool name clash is found now, not at the next start), then
 /// copies it into the first plugins directory.
+///
+/// Long: `plugin add`'s steps in order (check the file, load it beside the
+/// workspace's plugins, copy it in), each with its own error.
 pub(super) async fn add(
     args: &SandboxArgs,
     file: &Path,

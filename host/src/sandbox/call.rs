@@ -312,6 +312,9 @@ impl State {
 /// instance of the same code made for the same policy, and calls `export`,
 /// stopping it at the deadline or on `cancel`. The instance lives in the
 /// pool slot the caller holds (`_slot`), and is gone when this returns.
+///
+/// Long: the one place a call's store is made (or a spare taken), run under its
+/// deadline and cancel, and the end classified; the steps share the store.
 pub(crate) async fn run<E: Export>(
     engine: &Engine,
     pre: &InstancePre<State>,

@@ -170,6 +170,9 @@ impl ListingBudget {
 /// its code from the cache, or compiled (with the baseline compiler first
 /// when it is big), instantiated and asked for its tools under `policy` (no
 /// grants), within what is left of `listing`.
+///
+/// Long: a load's steps in order (read, hash, cached code or a compile,
+/// instantiate, list tools, check them), each a few lines over the one source.
 pub(crate) async fn load(
     compilers: &Compilers,
     origin: PluginOrigin,

@@ -468,6 +468,9 @@ impl Sandbox {
     /// name is taken is skipped whole, with an error naming both plugins; a
     /// typed export whose name is taken is renamed with the file's stem.
     /// Returns whether the plugin was added.
+    ///
+    /// Long: a loaded plugin's tools admitted one by one (name, clash, typed
+    /// settings, policy, grant directories, spares), each step a few lines.
     fn add(&mut self, mut loaded: LoadedPlugin, policy: &Policy, typed: &TypedConfig) -> bool {
         let notices = std::mem::take(&mut loaded.notices);
         self.load_notices
@@ -743,6 +746,9 @@ impl Sandbox {
 
     /// Runs tool `name` on `input` (JSON text). Never fails: every problem
     /// is a [`ToolFault`] in the report, for the model to read.
+    ///
+    /// Long: a call's steps in order (a slot, the input, the export by its
+    /// kind, the outcome and what it measured).
     pub async fn call(&self, name: &str, input: &str, options: &CallOptions) -> CallReport {
         // Every call waits for a slot of the engine's pools, however many
         // were asked for at once ([`slots`]); the wait is not the tool's,

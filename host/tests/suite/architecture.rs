@@ -67,13 +67,19 @@ fn modules(src: &Path) -> BTreeMap<Module, String> {
 }
 
 /// `text` without its comments and the contents of its string and
-/// character literals, which may hold `use ` or `crate::` as words.
+/// character literals, which may hold `use ` or `crate::` as words. Line
+/// ends stay where they were, so lines can be counted.
 fn code_only(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
+    // The line ends of what is dropped, kept.
+    let drop = |out: &mut String, dropped: &[char]| {
+        out.extend(dropped.iter().filter(|&&c| c == '\n'));
+    };
     let mut i = 0;
     while i < chars.len() {
         let (c, next) = (chars[i], chars.get(i + 1).copied());
+        let start = i;
         if c == '/' && next == Some('/') {
             while i < chars.len() && chars[i] != '\n' {
                 i += 1;
@@ -83,31 +89,32 @@ fn code_only(text: &str) -> String {
             while i + 1 < chars.len() && !(chars[i] == '*' && chars[i + 1] == '/') {
                 i += 1;
             }
-            i += 2;
+            i = (i + 2).min(chars.len());
+            drop(&mut out, &chars[start..i]);
         } else if c == 'r' && (next == Some('"') || next == Some('#')) && {
             let hashes = chars[i + 1..].iter().take_while(|&&h| h == '#').count();
             chars.get(i + 1 + hashes) == Some(&'"')
         } {
             let hashes = chars[i + 1..].iter().take_while(|&&h| h == '#').count();
             i += hashes + 2;
-            loop {
-                if i >= chars.len() {
-                    break;
-                }
+            while i < chars.len() {
                 if chars[i] == '"' && chars[i + 1..].iter().take(hashes).all(|&h| h == '#') {
                     i += hashes + 1;
                     break;
                 }
                 i += 1;
             }
+            i = i.min(chars.len());
             out.push_str("\"\"");
+            drop(&mut out, &chars[start..i]);
         } else if c == '"' {
             i += 1;
             while i < chars.len() && chars[i] != '"' {
                 i += if chars[i] == '\\' { 2 } else { 1 };
             }
-            i += 1;
+            i = (i + 1).min(chars.len());
             out.push_str("\"\"");
+            drop(&mut out, &chars[start..i]);
         } else if c == '\'' && next == Some('\\') {
             i += 3;
             while i < chars.len() && chars[i] != '\'' {
@@ -456,4 +463,107 @@ fn the_reader_resolves_uses_as_rust_does() {
             (false, "super::s::t".to_string()),
         ]
     );
+}
+
+/// The most lines a function outside the tests has, unless its doc says
+/// why it is longer in a line that starts `Long:`.
+const MOST_LINES: usize = 100;
+
+/// Each function of `text` (outside its tests) longer than [`MOST_LINES`]
+/// whose doc has no `Long:` line, as `name (N lines)`.
+fn long_functions(text: &str) -> Vec<String> {
+    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    let code: Vec<String> = code_only(text).lines().map(str::to_string).collect();
+    let source: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (at, line) in code.iter().enumerate() {
+        let mut rest = line.trim_start();
+        for prefix in [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ] {
+            rest = rest.strip_prefix(prefix).unwrap_or(rest);
+        }
+        let Some(name) = rest.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = name
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let (mut depth, mut opened, mut end) = (0i64, false, None);
+        for (n, body) in code.iter().enumerate().skip(at) {
+            if !opened && body.contains(';') && !body.contains('{') {
+                break;
+            }
+            for c in body.chars() {
+                match c {
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if opened && depth <= 0 {
+                end = Some(n);
+                break;
+            }
+        }
+        let Some(end) = end else {
+            continue;
+        };
+        let lines = end - at + 1;
+        if lines <= MOST_LINES {
+            continue;
+        }
+        let says_why = source[..at]
+            .iter()
+            .rev()
+            .map(|line| line.trim_start())
+            .take_while(|line| line.starts_with("///") || line.starts_with("#["))
+            .any(|line| line.starts_with("/// Long:"));
+        if !says_why {
+            out.push(format!("{name} ({lines} lines)"));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_is_longer_than_a_screenful_without_saying_why() {
+    let mut found = Vec::new();
+    for (module, _) in modules(&src()) {
+        let file = ["", "/mod.rs", ".rs"]
+            .iter()
+            .map(|end| src().join(format!("{}{end}", module.join("/"))))
+            .find(|path| path.is_file() && !module.is_empty())
+            .unwrap_or_else(|| src().join("lib.rs"));
+        let text = std::fs::read_to_string(&file).expect("read module");
+        for long in long_functions(&text) {
+            found.push(format!("{}: {long}", module.join("/")));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "functions over {MOST_LINES} lines (split one, or say why in a `/// Long:` line of \
+         its doc):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_long_function_is_found_and_one_that_says_why_is_not() {
+    let body = "    x();\n".repeat(MOST_LINES);
+    let long = format!("/// Does x.\npub fn a() {{\n{body}}}\n");
+    assert_eq!(long_functions(&long), ["a (102 lines)"]);
+    let said = format!("/// Does x.\n///\n/// Long: one arm per x.\nfn a() {{\n{body}}}\n");
+    assert!(long_functions(&said).is_empty());
+    let short = "fn b() {\n    let s = \"{\n{\n\";\n}\n";
+    assert!(long_functions(short).is_empty());
 }

@@ -427,96 +427,107 @@ pub(super) fn load_problems(sandbox: &Sandbox, warnings: &[String]) {
 pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
     let mut out = io::stdout().lock();
     if as_json {
-        let tools: Vec<_> = sandbox
-            .tools()
-            .iter()
-            .map(|tool| tool_json(tool, sandbox.tier(tool)))
-            .collect();
-        let errors: Vec<_> = sandbox
-            .load_errors()
-            .iter()
-            .map(|e| json!({"plugin": e.origin, "reason": e.reason}))
-            .collect();
-        let protected: Vec<_> = sandbox
-            .protected()
-            .iter()
-            .map(|p| json!({"path": p.relative, "at_any_depth": p.at_any_depth, "why": p.why}))
-            .collect();
-        let doc = json!({
-            "workspace": sandbox.workspace(),
-            "tools": tools,
-            "protected": protected,
-            "load_errors": errors,
-        });
-        return put_json(&mut out, &doc, true);
+        return put_json(&mut out, &tools_json(sandbox), true);
     }
     for tool in sandbox.tools() {
-        let mode = if tool.read_only {
-            "read-only"
-        } else {
-            "writes"
-        };
-        let plugin = tool.plugin.to_string();
-        put_line(
-            &mut out,
-            format_args!("{}  ({mode}, {})", one_line(&tool.name), one_line(&plugin)),
-        )?;
-        put_line(
-            &mut out,
-            format_args!("    {}", one_line(first_sentence(&tool.description))),
-        )?;
-        let reach = tool.reach();
-        // A tool that writes with nothing to write to: say how to grant it.
-        let hint = if tool.read_only || reach.may(crate::sandbox::Access::Write) {
-            String::new()
-        } else {
-            format!(
-                "; it may write nowhere: grant a directory with `--allow-write {}=DIR`",
-                one_line(&tool.name)
-            )
-        };
-        put_line(
-            &mut out,
-            format_args!("    grants: {}{hint}", one_line(&reach.dirs_plain())),
-        )?;
-        if !reach.hosts.is_empty() {
-            let limits = &tool.policy.limits;
-            put_line(
-                &mut out,
-                format_args!(
-                    "    network: {} ({} requests, {} connections at once, {} MiB of responses a call)",
-                    one_line(&reach.hosts.join(", ")),
-                    limits.net_requests,
-                    limits.net_connections,
-                    limits.net_bytes.div_ceil(1 << 20)
-                ),
-            )?;
-        }
-        put_line(
-            &mut out,
-            format_args!("    limits: {}", limits_text(&tool.policy.limits)),
-        )?;
-        if !tool.policy.lifted.is_empty() {
-            let lifted: Vec<String> = tool
-                .policy
-                .lifted
-                .iter()
-                .map(|p| {
-                    p.strip_prefix(sandbox.workspace())
-                        .unwrap_or(p)
-                        .display()
-                        .to_string()
-                })
-                .collect();
-            put_line(
-                &mut out,
-                format_args!(
-                    "    may change protected: {} (granted by name)",
-                    one_line(&lifted.join(", "))
-                ),
-            )?;
-        }
+        tool_lines(&mut out, tool, sandbox.workspace())?;
     }
+    protected_lines(&mut out, sandbox)
+}
+
+/// `toolhost tools --json`'s document.
+fn tools_json(sandbox: &Sandbox) -> serde_json::Value {
+    let tools: Vec<_> = sandbox
+        .tools()
+        .iter()
+        .map(|tool| tool_json(tool, sandbox.tier(tool)))
+        .collect();
+    let errors: Vec<_> = sandbox
+        .load_errors()
+        .iter()
+        .map(|e| json!({"plugin": e.origin, "reason": e.reason}))
+        .collect();
+    let protected: Vec<_> = sandbox
+        .protected()
+        .iter()
+        .map(|p| json!({"path": p.relative, "at_any_depth": p.at_any_depth, "why": p.why}))
+        .collect();
+    json!({
+        "workspace": sandbox.workspace(),
+        "tools": tools,
+        "protected": protected,
+        "load_errors": errors,
+    })
+}
+
+/// One tool in `toolhost tools`: its name, what it does, its grants,
+/// network, limits and lifts.
+fn tool_lines(out: &mut impl io::Write, tool: &Tool, workspace: &Path) -> io::Result<()> {
+    let mode = if tool.read_only {
+        "read-only"
+    } else {
+        "writes"
+    };
+    let plugin = tool.plugin.to_string();
+    put_line(
+        out,
+        format_args!("{}  ({mode}, {})", one_line(&tool.name), one_line(&plugin)),
+    )?;
+    put_line(
+        out,
+        format_args!("    {}", one_line(first_sentence(&tool.description))),
+    )?;
+    let reach = tool.reach();
+    // A tool that writes with nothing to write to: say how to grant it.
+    let hint = if tool.read_only || reach.may(crate::sandbox::Access::Write) {
+        String::new()
+    } else {
+        format!(
+            "; it may write nowhere: grant a directory with `--allow-write {}=DIR`",
+            one_line(&tool.name)
+        )
+    };
+    put_line(
+        out,
+        format_args!("    grants: {}{hint}", one_line(&reach.dirs_plain())),
+    )?;
+    if !reach.hosts.is_empty() {
+        let limits = &tool.policy.limits;
+        put_line(
+            out,
+            format_args!(
+                "    network: {} ({} requests, {} connections at once, {} MiB of responses a call)",
+                one_line(&reach.hosts.join(", ")),
+                limits.net_requests,
+                limits.net_connections,
+                limits.net_bytes.div_ceil(1 << 20)
+            ),
+        )?;
+    }
+    put_line(
+        out,
+        format_args!("    limits: {}", limits_text(&tool.policy.limits)),
+    )?;
+    if !tool.policy.lifted.is_empty() {
+        let lifted: Vec<String> = tool
+            .policy
+            .lifted
+            .iter()
+            .map(|p| p.strip_prefix(workspace).unwrap_or(p).display().to_string())
+            .collect();
+        put_line(
+            out,
+            format_args!(
+                "    may change protected: {} (granted by name)",
+                one_line(&lifted.join(", "))
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// The protected paths, last in `toolhost tools`.
+fn protected_lines(out: &mut impl io::Write, sandbox: &Sandbox) -> io::Result<()> {
     let names = |any_depth: bool| -> Vec<String> {
         sandbox
             .protected()
@@ -526,7 +537,7 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
             .collect()
     };
     put_line(
-        &mut out,
+        out,
         format_args!(
             "protected at any depth (no tool may change): {}",
             one_line(&names(true).join(", "))
@@ -537,7 +548,7 @@ pub(super) fn tools(sandbox: &Sandbox, as_json: bool) -> io::Result<()> {
         return Ok(());
     }
     put_line(
-        &mut out,
+        out,
         format_args!(
             "protected (no tool may change): {}",
             one_line(&exact.join(", "))

@@ -86,6 +86,9 @@ struct Found {
 }
 
 /// Every exported function of `component` that can be a tool.
+///
+/// Long: one walk over the component's exports, one arm per kind of item, then
+/// the names settled.
 pub(crate) fn discover(engine: &Engine, component: &Component, docs: &Docs) -> Discovered {
     let mut found = Vec::new();
     let mut skipped = Vec::new();

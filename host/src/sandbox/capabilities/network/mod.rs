@@ -103,6 +103,10 @@ impl WasiHttpHooks for NetworkPolicy {
 
 /// Counts, clears and sends one request; every refusal recorded in the
 /// call's account.
+///
+/// Long: one request's steps in the order they must happen (count, clear, add
+/// credentials, connect, send, meter the body), each recording its refusal in
+/// the account.
 async fn send_checked(
     mut request: http::Request<WasiBody>,
     options: Option<RequestOptions>,
