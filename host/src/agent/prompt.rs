@@ -2,30 +2,22 @@
 //! exactly what each tool may touch, so it does not waste turns discovering
 //! its grants by trial and error.
 
-use std::fmt::Write as _;
-
-use crate::sandbox::{Sandbox, protected_sentence};
+use crate::sandbox::Sandbox;
 
 /// The system prompt used when the user gives none: the workspace, the tools
 /// and each tool's directories.
 pub fn default_system_prompt(sandbox: &Sandbox) -> String {
-    let mut prompt = format!(
+    format!(
         "You are an agent working in the workspace `{}`. You act only through the tools below. \
          Each tool runs in a sandbox: it may use only the directories listed for it, given relative \
          to the workspace root (`.` is the root), and reach only the hosts listed for it (none \
          unless listed); paths you pass are relative to the root too. \
          A tool result marked as an error says what went wrong and what to do instead; read it and \
          change your approach rather than repeating the same call. When the task is done, answer \
-         with a short summary and no tool calls.\n\nTools and their directories:\n",
-        sandbox.workspace().display()
-    );
-    for tool in sandbox.tools() {
-        let _ = writeln!(prompt, "- {}", tool.reach().line());
-    }
-    if let Some(sentence) = protected_sentence(&sandbox.protected()) {
-        let _ = writeln!(prompt, "\n{sentence}");
-    }
-    prompt
+         with a short summary and no tool calls.\n\n{}",
+        sandbox.workspace().display(),
+        sandbox.describe_reach()
+    )
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! and all four annotations set, and the server's instructions naming each
 //! tool's directories.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use rmcp::model::{Tool as McpTool, ToolAnnotations};
@@ -96,20 +95,17 @@ fn title(name: &str) -> String {
 /// The server's `instructions`: where the tools work and what each may
 /// touch, so the client's model does not discover its grants by failing.
 pub(super) fn instructions(sandbox: &Sandbox) -> String {
-    let mut text = format!(
+    format!(
         "toolhost runs each of these tools in a fresh WebAssembly sandbox in the workspace `{}`. \
          A tool may use only the directories listed for it below, relative to the workspace \
          (`.` is its root), and reach only the hosts listed for it (none unless listed); pass \
          paths relative to the workspace too. Each call is limited in \
          compute, time, memory and output. A result marked as an error says what went wrong (a \
          path outside the tool's directories, input that does not match the schema, a limit \
-         reached) and what to do instead.\n\nTools and their directories:\n",
-        sandbox.workspace().display()
-    );
-    for tool in sandbox.tools() {
-        let _ = writeln!(text, "- {}", tool.reach().line());
-    }
-    text
+         reached) and what to do instead.\n\n{}",
+        sandbox.workspace().display(),
+        sandbox.describe_reach()
+    )
 }
 
 #[cfg(test)]

@@ -739,6 +739,20 @@ impl Sandbox {
         self.protection.paths().collect()
     }
 
+    /// What each tool may reach, one line per tool, then the paths no tool
+    /// may change: how the system prompt and the MCP server's instructions
+    /// both end, so a model told of its tools either way reads the same.
+    pub fn describe_reach(&self) -> String {
+        let mut text = String::from("Tools and their directories:\n");
+        for tool in &self.tools {
+            text.push_str(&format!("- {}\n", tool.reach().line()));
+        }
+        if let Some(sentence) = reach::protected_sentence(&self.protected()) {
+            text.push_str(&format!("\n{sentence}\n"));
+        }
+        text
+    }
+
     /// The workspace root the tools see as `.`.
     pub fn workspace(&self) -> &Path {
         &self.workspace
