@@ -153,3 +153,178 @@ fn through_names(rules: &FsRules, located: &Located, change: Change) -> Option<H
             Change::Away | Change::Onto => rules.touched(way),
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::Workspace;
+    use super::*;
+    use crate::sandbox::capabilities::Access;
+    use std::fs;
+
+    /// The refusal of `change` of `path` under the workspace's root, for a
+    /// tool with a write grant of it.
+    fn refusal_at(workspace: &Workspace, path: &str, change: Change) -> Option<Denial> {
+        let dir = workspace.dir(".", Access::Write);
+        let located = workspace.locate(&dir, path, false);
+        refusal(&workspace.rules(), &located, change)
+    }
+
+    fn protected(denial: Option<Denial>) -> (String, String) {
+        match denial {
+            Some(Denial::Protected { path, hit }) => (path, hit.protected),
+            other => panic!("not refused as protected: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_write_into_git_hooks_is_refused_by_every_route() {
+        let workspace = Workspace::new();
+        for route in [
+            ".git/hooks/pre-commit",
+            "./.git/hooks/pre-commit",
+            "src/../.git/hooks/pre-commit",
+            ".git/hooks/",
+        ] {
+            let (path, hit) = protected(refusal_at(&workspace, route, Change::At));
+            assert!(path.starts_with(".git/hooks"), "{route}: {path}");
+            assert_eq!(hit, ".git", "{route}");
+        }
+        // The good case: the same write somewhere allowed.
+        workspace.mkdir("src/hooks");
+        assert_eq!(
+            refusal_at(&workspace, "src/hooks/pre-commit", Change::At),
+            None
+        );
+        assert_eq!(refusal_at(&workspace, "./src/new.rs", Change::At), None);
+    }
+
+    #[test]
+    fn a_write_through_a_symlink_the_repository_shipped_is_refused() {
+        let workspace = Workspace::new();
+        // Into a protected path: where the change lands decides.
+        workspace.symlink(".git", "shipped");
+        let (path, _) = protected(refusal_at(&workspace, "shipped/hooks/x", Change::At));
+        assert_eq!(path, ".git/hooks/x");
+        // At a protected name, out of it: the name on the way decides.
+        workspace.mkdir("sub/cc");
+        workspace.symlink("cc", "sub/.claude");
+        let (path, hit) = protected(refusal_at(&workspace, "sub/.claude/s.json", Change::At));
+        assert_eq!(path, "sub/cc/s.json", "it lands outside");
+        assert_eq!(hit, "sub/.claude", "but is named through");
+        let (_, hit) = protected(refusal_at(&workspace, "sub/.claude", Change::Onto));
+        assert_eq!(hit, "sub/.claude", "a link there is replaced too");
+        // The good case: the same file by its own name.
+        assert_eq!(refusal_at(&workspace, "sub/cc/s.json", Change::At), None);
+    }
+
+    #[test]
+    fn a_write_through_a_followed_link_lands_where_it_points() {
+        let workspace = Workspace::new();
+        workspace.symlink("../.git/config", "src/config");
+        let dir = workspace.dir(".", Access::Write);
+        let rules = workspace.rules();
+        let followed = workspace.locate(&dir, "src/config", true);
+        assert_eq!(followed.target, workspace.path(".git/config"));
+        let (path, _) = protected(refusal(&rules, &followed, Change::At));
+        assert_eq!(path, ".git/config");
+        // The link itself, not followed, is the tool's to change.
+        let link = workspace.locate(&dir, "src/config", false);
+        assert_eq!(refusal(&rules, &link, Change::Away), None);
+    }
+
+    #[test]
+    fn moving_or_replacing_what_holds_a_protected_path_is_refused() {
+        let workspace = Workspace::new();
+        workspace.mkdir("app/.github/hooks");
+        workspace.mkdir("vendor/lib/.git");
+        for change in [Change::Away, Change::Onto] {
+            let (_, hit) = protected(refusal_at(&workspace, "app/.github", change));
+            assert_eq!(hit, "app/.github/hooks");
+        }
+        // A change at it (its times) is not one in it.
+        assert_eq!(refusal_at(&workspace, "app/.github", Change::At), None);
+        // A nested repository moved as a whole is no change inside it.
+        assert_eq!(refusal_at(&workspace, "vendor", Change::Away), None);
+        assert_eq!(refusal_at(&workspace, "src", Change::Away), None);
+    }
+
+    #[test]
+    fn a_change_in_a_nested_repositorys_hooks_is_refused() {
+        let workspace = Workspace::new();
+        workspace.write("vendor/x/.git/config", "[core]\n\thooksPath = githooks\n");
+        workspace.mkdir("vendor/x/githooks");
+        let (_, hit) = protected(refusal_at(
+            &workspace,
+            "vendor/x/githooks/pre-commit",
+            Change::At,
+        ));
+        assert_eq!(hit, "vendor/x/githooks");
+        assert_eq!(refusal_at(&workspace, "vendor/x/README", Change::At), None);
+    }
+
+    #[test]
+    fn a_change_of_a_file_with_two_names_is_refused_but_not_its_removal() {
+        let workspace = Workspace::new();
+        fs::hard_link(
+            workspace.path("src/main.rs"),
+            workspace.path("src/alias.rs"),
+        )
+        .expect("hard link");
+        assert_eq!(
+            refusal_at(&workspace, "src/alias.rs", Change::At),
+            Some(Denial::HardLinked {
+                path: "src/alias.rs".into(),
+                names: 2
+            })
+        );
+        // Removing or renaming one name changes no other.
+        assert_eq!(refusal_at(&workspace, "src/alias.rs", Change::Away), None);
+        assert_eq!(refusal_at(&workspace, "src/alias.rs", Change::Onto), None);
+    }
+
+    #[test]
+    fn a_change_into_toolhosts_own_files_is_refused() {
+        let workspace = Workspace::new();
+        for path in [
+            "toolhost.toml",
+            ".toolhost/sessions/s.jsonl",
+            ".toolhost/p.wasm",
+        ] {
+            protected(refusal_at(&workspace, path, Change::At));
+        }
+    }
+
+    #[test]
+    fn a_read_only_grant_is_left_to_wasmtime_wasi() {
+        // wasmtime-wasi refuses every change there; a refusal of the guard
+        // would advise a lift that cannot help.
+        let workspace = Workspace::new();
+        let dir = workspace.dir(".", Access::Read);
+        let located = workspace.locate(&dir, ".git/hooks/pre-commit", false);
+        assert_eq!(refusal(&workspace.rules(), &located, Change::At), None);
+    }
+
+    #[test]
+    fn a_path_is_resolved_beneath_its_directory_or_not_at_all() {
+        let workspace = Workspace::new();
+        let dir = workspace.dir("src", Access::Write);
+        let error = |path: &str, no_name| {
+            locate(dir.clone(), path, false, no_name)
+                .err()
+                .and_then(|error| error.downcast().ok())
+        };
+        assert_eq!(
+            error("/etc/passwd", ErrorCode::Invalid),
+            Some(ErrorCode::NotPermitted)
+        );
+        assert_eq!(error("", ErrorCode::Invalid), Some(ErrorCode::NoEntry));
+        assert_eq!(error(".", ErrorCode::Exist), Some(ErrorCode::Exist));
+        for escape in ["../toolhost.toml", "missing/x"] {
+            let located = locate(dir.clone(), escape, false, ErrorCode::Invalid);
+            assert!(located.is_err(), "{escape} fails closed");
+        }
+        workspace.mkdir("src/sub");
+        let located = workspace.locate(&dir, "sub/../main.rs", false);
+        assert_eq!(located.target, workspace.path("src/main.rs"));
+    }
+}

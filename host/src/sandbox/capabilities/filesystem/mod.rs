@@ -49,3 +49,6 @@ pub(crate) use guard::FsGuard;
 pub use guard::Held;
 pub(crate) use host::{Guarded, GuardedFilesystem};
 pub(crate) use rules::FsRules;
+
+#[cfg(test)]
+mod fixture;

@@ -400,3 +400,282 @@ impl FsRules {
         self.grants.iter().any(|(dir, _)| path.starts_with(dir))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::Workspace;
+    use super::*;
+    use crate::sandbox::capabilities::protect::Record;
+    use std::fs;
+
+    /// Where `relative` lands from the workspace, as the guard resolves it.
+    fn landing(workspace: &Workspace, relative: &str) -> PathBuf {
+        protect::locate(&workspace.root, relative, false).expect(relative)
+    }
+
+    #[test]
+    fn a_write_into_git_hooks_is_protected_by_every_route() {
+        let workspace = Workspace::new();
+        workspace.symlink(".git", "shipped");
+        let rules = workspace.rules();
+        for route in [
+            ".git/hooks/pre-commit",
+            "./.git/hooks/pre-commit",
+            "src/../.git/hooks/pre-commit",
+            "shipped/hooks/pre-commit",
+        ] {
+            let target = landing(&workspace, route);
+            let hit = rules.covered(&target).expect(route);
+            assert!(
+                hit.protected.eq_ignore_ascii_case(".git"),
+                "{route}: {hit:?}"
+            );
+            assert!(rules.protected(&target).is_some(), "{route}");
+        }
+        workspace.mkdir("src/hooks");
+        // Names are matched as a case-insensitive file system would.
+        assert!(
+            rules
+                .covered(&workspace.path(".GIT/hooks/pre-commit"))
+                .is_some()
+        );
+        // The good case: the same write elsewhere.
+        assert_eq!(
+            rules.covered(&landing(&workspace, "src/hooks/pre-commit")),
+            None
+        );
+        assert_eq!(rules.protected(&workspace.path("src/main.rs")), None);
+    }
+
+    #[test]
+    fn moving_what_holds_a_protected_path_touches_it() {
+        let workspace = Workspace::new();
+        workspace.mkdir("app/.github/hooks");
+        workspace.mkdir("vendor/lib/.git");
+        let rules = workspace.rules();
+        let github = workspace.path("app/.github");
+        assert_eq!(
+            rules.covered(&github),
+            None,
+            "a change at it is not one in it"
+        );
+        let hit = rules.touched(&github).expect("moving it moves its hooks");
+        assert_eq!(hit.protected, "app/.github/hooks");
+        assert!(
+            rules.touched(&workspace.root).is_some(),
+            "the workspace holds them all"
+        );
+        // The good cases: a directory holding nothing protected, and a
+        // nested repository moved as a whole (no change inside it).
+        assert_eq!(rules.touched(&workspace.path("src")), None);
+        assert_eq!(rules.touched(&workspace.path("vendor")), None);
+    }
+
+    #[test]
+    fn a_lift_lifts_only_what_it_names() {
+        let workspace = Workspace::new();
+        let grants = [workspace.grant(".", Access::Write)];
+        let rules = workspace.rules_with(vec![".git/hooks"], &grants);
+        assert_eq!(
+            rules.covered(&workspace.path(".git/hooks/pre-commit")),
+            None
+        );
+        for still in [".git/config", "toolhost.toml", ".toolhost/plugins/p.wasm"] {
+            assert!(rules.covered(&workspace.path(still)).is_some(), "{still}");
+        }
+        // A lift of one protection lifts none that lies around it.
+        let rules = workspace.rules_with(vec![".claude"], &grants);
+        assert!(
+            rules
+                .covered(&workspace.path(".claude/.git/config"))
+                .is_some()
+        );
+        assert_eq!(
+            rules.covered(&workspace.path(".claude/settings.json")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_change_in_a_directory_holding_a_head_is_in_a_repository() {
+        let workspace = Workspace::new();
+        workspace.write("vendor/bare/HEAD", "ref: refs/heads/main\n");
+        workspace.mkdir("vendor/bare/objects/ab");
+        workspace.mkdir("vendor/plain/objects");
+        let rules = workspace.rules();
+        let held = |relative: &str| fs::File::open(workspace.path(relative)).expect("held");
+        let target = workspace.path("vendor/bare/objects/ab/cdef");
+        let parent = held("vendor/bare/objects/ab");
+        let hit = rules
+            .repository_around(&parent, &target, false)
+            .expect("the bare repository around it");
+        assert_eq!(hit.protected, "vendor/bare");
+        assert_eq!(
+            rules.protected(&target).map(|hit| hit.protected),
+            Some(hit.protected)
+        );
+        // The good case: the same change where no `HEAD` is.
+        let target = workspace.path("vendor/plain/objects/x");
+        let parent = held("vendor/plain/objects");
+        assert_eq!(rules.repository_around(&parent, &target, false), None);
+        assert_eq!(rules.protected(&target), None);
+    }
+
+    #[test]
+    fn a_nested_repositorys_hooks_path_and_includes_are_protected() {
+        let workspace = Workspace::new();
+        workspace.write(
+            "vendor/x/.git/config",
+            "[core]\n\thooksPath = githooks\n[include]\n\tpath = ../shared.cfg\n",
+        );
+        workspace.write("vendor/x/shared.cfg", "");
+        workspace.mkdir("vendor/x/githooks");
+        workspace.mkdir("vendor/x/src");
+        let rules = workspace.rules();
+        let held = |relative: &str| fs::File::open(workspace.path(relative)).expect("held");
+        let hooks = workspace.path("vendor/x/githooks/pre-commit");
+        let hit = rules
+            .repository_around(&held("vendor/x/githooks"), &hooks, false)
+            .expect("its hooks");
+        assert_eq!(hit.protected, "vendor/x/githooks");
+        assert_eq!(hit.why, NESTED_HOOKS_WHY);
+        let included = workspace.path("vendor/x/shared.cfg");
+        let hit = rules
+            .repository_around(&held("vendor/x"), &included, false)
+            .expect("what its config includes");
+        assert_eq!(hit.protected, "vendor/x/shared.cfg");
+        assert_eq!(hit.why, INCLUDED_WHY);
+        // Moving the directory that holds its hooks moves them too.
+        let githooks = workspace.path("vendor/x/githooks");
+        assert!(
+            rules
+                .repository_around(&held("vendor/x"), &githooks, true)
+                .is_some()
+        );
+        // The good case: the rest of its working tree.
+        let source = workspace.path("vendor/x/src/lib.rs");
+        assert_eq!(
+            rules.repository_around(&held("vendor/x/src"), &source, false),
+            None
+        );
+    }
+
+    #[test]
+    fn toolhosts_records_are_not_opened() {
+        let workspace = Workspace::new();
+        let rules = workspace.rules();
+        let session = workspace.path(".toolhost/sessions/s.jsonl");
+        match rules.record_refusal(&session) {
+            Some(Denial::Record { path, record, kind }) => {
+                assert_eq!(path, ".toolhost/sessions/s.jsonl");
+                assert_eq!(record, ".toolhost/sessions");
+                assert_eq!(kind, Record::Sessions);
+            }
+            other => panic!("not refused as a record: {other:?}"),
+        }
+        let output = workspace.path(".toolhost/outputs/o.txt");
+        assert!(matches!(
+            rules.record_refusal(&output),
+            Some(Denial::Record {
+                kind: Record::Outputs,
+                ..
+            })
+        ));
+        // Only the tool that pages through saved results reads them, and
+        // still no session.
+        let reader = workspace.rules().reading_saved_outputs();
+        assert_eq!(reader.record_refusal(&output), None);
+        assert!(reader.record_refusal(&session).is_some());
+        assert_eq!(rules.record_refusal(&workspace.path("src/main.rs")), None);
+    }
+
+    #[test]
+    fn a_file_with_two_names_is_changed_through_neither() {
+        let workspace = Workspace::new();
+        let rules = workspace.rules();
+        let (one, two) = (workspace.path("src/one.rs"), workspace.path("src/two.rs"));
+        fs::write(&one, "").expect("write");
+        assert_eq!(rules.hard_linked(&one), None, "one name");
+        fs::hard_link(&one, &two).expect("hard link");
+        for name in [&one, &two] {
+            assert_eq!(
+                rules.hard_linked(name),
+                Some(Denial::HardLinked {
+                    path: rules.shown(name),
+                    names: 2
+                })
+            );
+        }
+        // A directory's links are its subdirectories, not other names.
+        let dir = rustix::fs::stat(workspace.path("src")).expect("stat");
+        assert!(dir.st_nlink >= 2);
+        assert_eq!(other_names(&dir), None);
+    }
+
+    #[test]
+    fn a_descriptor_in_a_protected_path_or_with_other_names_changes_nothing() {
+        let workspace = Workspace::new();
+        let rules = workspace.rules();
+        let config = workspace.path(".git/config");
+        assert!(matches!(
+            rules.descriptor_refusal(&config, None),
+            Some(Denial::Protected { .. })
+        ));
+        let main = workspace.path("src/main.rs");
+        let stat = rustix::fs::stat(&main).expect("stat");
+        assert_eq!(rules.descriptor_refusal(&main, Some(&stat)), None);
+        fs::hard_link(&main, workspace.path("elsewhere.rs")).expect("hard link");
+        let stat = rustix::fs::stat(&main).expect("stat");
+        assert!(matches!(
+            rules.descriptor_refusal(&main, Some(&stat)),
+            Some(Denial::HardLinked { names: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn a_directory_held_for_its_times_is_refused_in_a_protected_path() {
+        let workspace = Workspace::new();
+        let rules = workspace.rules();
+        let hooks = workspace.path(".git/hooks");
+        assert!(matches!(
+            rules.protected_refusal(&hooks),
+            Some(Denial::Protected { path, .. }) if path == ".git/hooks"
+        ));
+        assert_eq!(rules.protected_refusal(&workspace.path("src")), None);
+    }
+
+    #[test]
+    fn writes_need_a_writable_grant_and_uses_any_grant() {
+        let workspace = Workspace::new();
+        workspace.mkdir("docs");
+        let grants = [
+            workspace.grant("src", Access::Write),
+            workspace.grant("docs", Access::Read),
+        ];
+        let rules = workspace.rules_with(Vec::new(), &grants);
+        assert!(rules.may_write(&workspace.path("src/main.rs")));
+        assert!(!rules.may_write(&workspace.path("docs/a.md")));
+        assert!(rules.may_use(&workspace.path("docs/a.md")));
+        assert!(!rules.may_use(&workspace.path("toolhost.toml")));
+        assert!(!rules.may_use(Path::new("/etc/passwd")));
+    }
+
+    #[test]
+    fn names_protected_at_any_depth_count_from_the_grant_outside_the_workspace() {
+        let workspace = Workspace::new();
+        let kept = tempfile::tempdir().expect("temp dir");
+        let outside = kept.path().canonicalize().expect("canonical");
+        fs::create_dir_all(outside.join("app/.git")).expect("mkdir");
+        let grant = Grant {
+            host_path: outside.join("app"),
+            guest_path: "app".into(),
+            access: Access::Write,
+        };
+        let rules = workspace.rules_with(Vec::new(), &[grant]);
+        assert_eq!(rules.base(&outside.join("app/x")), outside.join("app"));
+        assert!(rules.covered(&outside.join("app/.git/config")).is_some());
+        assert_eq!(rules.covered(&outside.join("app/x")), None);
+        // Outside every grant and the workspace, from the root (fail closed).
+        assert_eq!(rules.base(Path::new("/nowhere/x")), Path::new("/"));
+    }
+}
