@@ -92,3 +92,113 @@ fn refusal(rules: &FsRules, target: &Path) -> Option<Denial> {
         kind: special_kind(target),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::Workspace;
+    use super::*;
+    use crate::sandbox::capabilities::{Access, Grant};
+
+    /// A FIFO at `relative` in the workspace.
+    fn fifo(workspace: &Workspace, relative: &str) {
+        use rustix::fs::{FileType, Mode};
+        let path = workspace.path(relative);
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &path,
+            FileType::Fifo,
+            Mode::RUSR | Mode::WUSR,
+            0,
+        )
+        .expect("mkfifo");
+    }
+
+    fn held(workspace: &Workspace, relative: &str) -> std::fs::File {
+        std::fs::File::open(workspace.path(relative)).expect("held")
+    }
+
+    #[test]
+    fn a_fifo_is_not_opened() {
+        let workspace = Workspace::new();
+        fifo(&workspace, "src/pipe");
+        let rules = workspace.rules();
+        let src = held(&workspace, "src");
+        assert_eq!(
+            refusal_by_name(&rules, &src, "pipe", false),
+            Some(Denial::SpecialFile {
+                path: "src/pipe".into(),
+                kind: "a FIFO (named pipe)"
+            })
+        );
+        // The good case: a file, a directory, and the link itself.
+        workspace.symlink("pipe", "src/to-pipe");
+        for ordinary in ["main.rs", ".", "to-pipe"] {
+            assert_eq!(
+                refusal_by_name(&rules, &src, ordinary, false),
+                None,
+                "{ordinary}"
+            );
+        }
+        // A link followed to a FIFO opens the FIFO.
+        assert!(refusal_by_name(&rules, &src, "to-pipe", true).is_some());
+    }
+
+    #[test]
+    fn a_fifo_a_change_would_open_is_refused() {
+        let workspace = Workspace::new();
+        fifo(&workspace, "src/pipe");
+        let rules = workspace.rules();
+        let dir = workspace.dir(".", Access::Write);
+        let pipe = workspace.locate(&dir, "src/pipe", false);
+        assert!(matches!(
+            refusal_of_located(&rules, &pipe),
+            Some(Denial::SpecialFile { path, .. }) if path == "src/pipe"
+        ));
+        let file = workspace.locate(&dir, "src/main.rs", false);
+        assert_eq!(refusal_of_located(&rules, &file), None);
+        let new = workspace.locate(&dir, "src/new.rs", false);
+        assert_eq!(refusal_of_located(&rules, &new), None);
+    }
+
+    #[test]
+    fn a_socket_and_a_device_are_not_opened() {
+        let workspace = Workspace::new();
+        let _listener =
+            std::os::unix::net::UnixListener::bind(workspace.path("src/sock")).expect("bind");
+        let src = held(&workspace, "src");
+        assert!(matches!(
+            refusal_by_name(&workspace.rules(), &src, "sock", false),
+            Some(Denial::SpecialFile {
+                kind: "a socket",
+                ..
+            })
+        ));
+        let dev = Grant {
+            host_path: "/dev".into(),
+            guest_path: "/dev".into(),
+            access: Access::Read,
+        };
+        let rules = workspace.rules_with(Vec::new(), &[dev]);
+        let dir = std::fs::File::open("/dev").expect("/dev");
+        assert!(matches!(
+            refusal_by_name(&rules, &dir, "null", false),
+            Some(Denial::SpecialFile {
+                kind: "a device",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_special_file_outside_the_grants_is_left_to_the_open() {
+        // The open fails there by itself; a refusal would tell the tool
+        // what lies outside its grants.
+        let workspace = Workspace::new();
+        fifo(&workspace, "src/pipe");
+        let rules = workspace.rules_with(Vec::new(), &[workspace.grant("src", Access::Write)]);
+        let root = held(&workspace, ".");
+        assert!(refusal_by_name(&rules, &root, "src/pipe", false).is_some());
+        fifo(&workspace, "pipe");
+        assert_eq!(refusal_by_name(&rules, &root, "pipe", false), None);
+    }
+}
