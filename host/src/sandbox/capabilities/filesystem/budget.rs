@@ -126,3 +126,64 @@ impl Pollable for BudgetedStream {
         self.inner.ready().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmtime_wasi::p2::pipe::SinkOutputStream;
+
+    #[test]
+    fn the_budget_refuses_what_goes_over_it_and_remembers() {
+        let budget = WriteBudget::new(10);
+        assert!(budget.take(4));
+        assert!(budget.take(6), "up to the limit");
+        assert!(!budget.hit());
+        assert!(!budget.take(1), "one byte over");
+        assert!(budget.hit(), "the call is told it hit the limit");
+        assert!(budget.exceeded().to_string().contains("more than 10 bytes"));
+    }
+
+    #[test]
+    fn what_a_failed_operation_took_is_given_back() {
+        let budget = WriteBudget::new(ENTRY_COST);
+        assert!(budget.take(ENTRY_COST));
+        budget.give_back(ENTRY_COST);
+        assert!(budget.take(ENTRY_COST), "the entry was never made");
+        assert!(!budget.take(ENTRY_COST), "a second one is over");
+    }
+
+    #[test]
+    fn a_write_past_the_end_costs_the_hole_it_makes() {
+        assert_eq!(write_cost(100, 0, 10), 10);
+        assert_eq!(write_cost(100, 95, 10), 10, "inside the file");
+        assert_eq!(write_cost(100, 1 << 30, 1), (1 << 30) - 99, "a sparse hole");
+        assert_eq!(write_cost(0, u64::MAX, u64::MAX), u64::MAX, "saturates");
+    }
+
+    #[test]
+    fn a_stream_traps_the_write_that_goes_over_the_budget() {
+        let budget = WriteBudget::new(8);
+        let mut stream = BudgetedStream {
+            inner: Box::new(SinkOutputStream),
+            budget: Arc::clone(&budget),
+        };
+        assert!(stream.write(Bytes::from_static(b"12345")).is_ok());
+        assert!(matches!(
+            stream.write(Bytes::from_static(b"6789")),
+            Err(StreamError::Trap(_))
+        ));
+        assert!(matches!(
+            stream.write_zeroes(100),
+            Err(StreamError::Trap(_))
+        ));
+        assert!(budget.hit());
+        let mut fresh = BudgetedStream {
+            inner: Box::new(SinkOutputStream),
+            budget: WriteBudget::new(8),
+        };
+        assert!(
+            fresh.write_zeroes(8).is_ok(),
+            "zeroes are bytes too, up to the limit"
+        );
+    }
+}

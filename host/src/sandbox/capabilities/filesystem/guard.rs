@@ -130,3 +130,62 @@ impl FsGuard {
         Err(ErrorCode::NotPermitted.into())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::capabilities::protect::{Hit, Protection};
+
+    fn guard() -> FsGuard {
+        let rules = FsRules::new(Arc::new(Protection::default()), Vec::new(), &[]);
+        FsGuard::new(Arc::new(rules), WriteBudget::new(0))
+    }
+
+    fn is_trap(result: FsResult<()>) -> bool {
+        result.is_err_and(|error| error.downcast().is_err())
+    }
+
+    #[test]
+    fn holding_more_descriptors_than_the_cap_traps() {
+        let mut guard = guard();
+        let limit = Held::Descriptors.limit();
+        assert!(limit <= MAX_DESCRIPTORS);
+        guard
+            .opened
+            .extend(0..u32::try_from(limit - 1).expect("small"));
+        assert!(guard.may_hold(Held::Descriptors).is_ok(), "one more fits");
+        assert_eq!(guard.held_over(), None);
+        guard.opened.insert(u32::MAX);
+        assert!(is_trap(guard.may_hold(Held::Descriptors)));
+        assert_eq!(guard.held_over(), Some(Held::Descriptors));
+    }
+
+    #[test]
+    fn holding_more_listings_than_the_cap_traps() {
+        let mut guard = guard();
+        guard.listings = MAX_LISTINGS - 1;
+        assert!(guard.may_hold(Held::Listings).is_ok());
+        assert!(guard.may_hold(Held::Descriptors).is_ok(), "counted apart");
+        guard.listings = MAX_LISTINGS;
+        assert!(is_trap(guard.may_hold(Held::Listings)));
+        assert_eq!(guard.held_over(), Some(Held::Listings));
+    }
+
+    #[test]
+    fn a_refusal_is_not_permitted_and_the_first_one_is_kept() {
+        let mut guard = guard();
+        assert_eq!(guard.denial(), None);
+        let first = Denial::Protected {
+            path: ".git/config".into(),
+            hit: Hit {
+                protected: ".git".into(),
+                why: "git runs it".into(),
+            },
+        };
+        let refused: FsResult<()> = guard.refuse(first.clone());
+        let code = refused.err().and_then(|error| error.downcast().ok());
+        assert_eq!(code, Some(ErrorCode::NotPermitted));
+        let _: FsResult<()> = guard.refuse(Denial::HardLinkSource { source: "a".into() });
+        assert_eq!(guard.denial(), Some(&first), "the model reads the first");
+    }
+}
