@@ -31,6 +31,8 @@
 //!   holds open;
 //! - [`host`]: the `wasi:filesystem/types` host ([`Guarded`]), which acts
 //!   through the guard.
+//! - `fixture` (tests only): the workspace on real files the rules' tests
+//!   deny in.
 //!
 //! This file only wires them: the children import one another, never it.
 
