@@ -561,6 +561,29 @@ mod tests {
     }
 
     #[test]
+    fn a_nested_repository_whose_config_cannot_be_read_is_protected_whole() {
+        let workspace = Workspace::new();
+        workspace.mkdir("vendor/y/.git");
+        workspace.mkdir("vendor/y/src");
+        fs::write(
+            workspace.path("vendor/y/.git/config"),
+            b"[core]\n\xff\xfe\n",
+        )
+        .expect("write");
+        let rules = workspace.rules();
+        let parent = fs::File::open(workspace.path("vendor/y/src")).expect("held");
+        let target = workspace.path("vendor/y/src/lib.rs");
+        let hit = rules
+            .repository_around(&parent, &target, false)
+            .expect("fail closed");
+        assert_eq!(hit.protected, "vendor/y");
+        assert_eq!(hit.why, UNREADABLE_WHY);
+        // The good case: the same change once git could read it.
+        fs::write(workspace.path("vendor/y/.git/config"), "[core]\n").expect("write");
+        assert_eq!(rules.repository_around(&parent, &target, false), None);
+    }
+
+    #[test]
     fn toolhosts_records_are_not_opened() {
         let workspace = Workspace::new();
         let rules = workspace.rules();
