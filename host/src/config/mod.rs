@@ -29,8 +29,9 @@
 //! Resolving is two steps: [`gather`] reads every input once (the
 //! workspace, the files, the trust list, the environment, git's
 //! configuration); then one resolver per section derives its part from
-//! what was read. The directories the command line's write grants ask
-//! for are planned first, then made.
+//! what was read. Nothing on disk changes: the directories the command
+//! line's write grants ask for are returned ([`Resolved::new_dirs`]) for
+//! the command to make.
 
 mod dirs;
 mod environment;
@@ -66,13 +67,14 @@ use file_grants::FileGrants;
 use flags::FlagGrants;
 pub use inputs::ConfigInputs;
 pub use model::{ModelChoiceError, ModelFlags, RecordedModel, resolve_model};
+pub use new_dirs::NewDirs;
 pub use origin::GrantOrigin;
 use protected::{Protect, protected_paths};
 pub use resolved::Resolved;
 pub use user::TrustList;
 
 /// Reads the config files and the environment, and merges them with the
-/// flags.
+/// flags. Changes nothing on disk: see [`Resolved::new_dirs`].
 pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     let gathered = gather::gather(inputs)?;
     let (workspace, sources, trusted) = (&gathered.workspace, &gathered.sources, gathered.trusted);
@@ -85,7 +87,6 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     let protected = protected_paths(sources, &protect(inputs, &gathered, &cache_dir));
     let protection = Protection::new(workspace, protected.clone());
     let (new_dirs, created) = flags.new_dirs(workspace, &protection);
-    new_dirs.create()?;
     let file_grants = FileGrants::new(&gathered, &flags, &protection, &new_dirs);
     let withheld_writes = file_grants.withheld_writes()?;
     let (policy, net_notices) = tool_policy::policy(
@@ -128,6 +129,7 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         max_cost: run_settings::max_cost(sources),
         prices_from_you: model_section::prices_from_you(sources, trusted),
         notices,
+        new_dirs,
     })
 }
 
@@ -389,6 +391,36 @@ mod tests {
         let own = resolved.sandbox.policy.for_tool("raw");
         assert_eq!(own.limits.fuel, 99_000_000_000);
         assert!(own.grants.iter().any(|g| g.host_path == outside));
+    }
+
+    #[test]
+    fn a_missing_write_grant_is_planned_not_made() {
+        let dir = workspace();
+        let mut inputs = inputs(&dir);
+        inputs.allow_write = vec![
+            "write_file=new/notes".into(),
+            "edit_file=new".into(),
+            "new/notes/deep".into(),
+        ];
+        let resolved = resolve(&inputs).expect("the grants count as there");
+        let root = dir.path().canonicalize().expect("canonical");
+        assert!(!root.join("new").exists(), "resolving changes nothing");
+        // Grants for every tool come first; the directories it makes hold
+        // the others', so nothing more is made for them.
+        assert_eq!(
+            resolved.new_dirs.paths().collect::<Vec<_>>(),
+            [root.join("new/notes/deep")]
+        );
+        assert_eq!(
+            resolved.notices,
+            ["created the directory `new/notes/deep` for `--allow-write new/notes/deep`"]
+        );
+        assert!(
+            guest(resolved.sandbox.policy.for_tool("edit_file"))
+                .contains(&("new".into(), Access::Write))
+        );
+        resolved.new_dirs.create().expect("made");
+        assert!(root.join("new/notes/deep").is_dir());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Directories the command line's write grants ask for that do not exist
-//! yet: planned, then made ([`NewDirs::create`]); the grants are checked
-//! as if they were made.
+//! yet. Resolving only plans them, and changes nothing on disk: the grants
+//! are checked as if they were made, and the command makes them right
+//! after resolving, before the sandbox loads ([`NewDirs::create`]).
 
 use std::path::{Path, PathBuf};
 
@@ -21,13 +22,13 @@ pub(super) struct NewDir {
 
 /// The directories to make, in the order of the grants that ask for them.
 #[derive(Debug, Clone, Default)]
-pub(super) struct NewDirs(Vec<NewDir>);
+pub struct NewDirs(Vec<NewDir>);
 
 impl NewDirs {
     /// Makes each directory (and what is missing above it, as `mkdir -p`
     /// would); the first that cannot be made is the error, naming its
     /// grant.
-    pub(super) fn create(&self) -> Result<(), ConfigError> {
+    pub fn create(&self) -> Result<(), ConfigError> {
         for dir in &self.0 {
             std::fs::create_dir_all(&dir.path).map_err(|e| ConfigError::Grant {
                 grant: dir.grant.clone(),
@@ -36,6 +37,11 @@ impl NewDirs {
             })?;
         }
         Ok(())
+    }
+
+    /// The directories, in order.
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.0.iter().map(|dir| dir.path.as_path())
     }
 
     pub(super) fn push(&mut self, dir: NewDir) {

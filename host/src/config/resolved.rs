@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::file::{ChatSection, ModelSection};
+use super::new_dirs::NewDirs;
 use crate::sandbox::SandboxOptions;
 
 /// The resolved configuration: the sandbox's options and the `[model]`
@@ -38,4 +39,9 @@ pub struct Resolved {
     /// What the user should know about the configuration: each limit an
     /// untrusted workspace file asked to raise, and what applies instead.
     pub notices: Vec<String>,
+    /// Directories the command line's write grants ask for that are not
+    /// there yet: resolving changes nothing, so the command makes them
+    /// ([`NewDirs::create`]) right after resolving, before the sandbox
+    /// loads. Their notices are in `notices` already.
+    pub new_dirs: NewDirs,
 }
