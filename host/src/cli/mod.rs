@@ -471,6 +471,7 @@ async fn serve_mcp(sandbox_args: &SandboxArgs, args: &McpArgs) -> anyhow::Result
         .host_writes
         .extend(args.http_token_file.iter().cloned());
     let resolved = config::resolve(&inputs)?;
+    resolved.new_dirs.create()?;
     let store = session_store(args.session_dir.as_ref(), &resolved.sandbox.workspace);
     let mut reload = resolved.sandbox.clone();
     if sandbox_args.plugins.is_empty() {
@@ -589,6 +590,7 @@ fn spawn_ctrl_c_handler(cancel: tokio_util::sync::CancellationToken) {
 /// ([`background::hand_off`]).
 async fn load_sandbox(args: &SandboxArgs, only_file: Option<&PathBuf>) -> anyhow::Result<Sandbox> {
     let mut resolved = config::resolve(&args.inputs())?;
+    resolved.new_dirs.create()?;
     resolved.sandbox.tiering.optimize_in_background = false;
     load_resolved(resolved, only_file).await
 }

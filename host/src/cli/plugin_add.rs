@@ -45,7 +45,9 @@ pub(super) async fn add(
         .context("the plugin file has no file name")?
         .to_owned();
     let inputs = args.inputs();
-    let mut options = config::resolve(&inputs)?.sandbox;
+    let resolved = config::resolve(&inputs)?;
+    resolved.new_dirs.create()?;
+    let mut options = resolved.sandbox;
     let workspace = options.workspace.clone();
     let dir = if user {
         let Some(config_dir) = &inputs.user_config_dir else {

@@ -178,6 +178,7 @@ pub(super) async fn prepare<T>(
     let mut inputs = sandbox_args.inputs();
     inputs.host_writes.extend(args.session_dir.clone());
     let resolved = config::resolve(&inputs)?;
+    resolved.new_dirs.create()?;
     let workspace = resolved.sandbox.workspace.clone();
     let configured = resolved.chat.delivery.map(|setting| match setting {
         config::DeliverySetting::OneAtATime => DeliveryMode::OneAtATime,

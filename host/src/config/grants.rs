@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
 use super::file::GrantList;
+use super::new_dirs::{self, NewDir, NewDirs};
 use super::origin::GrantOrigin;
 use super::origin::{FileKind, line_of};
 use crate::sandbox::{Access, Grant, is_tool_name};
@@ -114,69 +115,52 @@ pub(super) enum Resolved {
 }
 
 /// A write grant on the command line of a directory in the workspace that
-/// does not exist yet is the user asking for that directory: it is created
-/// (what `mkdir -p` would make), and the notice says so. Not for a
-/// protected path (naming one is a lift, not a directory), not outside the
-/// workspace, and not from a config file, which would make the directory
-/// in every workspace it applies to. `None` when nothing was created.
-pub(super) fn create_missing(
+/// does not exist yet is the user asking for that directory: it is planned
+/// (what `mkdir -p` would make; the command makes it), with the notice
+/// saying so. Not for a protected path (naming one is a lift, not a
+/// directory), not outside the workspace, not for one `planned` already
+/// holds, and not from a config file, which would make the directory in
+/// every workspace it applies to.
+pub(super) fn new_dir(
     spec: &GrantSpec,
     workspace: &Path,
     protected: &dyn Fn(&Path) -> bool,
-) -> Result<Option<String>, ConfigError> {
+    planned: &NewDirs,
+) -> Option<(NewDir, String)> {
     let GrantOrigin::CommandLine { flag, value } = &spec.origin else {
-        return Ok(None);
+        return None;
     };
     let written = Path::new(&spec.path);
     if spec.access != Access::Write || written.is_absolute() {
-        return Ok(None);
+        return None;
     }
     let host = workspace.join(written);
     if std::fs::symlink_metadata(&host).is_ok() {
-        return Ok(None);
+        return None;
     }
-    // Where it would be: its nearest existing directory, resolved, and
-    // the names still to make.
-    let mut existing = host.as_path();
-    let mut missing = Vec::new();
-    while std::fs::symlink_metadata(existing).is_err() {
-        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
-            return Ok(None);
-        };
-        missing.push(name);
-        existing = parent;
+    let target = new_dirs::would_be(&host)?;
+    if planned.will_hold(&target) || !target.starts_with(workspace) || protected(&target) {
+        return None;
     }
-    let Ok(mut target) = existing.canonicalize() else {
-        return Ok(None);
-    };
-    for name in missing.iter().rev() {
-        if *name == ".." {
-            return Ok(None);
-        }
-        target.push(name);
-    }
-    if !target.starts_with(workspace) || protected(&target) {
-        return Ok(None);
-    }
-    std::fs::create_dir_all(&target).map_err(|e| ConfigError::Grant {
+    let notice = format!("created the directory `{}` for `{flag} {value}`", spec.path);
+    let dir = NewDir {
+        path: target,
         grant: spec.path.clone(),
         origin: spec.origin.clone(),
-        problem: format!("cannot be created (`{}`: {e})", target.display()),
-    })?;
-    Ok(Some(format!(
-        "created the directory `{}` for `{flag} {value}`",
-        spec.path
-    )))
+    };
+    Some((dir, notice))
 }
 
 /// Turns a written grant into a checked [`Grant`] (or a [`Resolved::Lift`]).
 /// `trusted`: whether the workspace is trusted, so its own config may grant
-/// outside it; `protected`: whether a host path is protected.
+/// outside it; `protected`: whether a host path is protected; `new_dirs`:
+/// the directories the command will make, which count as there.
 pub(super) fn resolve(
     spec: &GrantSpec,
     workspace: &Path,
     trusted: bool,
     protected: &dyn Fn(&Path) -> bool,
+    new_dirs: &NewDirs,
 ) -> Result<Resolved, ConfigError> {
     let error = |problem: String| ConfigError::Grant {
         grant: spec.path.clone(),
@@ -193,10 +177,10 @@ pub(super) fn resolve(
     // its protection (`--allow-write edit_file=toolhost.toml`); only a
     // directory is a grant.
     let may_lift = spec.origin.is_users_own() && spec.access == Access::Write;
-    let canonical = host.canonicalize();
-    if may_lift && !canonical.as_ref().is_ok_and(|c| c.is_dir()) {
+    let canonical = new_dirs.canonicalize(&host);
+    if may_lift && !canonical.as_ref().is_ok_and(|c| new_dirs.is_dir(c)) {
         let named = canonical.as_ref().ok().cloned().or_else(|| {
-            let parent = host.parent()?.canonicalize().ok()?;
+            let parent = new_dirs.canonicalize(host.parent()?).ok()?;
             Some(parent.join(host.file_name()?))
         });
         if let Some(named) = named
@@ -228,7 +212,7 @@ pub(super) fn resolve(
             }
         ))
     })?;
-    if !canonical.is_dir() {
+    if !new_dirs.is_dir(&canonical) {
         return Err(error(format!(
             "is not a directory (`{}`); grant the directory that holds it",
             canonical.display()

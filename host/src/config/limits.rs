@@ -20,9 +20,10 @@ use std::time::Duration;
 
 use toml::Spanned;
 
+use super::error::ConfigError;
 use super::file::LimitsSection;
 use super::origin::{FileKind, line_of};
-use super::{ConfigError, Source};
+use super::source::Source;
 use crate::provider::DEFAULT_MAX_REPLY_BYTES;
 use crate::sandbox::{DEFAULT_PLUGIN_FILE_LIMIT, DEFAULT_SHIPPED_PLUGINS, Limits};
 

@@ -9,12 +9,13 @@
 //! author chose), and so is its `[network]`: a certificate authority it
 //! names would be trusted for every host.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::error::ConfigError;
 use super::file::GrantList;
 use super::origin::{FileKind, GrantOrigin, line_of};
-use super::{ConfigError, Source};
+use super::source::Source;
 use crate::sandbox::{Credential, NetGrant, is_tool_name};
 
 /// A network grant as written, with where it came from.
@@ -81,6 +82,21 @@ pub(super) fn from_source(source: &Source, tool: Option<&str>) -> Vec<NetSpec> {
         ));
     }
     specs
+}
+
+/// The network grants `tool` (or every tool, for `None`) has: each file's,
+/// then the command line's (`flags`), checked by [`resolve`].
+pub(super) fn for_tool(
+    sources: &[Source],
+    flags: Vec<NetSpec>,
+    trusted: bool,
+    workspace: &Path,
+    tool: Option<&str>,
+    notices: &mut Vec<String>,
+) -> Result<Vec<NetGrant>, ConfigError> {
+    let mut specs: Vec<NetSpec> = sources.iter().flat_map(|s| from_source(s, tool)).collect();
+    specs.extend(flags);
+    resolve(&specs, trusted, workspace, tool, notices)
 }
 
 /// Checks and parses `specs`: each must be the user's (or a trusted
@@ -223,6 +239,44 @@ pub(super) fn credentials(
     Ok(credentials)
 }
 
+/// The environment variables the files' header values name (`${NAME}`),
+/// so the environment is read once, before anything is decided; only
+/// valid names, the ones [`expand`] looks up.
+pub(super) fn header_variables(sources: &[Source]) -> BTreeSet<String> {
+    let values = sources
+        .iter()
+        .flat_map(|source| source.file.tools.values())
+        .flat_map(|section| {
+            section
+                .headers
+                .iter()
+                .flat_map(|patterns| patterns.values())
+        })
+        .flat_map(|headers| headers.values());
+    let mut names = BTreeSet::new();
+    for value in values {
+        let mut rest = value.get_ref().as_str();
+        while let Some(at) = rest.find("${") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find('}') else {
+                break;
+            };
+            if is_variable_name(&after[..end]) {
+                names.insert(after[..end].to_string());
+            }
+            rest = &after[end + 1..];
+        }
+    }
+    names
+}
+
+/// Whether `name` may be an environment variable's name in a header.
+fn is_variable_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// `text` with each `${NAME}` replaced by the variable's value.
 fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
@@ -234,10 +288,7 @@ fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, St
             .find('}')
             .ok_or_else(|| "a `${` without its `}`".to_string())?;
         let name = &after[..end];
-        let valid = !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
+        if !is_variable_name(name) {
             return Err(format!(
                 "`${{{name}}}` is not an environment variable's name"
             ));

@@ -269,6 +269,15 @@ pub(super) struct Protect<'a> {
 /// each config file's `[sandbox] protect` list. Nothing removes the
 /// built-in ones.
 pub(super) fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<ProtectedPath> {
+    let mut paths = built_in();
+    paths.extend(named(protect));
+    paths.extend(from_files(sources));
+    paths
+}
+
+/// toolhost's and git's paths, and what other programs run without
+/// asking: protected at any depth.
+fn built_in() -> Vec<ProtectedPath> {
     let any_depth = |name: &str, why: &str| ProtectedPath {
         relative: name.into(),
         why: why.into(),
@@ -299,6 +308,13 @@ pub(super) fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<
         lefthook_files()
             .map(|name| any_depth(&name, "lefthook runs the commands it names at every commit")),
     );
+    paths
+}
+
+/// The paths named outside the files: `--config`, where toolhost writes,
+/// git's hooks and configuration files, toolhost's own directories.
+fn named(protect: &Protect<'_>) -> Vec<ProtectedPath> {
+    let mut paths = Vec::new();
     // The path as named (absolute): `Protection` adds the path through each
     // link on the way and where they lead, so a link on the way is
     // protected as well as what it leads to.
@@ -363,6 +379,12 @@ pub(super) fn protected_paths(sources: &[Source], protect: &Protect<'_>) -> Vec<
                 .into(),
         ));
     }
+    paths
+}
+
+/// Each config file's `[sandbox] protect` list.
+fn from_files(sources: &[Source]) -> Vec<ProtectedPath> {
+    let mut paths = Vec::new();
     for source in sources {
         paths.extend(
             source

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{ConfigError, env_path};
+use super::environment::env_path;
+use super::error::ConfigError;
 
 /// The user config file in the user config directory.
 pub const CONFIG_FILE: &str = "config.toml";

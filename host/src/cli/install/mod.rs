@@ -84,7 +84,9 @@ pub(super) async fn install(
     note: &dyn Fn(&str),
 ) -> anyhow::Result<Installed> {
     let started = Instant::now();
-    let cache_dir = config::resolve(&args.inputs())?.sandbox.cache_dir;
+    let resolved = config::resolve(&args.inputs())?;
+    resolved.new_dirs.create()?;
+    let cache_dir = resolved.sandbox.cache_dir;
     let file_name = format!("{}.wasm", tool.name());
     // Without a cache the build goes to a directory that lives as long as
     // the install.
