@@ -154,24 +154,7 @@ pub(super) async fn prepare<T>(
     args: &AgentArgs,
     before_load: impl FnOnce() -> anyhow::Result<T>,
 ) -> anyhow::Result<Prepared<T>> {
-    if args.loop_warn_after == 0 || args.loop_stop_after == 0 {
-        return Err(UsageError(
-            "--loop-warn-after and --loop-stop-after must be at least 1".into(),
-        )
-        .into());
-    }
-    if args.result_budget == 0 {
-        return Err(UsageError("--result-budget must be at least 1 (KiB)".into()).into());
-    }
-    if args.request_timeout == 0 {
-        return Err(UsageError("--request-timeout must be at least 1 (second)".into()).into());
-    }
-    if args.content_timeout == Some(0) {
-        return Err(UsageError("--content-timeout must be at least 1 (second)".into()).into());
-    }
-    if args.max_reply_mib == Some(0) {
-        return Err(UsageError("--max-reply-mib must be at least 1 (MiB)".into()).into());
-    }
+    check_numbers(args)?;
     let kept = records_budget(std::env::var("TOOLHOST_RECORDS_MIB").ok())?;
     // A quarter of what a run's records may take on disk: 64 MiB.
     let ledger_most = kept.per_run / 4;
@@ -201,66 +184,12 @@ pub(super) async fn prepare<T>(
     if let Some(file) = &resumed {
         render::warnings(&session::resume_warnings(file, &workspace));
     }
-    let flags = config::ModelFlags {
-        provider: args.provider,
-        script: args.script.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-    };
-    let model = config::resolve_model(
-        &flags,
-        &resolved.model,
-        resumed.as_ref().map(|file| {
-            let start = file.last_start();
-            config::RecordedModel {
-                provider: &start.provider,
-                model: start.model.as_deref(),
-                base_url: start.base_url.as_deref(),
-                file: &file.path,
-                workspace: &workspace,
-                trusted: resolved.trusted,
-            }
-        }),
-    )?
-    .with_max_reply_bytes(
-        args.max_reply_mib
-            .map_or(resolved.max_reply_bytes, |mib| mib.saturating_mul(1 << 20)),
-    )
-    .with_content_timeout(
-        args.content_timeout
-            .or(resolved
-                .model
-                .content_timeout
-                .map(std::num::NonZeroU64::get))
-            .map_or(
-                crate::provider::http::DEFAULT_CONTENT_TIMEOUT,
-                std::time::Duration::from_secs,
-            ),
-    );
+    let model = model_of(args, &resolved, resumed.as_ref(), &workspace)?;
     let early = before_load()?;
-    let context_window = match args.context_window.or(configured_window) {
-        Some(tokens) => Some(ContextWindowInfo {
-            tokens: tokens.get(),
-            source: WindowSource::Configured,
-        }),
-        None => crate::provider::window::probe(&model)
-            .await
-            .map(|tokens| ContextWindowInfo {
-                tokens,
-                source: WindowSource::Server,
-            }),
-    };
+    let context_window = context_window_of(args, configured_window, &model).await;
 
     let sandbox = load_resolved(resolved, None).await?;
-    let mut system = match &args.system {
-        Some(path) => std::fs::read_to_string(path)
-            .with_context(|| format!("reading the system prompt file `{}`", path.display()))?,
-        None => default_system_prompt(&sandbox),
-    };
-    if let Some(extra) = &args.append_system {
-        system.push_str("\n\n");
-        system.push_str(extra);
-    }
+    let system = system_prompt(args, &sandbox)?;
     let instructions = ProjectInstructions::new(
         &workspace,
         !args.no_project_instructions,
@@ -294,21 +223,7 @@ pub(super) async fn prepare<T>(
     start.project_instructions = instructions.recorded();
     start.context_window = context_window;
     start.prices = prices;
-    let writer = if args.no_session {
-        None
-    } else {
-        let (writer, made_room) = session::open(&store, resumed.as_ref(), start.clone())?;
-        render::notes(made_room.as_slice());
-        Some(Arc::new(writer))
-    };
-    let ledger = match &resumed {
-        Some(file) => {
-            let (ledger, notes) = session::resumed_ledger(file, writer.as_deref());
-            render::notes(&notes);
-            ledger
-        }
-        None => Vec::new(),
-    };
+    let (writer, ledger) = open_session(args, &store, resumed.as_ref(), start.clone())?;
     Ok(Prepared {
         workspace,
         sandbox,
@@ -323,6 +238,146 @@ pub(super) async fn prepare<T>(
         store,
         early,
     })
+}
+
+/// The numeric flags that must be at least 1, checked before anything is
+/// read.
+fn check_numbers(args: &AgentArgs) -> Result<(), UsageError> {
+    let at_least_one = [
+        (
+            args.loop_warn_after == 0 || args.loop_stop_after == 0,
+            "--loop-warn-after and --loop-stop-after must be at least 1",
+        ),
+        (
+            args.result_budget == 0,
+            "--result-budget must be at least 1 (KiB)",
+        ),
+        (
+            args.request_timeout == 0,
+            "--request-timeout must be at least 1 (second)",
+        ),
+        (
+            args.content_timeout == Some(0),
+            "--content-timeout must be at least 1 (second)",
+        ),
+        (
+            args.max_reply_mib == Some(0),
+            "--max-reply-mib must be at least 1 (MiB)",
+        ),
+    ];
+    match at_least_one.into_iter().find(|(zero, _)| *zero) {
+        Some((_, error)) => Err(UsageError(error.into())),
+        None => Ok(()),
+    }
+}
+
+/// The model the flags, the config files and a resumed session name, with
+/// the reply cap and content timeout the flags or files set.
+fn model_of(
+    args: &AgentArgs,
+    resolved: &config::Resolved,
+    resumed: Option<&SessionFile>,
+    workspace: &Path,
+) -> anyhow::Result<Model> {
+    let flags = config::ModelFlags {
+        provider: args.provider,
+        script: args.script.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+    };
+    let model = config::resolve_model(
+        &flags,
+        &resolved.model,
+        resumed.map(|file| {
+            let start = file.last_start();
+            config::RecordedModel {
+                provider: &start.provider,
+                model: start.model.as_deref(),
+                base_url: start.base_url.as_deref(),
+                file: &file.path,
+                workspace,
+                trusted: resolved.trusted,
+            }
+        }),
+    )?
+    .with_max_reply_bytes(
+        args.max_reply_mib
+            .map_or(resolved.max_reply_bytes, |mib| mib.saturating_mul(1 << 20)),
+    )
+    .with_content_timeout(
+        args.content_timeout
+            .or(resolved
+                .model
+                .content_timeout
+                .map(std::num::NonZeroU64::get))
+            .map_or(
+                crate::provider::http::DEFAULT_CONTENT_TIMEOUT,
+                std::time::Duration::from_secs,
+            ),
+    );
+    Ok(model)
+}
+
+/// The context window: the flag's or the config's, else what the server
+/// says.
+async fn context_window_of(
+    args: &AgentArgs,
+    configured: Option<std::num::NonZeroU64>,
+    model: &Model,
+) -> Option<ContextWindowInfo> {
+    match args.context_window.or(configured) {
+        Some(tokens) => Some(ContextWindowInfo {
+            tokens: tokens.get(),
+            source: WindowSource::Configured,
+        }),
+        None => crate::provider::window::probe(model)
+            .await
+            .map(|tokens| ContextWindowInfo {
+                tokens,
+                source: WindowSource::Server,
+            }),
+    }
+}
+
+/// The system prompt: the `--system` file's, or the default for the tools,
+/// with `--append-system` after it.
+fn system_prompt(args: &AgentArgs, sandbox: &Sandbox) -> anyhow::Result<String> {
+    let mut system = match &args.system {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("reading the system prompt file `{}`", path.display()))?,
+        None => default_system_prompt(sandbox),
+    };
+    if let Some(extra) = &args.append_system {
+        system.push_str("\n\n");
+        system.push_str(extra);
+    }
+    Ok(system)
+}
+
+/// The session file (none with `--no-session`), new or the resumed one
+/// reopened, and the ledger the run continues from.
+fn open_session(
+    args: &AgentArgs,
+    store: &crate::transcript::SessionStore,
+    resumed: Option<&SessionFile>,
+    start: crate::transcript::SessionStart,
+) -> anyhow::Result<(Option<Arc<SessionWriter>>, Vec<Message>)> {
+    let writer = if args.no_session {
+        None
+    } else {
+        let (writer, made_room) = session::open(store, resumed, start)?;
+        render::notes(made_room.as_slice());
+        Some(Arc::new(writer))
+    };
+    let ledger = match resumed {
+        Some(file) => {
+            let (ledger, notes) = session::resumed_ledger(file, writer.as_deref());
+            render::notes(&notes);
+            ledger
+        }
+        None => Vec::new(),
+    };
+    Ok((writer, ledger))
 }
 
 /// A cost budget, which needs prices the user set: an untrusted
