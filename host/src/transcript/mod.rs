@@ -25,72 +25,13 @@ use std::path::{Path, PathBuf};
 use crate::workspace::Layout;
 
 pub use audit::{AUDIT_FILE_MAX, AUDIT_FILES_KEPT, AuditLog, AuditNotice};
-pub use reader::{NO_RESULT_RECORDED, NOT_STARTED, Resume, SessionFile};
+pub use reader::{
+    NO_RESULT_RECORDED, NOT_STARTED, Resume, SessionFile, TranscriptError, WHO_WRITES_SESSIONS,
+};
 pub use record::{
     ContextWindowInfo, FORMAT_VERSION, InstructionsInfo, SessionStart, ToolInfo, WindowSource,
 };
 pub use writer::{SessionBudget, SessionWriter, in_use};
-
-/// What makes session files, for a directory that has none.
-pub const WHO_WRITES_SESSIONS: &str =
-    "each `toolhost run` writes one there, and `toolhost mcp` at its first tool call";
-
-/// A session that cannot be found or read, naming the file and the fix.
-#[derive(Debug, thiserror::Error)]
-pub enum TranscriptError {
-    #[error("no sessions in `{}` yet: {}", .dir.display(), WHO_WRITES_SESSIONS)]
-    NoSessions { dir: PathBuf },
-    #[error("no session `{id}` in `{}`: `toolhost sessions` lists them", .dir.display())]
-    NotFound { id: String, dir: PathBuf },
-    #[error("`{id}` matches {} sessions ({}): give more of the id", .matches.len(), .matches.join(", "))]
-    Ambiguous { id: String, matches: Vec<String> },
-    #[error("reading `{}`: {source}", .path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(
-        "`{}` was written by a newer toolhost (session format {found}; this one reads up to \
-         format {FORMAT_VERSION}): upgrade toolhost to resume or show it",
-        .path.display()
-    )]
-    NewerFormat { path: PathBuf, found: u64 },
-    #[error(
-        "line {line} of `{}` is not a session event ({reason}); the file was changed by \
-         something other than toolhost: repair or delete that line",
-        .path.display()
-    )]
-    Corrupt {
-        path: PathBuf,
-        line: usize,
-        reason: String,
-    },
-    #[error(
-        "`{}` is not a regular file, so toolhost does not read it (a FIFO would block, a link \
-         could lead to any file): remove it",
-        .path.display()
-    )]
-    NotRegular { path: PathBuf },
-    #[error("`{}` is not a toolhost session file (it does not start with a session_start event)", .path.display())]
-    NotASession { path: PathBuf },
-    #[error(
-        "`{}` is {size} bytes, over the {} GiB toolhost reads of a session file (it may have \
-         come with the repository); move it away, or delete it",
-        .path.display(),
-        reader::MAX_SESSION_FILE >> 30
-    )]
-    TooBig { path: PathBuf, size: u64 },
-    #[error(
-        "`{}` holds {over} by its line {line}, more than toolhost parses of one session file (it \
-         may have come with the repository); move it away, or delete it",
-        .path.display()
-    )]
-    OverBudget {
-        path: PathBuf,
-        line: usize,
-        over: crate::json_budget::OverBudget,
-    },
-}
 
 /// The oldest session files removed from `dir` so that the rest fit in
 /// `most` bytes: the user is told, since they are the user's.

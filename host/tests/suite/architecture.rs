@@ -62,7 +62,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "provider/scripted",
         "provider/sse",
     ],
-    &["transcript", "transcript/reader"],
 ];
 
 type Module = Vec<String>;
