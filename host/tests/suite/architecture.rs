@@ -47,12 +47,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "cli/setup",
     ],
     &[
-        "cli/render",
-        "cli/render/json",
-        "cli/render/stream_json",
-        "cli/render/text",
-    ],
-    &[
         "provider",
         "provider/anthropic",
         "provider/client",

@@ -6,7 +6,7 @@ use std::io;
 
 use serde_json::json;
 
-use super::{RunOutput, put_json, stderr_notice};
+use super::out::{RunOutput, put_json, stderr_notice};
 use crate::agent::{AgentEvent, Message, StopRecord};
 use crate::provider::TokenTotals;
 use crate::provider::prices::Prices;

@@ -10,12 +10,12 @@
 //! stay denied here, as in the rest of the crate.
 
 mod json;
+mod out;
 mod stream_json;
 mod text;
 
 pub(super) use text::{ResumeCommand, shell_word};
 
-use std::fmt::Display;
 use std::io::{self, Write as _};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -29,25 +29,12 @@ use crate::sandbox::{CallReport, Limits, LoadEvent, Sandbox, Tier, Tool, ToolOut
 use crate::terminal::{self, one_line, short};
 use crate::transcript::show::{self, Summary};
 use crate::transcript::{SessionFile, SessionWriter, TranscriptError};
+use out::{RunOutput, ignore_broken_pipe, note, put_json, put_line, stderr_notice};
 
 /// Prints a `toolhost run` as its events arrive: one [`RunOutput`] per
 /// output format, fed by the agent's events.
 pub(super) struct RunRenderer {
     output: Arc<Mutex<Box<dyn RunOutput>>>,
-}
-
-/// One output format of `toolhost run`.
-trait RunOutput: Send {
-    /// One event of the run, as it happens.
-    fn event(&mut self, event: &AgentEvent);
-
-    /// The end of the run.
-    fn finish(
-        &mut self,
-        ledger: &[Message],
-        stop: &StopRecord,
-        session: Option<&SessionWriter>,
-    ) -> io::Result<()>;
 }
 
 impl RunRenderer {
@@ -130,39 +117,6 @@ pub(super) struct Installed {
     pub(super) seconds: f64,
 }
 
-/// Writes `line` and a line feed to `out` with every control character but
-/// `\n` and `\t` escaped: whatever a caller's fields hold, only toolhost's
-/// own sequences reach a terminal. A closed pipe is not an error.
-fn put_line(out: &mut impl io::Write, line: impl Display) -> io::Result<()> {
-    ignore_broken_pipe(writeln!(out, "{}", terminal::multiline(&line.to_string())))
-}
-
-/// `line` on stderr, escaped as [`put_line`] does. A failed write to stderr
-/// has nowhere left to be told.
-fn note(line: impl Display) {
-    let _ = writeln!(
-        io::stderr().lock(),
-        "{}",
-        terminal::multiline(&line.to_string())
-    );
-}
-
-/// A JSON document on stdout, its DEL, C1 and bidi controls as `\u`
-/// escapes (serde_json escapes only C0): the same value, inert on a
-/// terminal.
-fn put_json(
-    out: &mut impl io::Write,
-    value: &impl serde::Serialize,
-    pretty: bool,
-) -> io::Result<()> {
-    let text = if pretty {
-        serde_json::to_string_pretty(value)
-    } else {
-        serde_json::to_string(value)
-    };
-    put_line(out, terminal::json(&text.unwrap_or_default()))
-}
-
 /// The error a command failed with (`error: ...`), on stderr.
 pub(super) fn error(error: &anyhow::Error) {
     note(format_args!("error: {}", error_chain(error.chain())));
@@ -193,55 +147,6 @@ fn error_chain<'a>(
 /// The sink of a command that runs no prompt: the notices alone.
 pub(super) fn notices() -> EventSink {
     std::sync::Arc::new(stderr_notice)
-}
-
-/// A model retry or a warning, told on stderr by the formats whose stdout
-/// is the reply or one JSON object. A reason the same as the last retry's
-/// is not repeated whole.
-fn stderr_notice(event: &AgentEvent) {
-    static LAST_REASON: Mutex<String> = Mutex::new(String::new());
-    if let AgentEvent::Warning { message } = event {
-        note(format_args!("warning: {}", one_line(message)));
-    }
-    if let AgentEvent::CompactionStart {
-        summarising: true, ..
-    } = event
-    {
-        note("compacting: the model is summarising the conversation so far");
-    }
-    if let AgentEvent::CompactionEnd {
-        tokens_before,
-        tokens_after,
-        masked,
-        first_kept,
-        ..
-    } = event
-    {
-        note(crate::agent::compaction_line(
-            *tokens_before,
-            *tokens_after,
-            masked.len(),
-            *first_kept,
-        ));
-    }
-    if let AgentEvent::ModelRetry {
-        attempt,
-        wait_ms,
-        reason,
-    } = event
-    {
-        let mut last = LAST_REASON.lock().unwrap_or_else(PoisonError::into_inner);
-        let shown = if *last == *reason {
-            "the same again".into()
-        } else {
-            reason.clone_into(&mut last);
-            one_line(reason)
-        };
-        note(format_args!(
-            "retrying the model request in {:.1} s (retry {attempt}): {shown}",
-            *wait_ms as f64 / 1000.0,
-        ));
-    }
 }
 
 /// Prints each warning to stderr, on one line each: a warning may quote a
@@ -754,14 +659,6 @@ fn first_sentence(text: &str) -> &str {
     match text.find(". ") {
         Some(end) => &text[..=end],
         None => text,
-    }
-}
-
-/// A closed pipe (`toolhost tools | head`) is not an error.
-fn ignore_broken_pipe(result: io::Result<()>) -> io::Result<()> {
-    match result {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
     }
 }
 

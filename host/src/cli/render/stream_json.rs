@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::{RunOutput, put_json};
+use super::out::{RunOutput, put_json};
 use crate::agent::{AgentEvent, Message, StopRecord};
 use crate::transcript::SessionWriter;
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write as _};
 
-use super::{RunOutput, note, stderr_notice};
+use super::out::{RunOutput, note, stderr_notice};
 use crate::agent::{AgentEvent, Message, StopReason, StopRecord};
 use crate::provider::TokenTotals;
 use crate::provider::prices::{Prices, spent};
