@@ -10,8 +10,9 @@ use clap::{Args, Parser};
 
 use super::exit::Ended;
 use super::flags::SandboxArgs;
+use super::load::spawn_ctrl_c_handler;
 use super::setup::{AgentArgs, Prepared, prepare};
-use super::{render, session, spawn_ctrl_c_handler};
+use super::{render, session};
 use crate::agent::AgentLoop;
 use crate::config::ProviderKind;
 

@@ -9,6 +9,7 @@ mod flags;
 mod headless;
 mod install;
 mod instructions;
+mod load;
 mod plugin_add;
 mod render;
 mod run;
@@ -23,11 +24,12 @@ use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use exit::Ended;
 pub use exit::UsageError;
+use load::{load_resolved, load_sandbox, session_store};
 
 use crate::config;
-use crate::sandbox::{CallOptions, Sandbox};
+use crate::sandbox::CallOptions;
+use crate::transcript::SessionFile;
 use crate::transcript::show::Summary;
-use crate::transcript::{SessionFile, SessionStore};
 use crate::workspace::Layout;
 use flags::{CheckArgs, SandboxArgs, WorkspaceArg};
 
@@ -545,18 +547,6 @@ async fn received(signal: Option<tokio::signal::unix::Signal>) {
     }
 }
 
-/// The command that continues this run, pasted in any directory: the
-/// workspace and every path made absolute, the plugin directories and
-/// grants as given (a grant's path is the workspace's), and `--script` for
-/// a scripted run (the session file records the rest of the model).
-/// The session directory: `--session-dir`, else the workspace's.
-fn session_store(dir: Option<&PathBuf>, workspace: &Path) -> SessionStore {
-    match dir {
-        Some(dir) => SessionStore::new(dir.clone()),
-        None => SessionStore::in_workspace(workspace),
-    }
-}
-
 /// Prints the error a command failed with (escaped: its text may quote a
 /// plugin, a tool or a shipped file), unless the reader of stdout went away,
 /// and returns the process's exit code.
@@ -566,61 +556,4 @@ pub fn fail(error: &anyhow::Error) -> u8 {
         render::error(error);
     }
     code
-}
-
-/// First Ctrl+C cancels the run (the model request and running tools stop
-/// within one epoch tick); a second one exits at once.
-fn spawn_ctrl_c_handler(cancel: tokio_util::sync::CancellationToken) {
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_err() {
-            return;
-        }
-        cancel.cancel();
-        if tokio::signal::ctrl_c().await.is_ok() {
-            std::process::exit(i32::from(exit::ABORTED));
-        }
-    });
-}
-
-/// Resolves the configuration and loads the sandbox. With `only_file`, the
-/// plugin directories are replaced by that one file (for `plugin check`).
-/// These commands exit right after: a plugin loaded with baseline code
-/// keeps it rather than starting an optimized compile the exit would throw
-/// away; the command leaves that compile to a background process
-/// ([`background::hand_off`]).
-async fn load_sandbox(args: &SandboxArgs, only_file: Option<&PathBuf>) -> anyhow::Result<Sandbox> {
-    let mut resolved = config::resolve(&args.inputs())?;
-    resolved.new_dirs.create()?;
-    resolved.sandbox.tiering.optimize_in_background = false;
-    load_resolved(resolved, only_file).await
-}
-
-/// Loads the sandbox of an already resolved configuration.
-async fn load_resolved(
-    resolved: config::Resolved,
-    only_file: Option<&PathBuf>,
-) -> anyhow::Result<Sandbox> {
-    let config::Resolved {
-        sandbox: mut options,
-        notices,
-        ..
-    } = resolved;
-    if let Some(file) = only_file {
-        options.plugin_dirs = Vec::new();
-        options.plugin_files = vec![file.clone()];
-    }
-    let policy = options.policy.clone();
-    let progress = render::CompileProgress::new();
-    let sandbox = Sandbox::load_with_progress(options, &|event| progress.event(event)).await?;
-    if only_file.is_none() {
-        let mut warnings = notices;
-        warnings.extend(config::unknown_tool_warnings(
-            &policy,
-            sandbox.tools().iter().map(|t| t.name.as_str()),
-        ));
-        render::load_problems(&sandbox, &warnings);
-    } else {
-        render::warnings(&notices);
-    }
-    Ok(sandbox)
 }

@@ -13,7 +13,7 @@ use crate::config;
 use crate::sandbox::{PluginOrigin, Sandbox, Tiering, Tool};
 use crate::workspace::Layout;
 
-use super::SandboxArgs;
+use super::flags::SandboxArgs;
 use super::render::{self, Added};
 
 /// Checks and compiles `file` alongside every plugin the workspace already

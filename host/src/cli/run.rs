@@ -9,9 +9,10 @@ use clap::Args;
 
 use super::exit::Ended;
 use super::flags::SandboxArgs;
+use super::load::spawn_ctrl_c_handler;
 use super::render::OutputFormat;
 use super::setup::{AgentArgs, Prepared, header, prepare};
-use super::{UsageError, background, headless, render, session, spawn_ctrl_c_handler};
+use super::{UsageError, background, headless, render, session};
 use crate::agent::{AgentLoop, Inbox, Message, StopRecord};
 
 /// `toolhost run`'s flags.

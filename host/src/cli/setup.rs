@@ -11,7 +11,8 @@ use clap::Args;
 
 use super::flags::SandboxArgs;
 use super::instructions::ProjectInstructions;
-use super::{UsageError, load_resolved, render, session, session_store};
+use super::load::{load_resolved, session_store};
+use super::{UsageError, render, session};
 use crate::agent::{
     DeliveryMode, LoopConfig, Message, ResultBudget, SavedOutputs, default_system_prompt,
 };

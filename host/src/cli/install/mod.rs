@@ -19,7 +19,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use sha2::{Digest as _, Sha256};
 
-use super::SandboxArgs;
+use super::flags::SandboxArgs;
 use super::plugin_add;
 use super::render::Installed;
 use super::scaffold::WIT;
