@@ -45,16 +45,15 @@ pub struct MadeRoom {
 
 impl std::fmt::Display for MadeRoom {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mib = |bytes: u64| bytes.div_ceil(1 << 20);
         write!(
             f,
-            "removed the {} oldest session file{} ({} MiB) from `{}` to keep its session files \
-             within {} MiB; set `TOOLHOST_RECORDS_MIB=RUN,WORKSPACE` to keep more",
+            "removed the {} oldest session file{} ({}) from `{}` to keep its session files \
+             within {}; set `TOOLHOST_RECORDS_MIB=RUN,WORKSPACE` to keep more",
             self.files,
             if self.files == 1 { "" } else { "s" },
-            mib(self.bytes),
+            crate::units::mib_or_gib(self.bytes),
             self.dir.display(),
-            mib(self.most)
+            crate::units::mib_or_gib(self.most)
         )
     }
 }
