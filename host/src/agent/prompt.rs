@@ -23,7 +23,9 @@ pub fn default_system_prompt(sandbox: &Sandbox) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::{Access, Grant, Policy, ProtectedPath, SandboxOptions, ToolPolicy};
+    use crate::sandbox::{
+        Access, FsPolicy, Grant, Policy, ProtectedPath, SandboxOptions, ToolPolicy,
+    };
 
     #[tokio::test]
     async fn the_prompt_names_each_tools_directories_and_the_protected_paths() {
@@ -38,11 +40,14 @@ mod tests {
             tiering: Default::default(),
             policy: Policy {
                 defaults: ToolPolicy {
-                    grants: vec![Grant {
-                        host_path: workspace,
-                        guest_path: ".".into(),
-                        access: Access::Write,
-                    }],
+                    fs: FsPolicy {
+                        grants: vec![Grant {
+                            host_path: workspace,
+                            guest_path: ".".into(),
+                            access: Access::Write,
+                        }],
+                        ..FsPolicy::default()
+                    },
                     ..ToolPolicy::default()
                 },
                 ..Policy::default()

@@ -197,6 +197,7 @@ mod tests {
 
     fn guest(policy: &ToolPolicy) -> Vec<(String, Access)> {
         policy
+            .fs
             .grants
             .iter()
             .map(|g| (g.guest_path.clone(), g.access))
@@ -390,7 +391,7 @@ mod tests {
         // The user's own plugin of that name gets it all.
         let own = resolved.sandbox.policy.for_tool("raw");
         assert_eq!(own.limits.fuel, 99_000_000_000);
-        assert!(own.grants.iter().any(|g| g.host_path == outside));
+        assert!(own.fs.grants.iter().any(|g| g.host_path == outside));
     }
 
     #[test]

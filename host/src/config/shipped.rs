@@ -4,12 +4,12 @@
 //! their own plugin of a name must not reach a shipped one.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::error::ConfigError;
 use super::gather::Gathered;
 use super::limits::{self, LimitChain};
-use crate::sandbox::{Grant, Policy, ShippedPlugins, ShippedTool, ToolPolicy};
+use crate::sandbox::{Policy, ShippedPlugins, ShippedTool, ToolPolicy};
 use crate::workspace::Layout;
 
 /// The default plugins directory is the workspace's own: until the user
@@ -63,40 +63,10 @@ fn shipped_tool(
     workspace: &Path,
     ordinary: crate::sandbox::Limits,
 ) -> ShippedTool {
-    let mut withheld = Vec::new();
-    let grants: Vec<Grant> = full
-        .grants
-        .iter()
-        .filter(|g| g.host_path.starts_with(workspace) || defaults.grants.contains(g))
-        .cloned()
-        .collect();
-    if grants.len() != full.grants.len() {
-        withheld.push("a grant outside the workspace");
-    }
-    let lifted: Vec<PathBuf> = full
-        .lifted
-        .iter()
-        .filter(|p| defaults.lifted.contains(p))
-        .cloned()
-        .collect();
-    if lifted.len() != full.lifted.len() {
-        withheld.push("a lifted protection");
-    }
-    let limits = limits::at_most(ordinary, &defaults.limits);
-    if limits != ordinary {
+    let (mut policy, mut withheld) = crate::sandbox::shipped_policy(full, defaults, workspace);
+    policy.limits = limits::at_most(ordinary, &defaults.limits);
+    if policy.limits != ordinary {
         withheld.push("raised limits");
     }
-    if !full.net.is_empty() || !full.credentials.is_empty() {
-        withheld.push("network access");
-    }
-    ShippedTool {
-        policy: ToolPolicy {
-            grants,
-            limits,
-            lifted,
-            net: Vec::new(),
-            credentials: Vec::new(),
-        },
-        withheld,
-    }
+    ShippedTool { policy, withheld }
 }

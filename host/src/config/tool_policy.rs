@@ -10,7 +10,7 @@ use super::flags::FlagGrants;
 use super::gather::Gathered;
 use super::limits::LimitChain;
 use super::network;
-use crate::sandbox::{Limits, Policy, ToolPolicy};
+use crate::sandbox::{FsPolicy, Limits, NetPolicy, Policy, ToolPolicy};
 
 /// The policy, and a notice for each network grant of any public host.
 /// Errors come in the order a reader meets them: every tool's grants and
@@ -36,11 +36,16 @@ pub(super) fn policy(
     };
     let (grants, lifted) = file_grants.for_tool(None)?;
     let defaults = ToolPolicy {
-        grants,
+        fs: FsPolicy {
+            grants,
+            lifted,
+            ..FsPolicy::default()
+        },
+        net: NetPolicy {
+            grants: net_for(None)?,
+            credentials: Vec::new(),
+        },
         limits: defaults_limits,
-        lifted,
-        net: net_for(None)?,
-        credentials: Vec::new(),
     };
     let mut per_tool = BTreeMap::new();
     for tool in mentioned(gathered, flags) {
@@ -51,11 +56,16 @@ pub(super) fn policy(
             gathered.env.header_variable(name)
         })?;
         let policy = ToolPolicy {
-            grants,
+            fs: FsPolicy {
+                grants,
+                lifted,
+                ..FsPolicy::default()
+            },
+            net: NetPolicy {
+                grants: net,
+                credentials,
+            },
             limits: tool_limits,
-            lifted,
-            net,
-            credentials,
         };
         per_tool.insert(tool, policy);
     }

@@ -14,14 +14,14 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::component::{HasSelf, Instance, InstancePre, Linker, ResourceTable};
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{CallError, Plugin};
-use super::capabilities::filesystem::{Denial, FsGuard, FsRules, Guarded, Held, WriteBudget};
+use super::capabilities::contract::CallBounds;
+use super::capabilities::filesystem::Held;
 use super::capabilities::held::TableCharge;
-use super::capabilities::network::account::{NetDenial, NetRequest};
-use super::capabilities::network::{NetAccess, NetworkPolicy};
-use super::capabilities::{self, Grant, OpenDirs, Preopens, PreopensView, SandboxView};
+use super::capabilities::{
+    self, CallCapabilities, CapabilityStore, Grant, Records, Refusals, StoreParts, ToolCapabilities,
+};
 use super::limits::{Limits, MemoryAccount, MemoryLimiter};
 use super::outcome::{self, ToolFault, ToolOutcome};
 use super::output::CapturedOutput;
@@ -36,7 +36,6 @@ pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
 /// Per-store state: the guest's WASI context plus what the host tracks.
 pub(crate) struct State {
     wasi: WasiCtx,
-    dirs: OpenDirs,
     table: ResourceTable,
     limiter: MemoryLimiter,
     /// The call's memory, linear and host memory held for the guest.
@@ -44,9 +43,8 @@ pub(crate) struct State {
     /// The table's charge to `memory`, kept current before every
     /// `wasi:http` call (the calls that can make the table big).
     table_charge: TableCharge,
-    fs_guard: FsGuard,
-    http: WasiHttpCtx,
-    network: NetworkPolicy,
+    /// Each capability's state in this call.
+    calls: CallCapabilities,
     progress_sink: Option<ProgressSink>,
     /// Whether the guest has called any import of this store: every
     /// interface reaches the host through one of the views below or the
@@ -55,24 +53,15 @@ pub(crate) struct State {
     imported: bool,
 }
 
-impl SandboxView for State {
-    fn guarded_filesystem(&mut self) -> Guarded<'_> {
+impl CapabilityStore for State {
+    fn parts(&mut self) -> StoreParts<'_> {
         self.imported = true;
-        Guarded {
-            fs: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
-                ctx: self.wasi.filesystem(),
-                table: &mut self.table,
-            },
-            guard: &mut self.fs_guard,
-            memory: &self.memory,
-        }
-    }
-
-    fn preopens(&mut self) -> PreopensView<'_> {
-        self.imported = true;
-        PreopensView {
-            dirs: &self.dirs,
+        StoreParts {
+            calls: &mut self.calls,
+            wasi: &mut self.wasi,
             table: &mut self.table,
+            memory: &self.memory,
+            table_charge: &mut self.table_charge,
         }
     }
 }
@@ -83,18 +72,6 @@ impl WasiView for State {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
-        }
-    }
-}
-
-impl WasiHttpView for State {
-    fn http(&mut self) -> WasiHttpCtxView<'_> {
-        self.imported = true;
-        self.table_charge.before_http_call(&mut self.table);
-        WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.network,
         }
     }
 }
@@ -168,11 +145,10 @@ pub(crate) struct Run<T> {
     pub(crate) result: Result<T, ToolFault>,
     pub(crate) stats: CallStats,
     pub(crate) captured: Captured,
-    /// The first file-system operation the guard refused.
-    pub(crate) denial: Option<Denial>,
-    /// Every network request the run made, and the first the host refused.
-    pub(crate) requests: Vec<NetRequest>,
-    pub(crate) net_denial: Option<NetDenial>,
+    /// What each capability refused first.
+    pub(crate) refusals: Refusals,
+    /// What each capability kept of the run (every network request).
+    pub(crate) records: Records,
     /// The memory or write limit the guest ran into, when the host refused
     /// it and the guest went on (Python raises MemoryError).
     pub(crate) limit_hit: Option<ToolFault>,
@@ -188,9 +164,8 @@ impl<T> Run<T> {
             result: self.result.map(f),
             stats: self.stats,
             captured: self.captured,
-            denial: self.denial,
-            requests: self.requests,
-            net_denial: self.net_denial,
+            refusals: self.refusals,
+            records: self.records,
             limit_hit: self.limit_hit,
             instantiation: self.instantiation,
         }
@@ -202,11 +177,9 @@ pub(crate) struct RunPolicy<'a> {
     /// When the call ends as a timeout, when it started before the run
     /// (checking a tool's input counts); `None`: the timeout from now.
     pub(crate) deadline: Option<Instant>,
-    pub(crate) preopens: &'a Preopens,
     pub(crate) limits: &'a Limits,
-    pub(crate) rules: &'a Arc<FsRules>,
-    /// What its requests may reach.
-    pub(crate) network: &'a NetAccess,
+    /// What the tool holds of each capability.
+    pub(crate) capabilities: &'a ToolCapabilities,
 }
 
 /// A store with its instance's output buffers, ready to instantiate in.
@@ -217,16 +190,14 @@ pub(crate) struct Fresh {
 }
 
 impl Fresh {
-    /// A new store under `limits` and `rules` with `dirs` and `network`:
-    /// its fuel, its memory limiter, and a yield to the executor at every
-    /// epoch tick, so the deadline and a cancellation can drop a guest that
-    /// never calls the host.
+    /// A new store under `limits` with the capabilities' `calls`: its
+    /// fuel, its memory limiter, and a yield to the executor at every epoch
+    /// tick, so the deadline and a cancellation can drop a guest that never
+    /// calls the host.
     pub(crate) fn new(
         engine: &Engine,
         limits: &Limits,
-        rules: &Arc<FsRules>,
-        dirs: OpenDirs,
-        network: NetworkPolicy,
+        calls: CallCapabilities,
         progress_sink: Option<ProgressSink>,
     ) -> Fresh {
         let stdout = CapturedOutput::new(CAPTURE_LIMIT);
@@ -234,14 +205,11 @@ impl Fresh {
         let memory = MemoryAccount::new(limits.memory);
         let state = State {
             wasi: capabilities::wasi_ctx(stdout.clone(), stderr.clone()),
-            dirs,
             table: bounded_table(),
             limiter: MemoryLimiter::new(Arc::clone(&memory)),
             table_charge: TableCharge::new(&memory),
             memory,
-            fs_guard: FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write)),
-            http: WasiHttpCtx::new(),
-            network,
+            calls,
             progress_sink,
             imported: false,
         };
@@ -268,7 +236,7 @@ impl Fresh {
 }
 
 /// An instance made before its call in a [`Fresh`] store, by
-/// [`super::spare_instances`]: `run` gives it the call's directories and network.
+/// [`super::spare_instances`]: `run` gives it the call's capabilities.
 pub(crate) struct Instantiated {
     pub(crate) fresh: Fresh,
     pub(crate) instance: Instance,
@@ -282,26 +250,17 @@ impl State {
 
     /// Gives a store made before its call what its start code never
     /// touched, anew for the call: a WASI context (its clocks count from
-    /// now, not from when the previous call ended), its directories, its
-    /// network with the call's deadline, a file-system guard under the
-    /// call's rules and write limit, where its progress goes, and its output
-    /// buffers. What instantiating spent (fuel, memory) stays.
-    fn enter_call(
-        fresh: &mut Fresh,
-        limits: &Limits,
-        rules: &Arc<FsRules>,
-        dirs: OpenDirs,
-        network: NetworkPolicy,
-        progress_sink: Option<ProgressSink>,
-    ) {
+    /// now, not from when the previous call ended), each capability's call
+    /// state (under the call's deadline and limits), where its progress
+    /// goes, and its output buffers. What instantiating spent (fuel,
+    /// memory) stays.
+    fn enter_call(fresh: &mut Fresh, calls: CallCapabilities, progress_sink: Option<ProgressSink>) {
         let stdout = CapturedOutput::new(CAPTURE_LIMIT);
         let stderr = CapturedOutput::new(CAPTURE_LIMIT);
         let state = fresh.store.data_mut();
         debug_assert!(!state.imported, "a spare whose start code called an import");
         state.wasi = capabilities::wasi_ctx(stdout.clone(), stderr.clone());
-        state.dirs = dirs;
-        state.network = network;
-        state.fs_guard = FsGuard::new(Arc::clone(rules), WriteBudget::new(limits.write));
+        state.calls = calls;
         state.progress_sink = progress_sink;
         fresh.stdout = stdout;
         fresh.stderr = stderr;
@@ -326,29 +285,25 @@ pub(crate) async fn run<E: Export>(
 ) -> Run<E::Output> {
     let RunPolicy {
         deadline,
-        preopens,
         limits,
-        rules,
-        network,
+        capabilities,
     } = policy;
     let start = Instant::now();
     let deadline = deadline.unwrap_or(start + limits.timeout);
-    let dirs = match preopens.dirs() {
-        Ok(dirs) => dirs,
+    let calls = match capabilities.prepare(&CallBounds { deadline, limits }) {
+        Ok(calls) => calls,
         Err(message) => {
             return Run {
                 result: Err(ToolFault::Failed(message)),
                 stats: CallStats::default(),
                 captured: Captured::default(),
-                denial: None,
-                requests: Vec::new(),
-                net_denial: None,
+                refusals: Refusals::default(),
+                records: Records::default(),
                 limit_hit: None,
                 instantiation: None,
             };
         }
     };
-    let (network, account) = NetworkPolicy::for_call(network, deadline, limits);
     let (
         Fresh {
             mut store,
@@ -361,13 +316,10 @@ pub(crate) async fn run<E: Export>(
             mut fresh,
             instance,
         }) => {
-            State::enter_call(&mut fresh, limits, rules, dirs, network, progress_sink);
+            State::enter_call(&mut fresh, calls, progress_sink);
             (fresh, Some(instance))
         }
-        None => (
-            Fresh::new(engine, limits, rules, dirs, network, progress_sink),
-            None,
-        ),
+        None => (Fresh::new(engine, limits, calls, progress_sink), None),
     };
 
     let took_ahead = ready.is_some();
@@ -392,16 +344,17 @@ pub(crate) async fn run<E: Export>(
         }
     };
 
-    // The call is over: its connections close whatever the guest left.
-    let (requests, net_denial) = account.close();
+    // The call is over: each capability ends it (connections close,
+    // whatever the guest left).
+    let (records, refusals) = store.data_mut().calls.close();
     let fuel_left = store.get_fuel().unwrap_or(0);
     let state = store.data();
     let (stdout, out_dropped) = stdout.contents();
     let (stderr, err_dropped) = stderr.contents();
     let hits = Hits {
         memory: state.memory.hit(),
-        write: state.fs_guard.budget().hit(),
-        held: state.fs_guard.held_over(),
+        write: state.calls.fs.write_hit(),
+        held: state.calls.fs.held_over(),
     };
     let limit_hit = limit_fault(&hits, limits);
     let result = match outcome {
@@ -422,22 +375,19 @@ pub(crate) async fn run<E: Export>(
             stderr,
             dropped: out_dropped + err_dropped,
         },
-        denial: state.fs_guard.denial().cloned(),
-        requests,
-        net_denial,
+        refusals,
+        records,
         limit_hit,
         instantiation,
     }
 }
 
 /// The outcome of a `call-tool` run. A guest that failed or crashed after
-/// the file-system guard or the network refused it something reads the
-/// refusal, which says what to do; a guest that handled the refusal keeps
-/// its answer.
+/// a capability refused it something reads the refusal, which says what to
+/// do; a guest that handled the refusal keeps its answer.
 pub(crate) fn outcome_of(
     result: Result<Result<String, CallError>, ToolFault>,
-    denial: Option<&Denial>,
-    net_denial: Option<&NetDenial>,
+    refusals: &Refusals,
     limit_hit: Option<ToolFault>,
     tool: &str,
     grants: &[Grant],
@@ -457,10 +407,9 @@ pub(crate) fn outcome_of(
     // MemoryError, caught and reported as a failure) failed because of the
     // limit: the model reads the limit's text, which says what to do.
     let failed_after_limit = matches!(outcome, ToolOutcome::Fault(ToolFault::Failed(_)));
-    match (denial, net_denial, limit_hit) {
-        (Some(denial), _, _) if failed => ToolOutcome::Fault(ToolFault::FsDenied(denial.clone())),
-        (_, Some(denial), _) if failed => ToolOutcome::Fault(ToolFault::NetDenied(denial.clone())),
-        (_, _, Some(limit)) if failed_after_limit => ToolOutcome::Fault(limit),
+    match (refusals.first::<ToolFault>(), limit_hit) {
+        (Some(refused), _) if failed => ToolOutcome::Fault(refused),
+        (_, Some(limit)) if failed_after_limit => ToolOutcome::Fault(limit),
         _ => outcome,
     }
 }

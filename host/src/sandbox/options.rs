@@ -6,58 +6,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::capabilities::network::credentials::Credential;
-use super::capabilities::network::grant::NetGrant;
+use super::capabilities::filesystem::FsPolicy;
 use super::capabilities::protect::{EveryRepository, ProtectedPath};
-use super::capabilities::{Access, Grant, simplify as simplify_grants};
-use super::limits::{DEFAULT_PLUGIN_FILE_LIMIT, Limits};
+use super::capabilities::{Access, Grant};
+use super::limits::DEFAULT_PLUGIN_FILE_LIMIT;
+use super::policy::{Policy, ToolPolicy};
 use super::typed::TypedConfig;
-
-/// What one tool may do.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ToolPolicy {
-    pub grants: Vec<Grant>,
-    pub limits: Limits,
-    /// Protected directories this tool may change anyway: the user granted
-    /// them to it by name (`--allow-write git_tool=.git`). Canonical host
-    /// paths.
-    pub lifted: Vec<PathBuf>,
-    /// Where its `wasi:http` requests may go; none by default.
-    pub net: Vec<NetGrant>,
-    /// Headers the host adds to its requests that match (credentials the
-    /// guest never sees).
-    pub credentials: Vec<Credential>,
-}
-
-impl ToolPolicy {
-    /// This policy for a tool that declares itself read-only: every grant
-    /// read-only, nothing lifted. The declaration lets its calls run beside
-    /// others, so it must hold (a tool that writes anyway gets
-    /// `not-permitted`).
-    pub fn read_only(mut self) -> ToolPolicy {
-        for grant in &mut self.grants {
-            grant.access = Access::Read;
-        }
-        self.grants = simplify_grants(self.grants);
-        self.lifted.clear();
-        self
-    }
-}
-
-/// What every tool may do: a default and per-tool entries. Built by the
-/// config layer from `toolhost.toml` and flags.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Policy {
-    pub defaults: ToolPolicy,
-    pub per_tool: BTreeMap<String, ToolPolicy>,
-}
-
-impl Policy {
-    /// The policy of tool `name`: its own entry, else the defaults.
-    pub fn for_tool(&self, name: &str) -> &ToolPolicy {
-        self.per_tool.get(name).unwrap_or(&self.defaults)
-    }
-}
 
 /// Everything the sandbox needs to start.
 #[derive(Debug, Clone)]
@@ -148,11 +102,14 @@ impl SandboxOptions {
             shipped_plugins: None,
             policy: Policy {
                 defaults: ToolPolicy {
-                    grants: vec![Grant {
-                        host_path: workspace.clone(),
-                        guest_path: ".".into(),
-                        access: Access::Read,
-                    }],
+                    fs: FsPolicy {
+                        grants: vec![Grant {
+                            host_path: workspace.clone(),
+                            guest_path: ".".into(),
+                            access: Access::Read,
+                        }],
+                        ..FsPolicy::default()
+                    },
                     ..ToolPolicy::default()
                 },
                 ..Policy::default()

@@ -12,7 +12,6 @@ use std::time::Duration;
 use super::Reach;
 use super::capabilities::filesystem::{Denial, Held};
 use super::capabilities::network::{self, account::NetDenial};
-use super::capabilities::protect::Record;
 use super::capabilities::{Access, Grant};
 
 /// The end of one tool call.
@@ -113,6 +112,27 @@ pub enum ToolFault {
     Trap { message: String },
     #[error("cancelled")]
     Cancelled,
+}
+
+/// A refusal of the file-system guard, as the call's fault.
+impl From<Denial> for ToolFault {
+    fn from(denial: Denial) -> Self {
+        ToolFault::FsDenied(denial)
+    }
+}
+
+/// A refusal of the network, as the call's fault.
+impl From<NetDenial> for ToolFault {
+    fn from(denial: NetDenial) -> Self {
+        ToolFault::NetDenied(denial)
+    }
+}
+
+/// The refusal of a capability that never refuses.
+impl From<std::convert::Infallible> for ToolFault {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
 }
 
 impl ToolFault {
@@ -221,7 +241,7 @@ impl ToolFault {
                  stopped. Ask for a shallower or narrower listing in one call.",
                 Held::Listings.limit()
             ),
-            ToolFault::FsDenied(denial) => fs_denied_text(tool, denial),
+            ToolFault::FsDenied(denial) => denial.model_text(tool),
             ToolFault::NetDenied(denial) => network::refusal::model_text(tool, denial),
             ToolFault::Trap { message } => format!(
                 "error: `{tool}` crashed: {message}\nThis is a bug in the tool, not in your arguments; \
@@ -250,87 +270,6 @@ fn denied_text(tool: &str, path: &str, access: Access, grants: &[Grant]) -> Stri
     )
 }
 
-fn fs_denied_text(tool: &str, denial: &Denial) -> String {
-    match denial {
-        Denial::Protected { path, hit } => format!(
-            "error: `{tool}` may not change `{path}`: `{}` is protected ({}). No tool may change it, \
-             even with write access to the workspace. Leave it as it is and work elsewhere; if it must \
-             change, ask the user, who can lift this for one tool with `--allow-write {tool}={}`.",
-            hit.protected, hit.why, hit.protected
-        ),
-        Denial::LinkOutside { link, target } => format!(
-            "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: the target is \
-             outside the directories this tool may use, and a link there would lead other programs out \
-             of the sandbox. Link only to paths inside its directories, or copy the file instead."
-        ),
-        Denial::LinkClimbs { link, target } => format!(
-            "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: the target climbs \
-             with `..`, and where such a link leads changes with the links and directories it passes \
-             through (made or moved later, it can lead out of the sandbox or into a protected path). \
-             Use a target without `..`: make the link in a directory that holds what it points to \
-             (`a -> b/c`), or copy the file instead."
-        ),
-        Denial::LinkIntoProtected { link, target, hit } => format!(
-            "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: the target is \
-             inside `{}`, which is protected ({}). Link to something else.",
-            hit.protected, hit.why
-        ),
-        Denial::AbsoluteLink { link, target } => format!(
-            "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: links with an \
-             absolute target are not allowed in the sandbox. Use a relative target inside the tool's \
-             directories."
-        ),
-        Denial::HardLinkSource { source } => format!(
-            "error: `{tool}` may not hard-link `{source}`: it may not write that file, and a second name \
-             for it would let it. Copy the file instead."
-        ),
-        Denial::HardLinkToProtected { source, hit } => format!(
-            "error: `{tool}` may not hard-link `{source}`: `{}` is protected ({}). A lift lets one \
-             tool change it in this run, but a second name for the file would let any tool change \
-             it later. Copy the file instead.",
-            hit.protected, hit.why
-        ),
-        Denial::HardLinked { path, names } => format!(
-            "error: `{tool}` may not change `{path}`: that file has {names} names (hard links), \
-             and a change through this one is a change under the others, which may be protected \
-             or outside the tool's directories. Remove this name first (the other names keep the \
-             file) and write it anew, or write a new file."
-        ),
-        Denial::SpecialFile { path, kind } => format!(
-            "error: `{tool}` may not open `{path}`: it is {kind}, not a file, and opening or reading it \
-             could block the tool past its deadline. Tools may open only files and directories; leave \
-             it alone."
-        ),
-        Denial::Record {
-            path,
-            record,
-            kind: Record::Sessions,
-        } => format!(
-            "error: `{tool}` may not read `{path}`: `{record}` holds toolhost's session files, which \
-             record what every tool read, and no tool may read them, whatever its grants. Ask the \
-             user, who can show a session with `toolhost sessions show ID`."
-        ),
-        Denial::Record {
-            path,
-            record,
-            kind: Record::Named,
-        } => format!(
-            "error: `{tool}` may not read `{path}`: toolhost writes its sessions or its token in \
-             `{record}` (the command line names it), and no tool may read them, whatever its \
-             grants. Ask the user, who can show a session with `toolhost sessions show ID`."
-        ),
-        Denial::Record {
-            path,
-            record,
-            kind: Record::Outputs,
-        } => format!(
-            "error: `{tool}` may not read `{path}`: `{record}` holds the whole results toolhost \
-             saved, which hold what other tools read, and only `read_file` may read them. Read it \
-             with `read_file` instead."
-        ),
-    }
-}
-
 /// A guest's own failure text, plus the tool's directories when the text
 /// carries an OS error: inside the sandbox a path outside the grants fails
 /// as a bare "No such file or directory" or "Operation not permitted", and
@@ -354,7 +293,7 @@ pub(crate) fn failed_with_grants_hint(tool: &str, message: String, grants: &[Gra
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::capabilities::protect::Hit;
+    use crate::sandbox::capabilities::protect::{Hit, Record};
     use std::path::PathBuf;
 
     fn grant(guest: &str, access: Access) -> Grant {

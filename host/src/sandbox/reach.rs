@@ -25,6 +25,9 @@ pub struct Reach<'a> {
     pub dirs: Vec<(&'a str, Access)>,
     /// Each network grant as the user wrote it (`https://docs.rs`).
     pub hosts: Vec<&'a str>,
+    /// What each other capability gives it, as `name: what`
+    /// (`environment: HOME, LANG`).
+    pub more: Vec<String>,
 }
 
 impl<'a> Reach<'a> {
@@ -36,6 +39,7 @@ impl<'a> Reach<'a> {
             read_only: false,
             dirs: dirs_of(grants),
             hosts: Vec::new(),
+            more: Vec::new(),
         }
     }
 
@@ -47,6 +51,7 @@ impl<'a> Reach<'a> {
             read_only: false,
             dirs: Vec::new(),
             hosts: grants.iter().map(NetGrant::as_str).collect(),
+            more: Vec::new(),
         }
     }
 
@@ -72,6 +77,10 @@ impl<'a> Reach<'a> {
         if !self.hosts.is_empty() {
             line.push_str("; reaches ");
             line.push_str(&self.hosts.join(", "));
+        }
+        for more in &self.more {
+            line.push_str("; ");
+            line.push_str(more);
         }
         line
     }
@@ -169,6 +178,7 @@ mod tests {
             read_only,
             dirs,
             hosts,
+            more: Vec::new(),
         }
     }
 

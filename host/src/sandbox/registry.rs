@@ -14,16 +14,18 @@ use crate::json_budget::TOOL_ARGUMENTS;
 use super::cache::CacheStatus;
 use super::call::{CallStats, Captured, ProgressSink};
 use super::capabilities::Access;
+use super::capabilities::contract::Start;
 use super::capabilities::filesystem::Denial;
 use super::capabilities::network::account::NetRequest;
-use super::capabilities::network::grant::NetGrant;
 use super::capabilities::protect::{ProtectedPath, Protection};
+use super::capabilities::{PathCheck, SharedCapabilities, ToolCapabilities};
 use super::engine::Tier;
 use super::limits::Limits;
-use super::options::{Policy, SandboxOptions, ShippedPlugins, ToolPolicy};
+use super::options::{SandboxOptions, ShippedPlugins};
 use super::outcome::{ToolFault, ToolOutcome};
 use super::plugin::{self, LoadError, LoadEvent, LoadNotice};
 use super::plugin_file::PluginOrigin;
+use super::policy::{Policy, ToolPolicy};
 use super::reach::{self, Reach};
 use super::standard::Builtin;
 use super::tiers::Unfinished;
@@ -32,9 +34,6 @@ use super::typed::TypedConfig;
 use super::{cache, call, capabilities, input_schema, limits, slots, spare_instances, typed};
 
 use super::call::RunPolicy;
-use super::capabilities::filesystem::FsRules;
-use super::capabilities::network::{NetAccess, Tls};
-use super::capabilities::{GrantDirs, PathCheck, Preopens};
 use super::plugin::{CallTool, CheckedSpec, LoadedPlugin};
 use super::tiers::Exports;
 use super::tiers::{Code, Compilers, Optimizer};
@@ -75,9 +74,8 @@ pub struct Tool {
     /// Whether the plugin came from the compile cache this time.
     pub cache: CacheStatus,
     pub policy: ToolPolicy,
-    fs_rules: Arc<FsRules>,
-    preopens: Preopens,
-    network: NetAccess,
+    /// What it holds of each capability, made from `policy` at load.
+    capabilities: ToolCapabilities,
     /// Its next instance, made ahead when instantiating it is slow.
     spares: Arc<spare_instances::Spares>,
     checker: input_schema::InputSchema,
@@ -90,18 +88,21 @@ pub struct Tool {
 impl Tool {
     /// What this tool may reach.
     pub fn reach(&self) -> Reach<'_> {
-        Reach {
+        let mut reach = Reach {
             tool: &self.name,
             read_only: self.read_only,
-            dirs: reach::dirs_of(&self.policy.grants),
-            hosts: self.policy.net.iter().map(NetGrant::as_str).collect(),
-        }
+            dirs: Vec::new(),
+            hosts: Vec::new(),
+            more: Vec::new(),
+        };
+        capabilities::describe(&self.policy, &mut reach);
+        reach
     }
 
     /// Whether the tool may reach anything outside this machine's files:
     /// MCP's `openWorldHint`.
     pub fn open_world(&self) -> bool {
-        !self.policy.net.is_empty()
+        !self.policy.net.grants.is_empty()
     }
 }
 
@@ -153,10 +154,12 @@ pub struct Sandbox {
     /// [`Tiering::spares_after`].
     spares_after: Option<Duration>,
     plugin_file_limit: u64,
-    /// Every tool's granted directories, each opened once.
-    grant_dirs: GrantDirs,
-    /// TLS for every tool's requests, set up at the first one.
-    tls: Arc<Tls>,
+    /// What each capability shares across the tools (every granted
+    /// directory opened once, TLS for every tool's requests).
+    shared: SharedCapabilities,
+    /// What a tool holds when it is given nothing: `list-tools` at load
+    /// and instances made ahead of a call run with it.
+    nothing: Arc<ToolCapabilities>,
     /// See [`SandboxOptions::shipped_plugins`].
     shipped_plugins: Option<Arc<ShippedPlugins>>,
 }
@@ -315,14 +318,22 @@ impl Sandbox {
         protection: Arc<Protection>,
         load_errors: Vec<LoadError>,
     ) -> Sandbox {
+        let mut shared = SharedCapabilities::start(&Start {
+            protection: &protection,
+            ca_file: options.ca_file.as_deref(),
+        });
+        let nothing = Arc::new(ToolCapabilities::configure(
+            &ToolPolicy::default(),
+            &mut shared,
+        ));
         Sandbox {
             optimizer: Optimizer::new(compilers),
             cache_dir: options.cache_dir.clone(),
             compile_after_exit: options.tiering.compile_after_exit,
             spares_after: options.tiering.spares_after,
             plugin_file_limit: options.plugin_file_limit,
-            grant_dirs: GrantDirs::default(),
-            tls: Arc::new(Tls::new(options.ca_file.clone())),
+            shared,
+            nothing,
             shipped_plugins: options.shipped_plugins.clone().map(Arc::new),
             workspace: options.workspace.clone(),
             protection,
@@ -372,9 +383,7 @@ impl Sandbox {
         };
         let listing = plugin::ListingBudget::new(LIST_TOOLS_TOTAL);
         // `list-tools` runs with no grants at all.
-        let load_rules = Arc::new(FsRules::new(protection, Vec::new(), &[]));
-        let no_preopens = Preopens::none();
-        let no_network = NetAccess::default();
+        let nothing = Arc::clone(&sandbox.nothing);
         // Optimized compiles wait until every plugin is loaded: on two
         // cores they would otherwise slow the loads still to come.
         let mut to_optimize = Vec::new();
@@ -405,10 +414,8 @@ impl Sandbox {
             }
             let policy = RunPolicy {
                 deadline: None,
-                preopens: &no_preopens,
                 limits: &load_limits,
-                rules: &load_rules,
-                network: &no_network,
+                capabilities: &nothing,
             };
             let started = std::time::Instant::now();
             let listing_before = listing.remaining();
@@ -543,20 +550,12 @@ impl Sandbox {
                     message,
                 });
             }
-            let mut fs_rules = FsRules::new(
-                Arc::clone(&self.protection),
-                tool_policy.lifted.clone(),
-                &tool_policy.grants,
-            );
             // The model pages through a cut result's saved whole text with
             // the standard `read_file`; no other tool reads what another
             // tool read.
-            if matches!(&loaded.origin, PluginOrigin::Builtin(plugin) if plugin == "read-file")
-                && spec.name == "read_file"
-            {
-                fs_rules = fs_rules.reading_saved_outputs();
-            }
-            let fs_rules = Arc::new(fs_rules);
+            tool_policy.fs.reads_saved_outputs = matches!(&loaded.origin, PluginOrigin::Builtin(plugin) if plugin == "read-file")
+                && spec.name == "read_file";
+            let capabilities = ToolCapabilities::configure(&tool_policy, &mut self.shared);
             self.tools.push(Tool {
                 name: spec.name.clone(),
                 description: spec.description.clone(),
@@ -566,14 +565,8 @@ impl Sandbox {
                 plugin: loaded.origin.clone(),
                 plugin_sha256: loaded.sha256.clone(),
                 cache: loaded.cache,
-                preopens: self.grant_dirs.preopens(&tool_policy.grants),
-                network: NetAccess {
-                    grants: Arc::from(tool_policy.net.clone()),
-                    credentials: Arc::from(tool_policy.credentials.clone()),
-                    tls: Arc::clone(&self.tls),
-                },
                 policy: tool_policy,
-                fs_rules,
+                capabilities,
                 spares: Arc::default(),
                 checker: spec.checker.clone(),
                 path_args: spec.path_args.clone(),
@@ -801,10 +794,8 @@ impl Sandbox {
         let code = self.plugins[tool.plugin_index].code.current();
         let policy = RunPolicy {
             deadline: Some(deadline),
-            preopens: &tool.preopens,
             limits: &tool.policy.limits,
-            rules: &tool.fs_rules,
-            network: &tool.network,
+            capabilities: &tool.capabilities,
         };
         // What each kind of export answered, as text and (typed) JSON.
         let run = match &code.exports {
@@ -844,9 +835,8 @@ impl Sandbox {
             result,
             stats,
             captured,
-            denial,
-            requests,
-            net_denial,
+            refusals,
+            records,
             limit_hit,
             instantiation: _,
         } = run;
@@ -857,11 +847,10 @@ impl Sandbox {
         };
         let outcome = call::outcome_of(
             result,
-            denial.as_ref(),
-            net_denial.as_ref(),
+            &refusals,
             limit_hit,
             name,
-            &tool.policy.grants,
+            &tool.policy.fs.grants,
             &tool.policy.limits,
         );
         let structured = structured.filter(|_| !outcome.is_error());
@@ -870,7 +859,7 @@ impl Sandbox {
             structured,
             stats,
             captured,
-            requests,
+            requests: records.net,
         }
     }
 
@@ -906,7 +895,7 @@ impl Sandbox {
                 // during the call.
                 let current = self.plugins[tool.plugin_index].code.current();
                 tool.spares
-                    .make(&current, &tool.policy.limits, &tool.fs_rules);
+                    .make(&current, &tool.policy.limits, &self.nothing);
             }
         }
         run
@@ -997,7 +986,7 @@ impl Sandbox {
             let guest = match capabilities::check_path(
                 path,
                 arg.access,
-                &tool.policy.grants,
+                &tool.policy.fs.grants,
                 &self.workspace,
             ) {
                 PathCheck::Allowed => path.to_string(),
@@ -1013,7 +1002,7 @@ impl Sandbox {
                     return Err(ToolFault::Denied {
                         path: path.to_string(),
                         access: arg.access,
-                        grants: tool.policy.grants.clone(),
+                        grants: tool.policy.fs.grants.clone(),
                     });
                 }
             };
@@ -1025,13 +1014,14 @@ impl Sandbox {
                     .unwrap_or_else(|_| {
                         capabilities::protect::locate_loose(&self.workspace.join(&guest))
                     });
-                if let Some(hit) = tool.fs_rules.protected(&target) {
+                let rules = &tool.capabilities.fs.rules;
+                if let Some(hit) = rules.protected(&target) {
                     return Err(ToolFault::FsDenied(Denial::Protected {
-                        path: tool.fs_rules.shown(&target),
+                        path: rules.shown(&target),
                         hit,
                     }));
                 }
-                if let Some(denial) = tool.fs_rules.hard_linked(&target) {
+                if let Some(denial) = rules.hard_linked(&target) {
                     return Err(ToolFault::FsDenied(denial));
                 }
             }

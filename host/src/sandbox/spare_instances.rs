@@ -27,9 +27,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, mpsc};
 use std::time::Instant;
 
 use super::call::{Fresh, Instantiated};
-use super::capabilities::OpenDirs;
-use super::capabilities::filesystem::FsRules;
-use super::capabilities::network::{NetAccess, NetworkPolicy};
+use super::capabilities::ToolCapabilities;
+use super::capabilities::contract::CallBounds;
 use super::limits::{Limits, SPARE_INSTANCES};
 use super::tiers::Code;
 
@@ -98,7 +97,12 @@ impl Spares {
     /// Starts making this tool's next spare, of `code`, unless
     /// one is ready or on the way, its spares are off, or the process holds
     /// [`SPARE_INSTANCES`] already.
-    pub(crate) fn make(self: &Arc<Self>, code: &Arc<Code>, limits: &Limits, rules: &Arc<FsRules>) {
+    pub(crate) fn make(
+        self: &Arc<Self>,
+        code: &Arc<Code>,
+        limits: &Limits,
+        nothing: &Arc<ToolCapabilities>,
+    ) {
         let Some(maker) = maker() else {
             return;
         };
@@ -116,9 +120,9 @@ impl Spares {
         let spares = Arc::clone(self);
         let code = Arc::clone(code);
         let limits = *limits;
-        let rules = Arc::clone(rules);
+        let nothing = Arc::clone(nothing);
         let job = Box::pin(async move {
-            let made = instantiate_ahead(&code, &limits, &rules).await;
+            let made = instantiate_ahead(&code, &limits, &nothing).await;
             *spares.lock() = match made {
                 Some(made) => Slot::Ready(Spare {
                     code,
@@ -187,17 +191,20 @@ fn lowest_priority() {
     let _ = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
 }
 
-/// Instantiates `code` in a store with no directories and no network, under
-/// `limits`: `None` when its start code called an import, trapped, ran out
-/// of fuel or time.
+/// Instantiates `code` in a store given `nothing` (no directories, no
+/// network), under `limits`: `None` when its start code called an import,
+/// trapped, ran out of fuel or time.
 async fn instantiate_ahead(
     code: &Code,
     limits: &Limits,
-    rules: &Arc<FsRules>,
+    nothing: &ToolCapabilities,
 ) -> Option<Instantiated> {
-    let no_dirs: OpenDirs = Arc::from(Vec::new());
-    let (network, _) = NetworkPolicy::for_call(&NetAccess::default(), Instant::now(), limits);
-    let mut fresh = Fresh::new(&code.engine, limits, rules, no_dirs, network, None);
+    let bounds = CallBounds {
+        deadline: Instant::now() + limits.timeout,
+        limits,
+    };
+    let calls = nothing.prepare(&bounds).ok()?;
+    let mut fresh = Fresh::new(&code.engine, limits, calls, None);
     let instance =
         tokio::time::timeout(limits.timeout, code.pre.instantiate_async(&mut fresh.store))
             .await

@@ -163,6 +163,10 @@ pub struct ToolInfo {
     /// network access existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub net: Vec<String>,
+    /// What its other capabilities give it, as `toolhost tools` says it
+    /// (`environment: HOME`); none before there were any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more: Vec<String>,
     pub limits: LimitsInfo,
 }
 
@@ -185,6 +189,7 @@ impl ToolInfo {
                 })
                 .collect(),
             net: reach.hosts.iter().map(|h| (*h).to_owned()).collect(),
+            more: reach.more.clone(),
             limits: LimitsInfo {
                 fuel: limits.fuel,
                 timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
@@ -218,6 +223,7 @@ impl ToolInfo {
                 })
                 .collect(),
             hosts: self.net.iter().map(String::as_str).collect(),
+            more: self.more.clone(),
         }
     }
 }
@@ -381,6 +387,7 @@ mod tests {
             read_only: false,
             grants: vec![grant(".", "read-only"), grant("out", "read-write")],
             net: vec!["https://docs.rs".into()],
+            more: Vec::new(),
             limits: LimitsInfo {
                 fuel: 1,
                 timeout_ms: 1,

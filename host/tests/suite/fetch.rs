@@ -142,8 +142,8 @@ async fn sandbox(grant: &str) -> (tempfile::TempDir, Sandbox) {
     let mut options = SandboxOptions::read_only(dir.path().canonicalize().expect("canonical"));
     options.cache_dir = Some(super::common::shared_cache());
     let mut policy = options.policy.defaults.clone();
-    policy.grants.clear();
-    policy.net = vec![NetGrant::parse(grant).expect("grant")];
+    policy.fs.grants.clear();
+    policy.net.grants = vec![NetGrant::parse(grant).expect("grant")];
     options.policy.per_tool.insert("fetch".into(), policy);
     let sandbox = Sandbox::load(options).await.expect("sandbox");
     (dir, sandbox)

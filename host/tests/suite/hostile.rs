@@ -9,8 +9,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use toolhost::sandbox::{
-    Access, CallOptions, CallReport, Grant, Limits, Policy, Sandbox, SandboxOptions, ToolFault,
-    ToolOutcome, ToolPolicy,
+    Access, CallOptions, CallReport, FsPolicy, Grant, Limits, Policy, Sandbox, SandboxOptions,
+    ToolFault, ToolOutcome, ToolPolicy,
 };
 
 use super::common::{fault, fixture, limits, shared_cache, test_plugins};
@@ -55,11 +55,11 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         grant(&workspace, "out", Access::Write),
     ];
     let defaults = ToolPolicy {
-        grants: grants.clone(),
-        limits: Limits::default(),
-        lifted: Vec::new(),
-        net: Vec::new(),
-        credentials: Vec::new(),
+        fs: FsPolicy {
+            grants: grants.clone(),
+            ..FsPolicy::default()
+        },
+        ..ToolPolicy::default()
     };
     let per_tool: BTreeMap<String, ToolPolicy> = per_tool
         .iter()
@@ -67,11 +67,12 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
             (
                 name.to_string(),
                 ToolPolicy {
-                    grants: grants.clone(),
+                    fs: FsPolicy {
+                        grants: grants.clone(),
+                        ..FsPolicy::default()
+                    },
                     limits: *limits,
-                    lifted: Vec::new(),
-                    net: Vec::new(),
-                    credentials: Vec::new(),
+                    ..ToolPolicy::default()
                 },
             )
         })

@@ -472,7 +472,7 @@ async fn sandbox_with(grant: &str, timeout: Duration) -> (tempfile::TempDir, San
     options.standard_tools = false;
     options.cache_dir = Some(super::common::shared_cache());
     options.plugin_files = vec![super::common::fixture(test_plugins::NETWORK)];
-    options.policy.defaults.net = vec![NetGrant::parse(grant).expect("grant")];
+    options.policy.defaults.net.grants = vec![NetGrant::parse(grant).expect("grant")];
     options.policy.defaults.limits.timeout = timeout;
     let sandbox = Sandbox::load(options).await.expect("sandbox loads");
     assert!(

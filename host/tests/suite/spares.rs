@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use toolhost::sandbox::{
-    Access, CallOptions, CallReport, Grant, Policy, Sandbox, SandboxOptions, Tiering, ToolOutcome,
-    ToolPolicy,
+    Access, CallOptions, CallReport, FsPolicy, Grant, Policy, Sandbox, SandboxOptions, Tiering,
+    ToolOutcome, ToolPolicy,
 };
 
 use super::common::{fixture, shared_cache, test_plugins};
@@ -38,11 +38,14 @@ async fn load(workspace: &Path, plugin: Option<&str>) -> Sandbox {
         shipped_plugins: None,
         policy: Policy {
             defaults: ToolPolicy {
-                grants: vec![Grant {
-                    host_path: workspace.to_path_buf(),
-                    guest_path: ".".into(),
-                    access: Access::Write,
-                }],
+                fs: FsPolicy {
+                    grants: vec![Grant {
+                        host_path: workspace.to_path_buf(),
+                        guest_path: ".".into(),
+                        access: Access::Write,
+                    }],
+                    ..FsPolicy::default()
+                },
                 ..ToolPolicy::default()
             },
             per_tool: Default::default(),

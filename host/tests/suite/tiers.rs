@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use toolhost::sandbox::{
-    Access, CacheStatus, CallOptions, DEFAULT_PLUGIN_FILE_LIMIT, Grant, Limits, PluginOrigin,
-    Policy, Sandbox, SandboxOptions, Tier, Tiering, ToolFault, ToolOutcome, ToolPolicy,
-    compile_optimized,
+    Access, CacheStatus, CallOptions, DEFAULT_PLUGIN_FILE_LIMIT, FsPolicy, Grant, Limits,
+    PluginOrigin, Policy, Sandbox, SandboxOptions, Tier, Tiering, ToolFault, ToolOutcome,
+    ToolPolicy, compile_optimized,
 };
 
 use super::common::{fault, fixture, limits, test_plugins};
@@ -64,11 +64,12 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)], optimize: 
         .iter()
         .map(|(name, limits)| {
             let policy = ToolPolicy {
-                grants: vec![grant.clone()],
+                fs: FsPolicy {
+                    grants: vec![grant.clone()],
+                    ..FsPolicy::default()
+                },
                 limits: *limits,
-                lifted: Vec::new(),
-                net: Vec::new(),
-                credentials: Vec::new(),
+                ..ToolPolicy::default()
             };
             (name.to_string(), policy)
         })
@@ -93,7 +94,10 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)], optimize: 
         shipped_plugins: None,
         policy: Policy {
             defaults: ToolPolicy {
-                grants: vec![grant],
+                fs: FsPolicy {
+                    grants: vec![grant],
+                    ..FsPolicy::default()
+                },
                 ..ToolPolicy::default()
             },
             per_tool,

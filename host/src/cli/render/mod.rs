@@ -409,13 +409,17 @@ fn tool_lines(out: &mut impl io::Write, tool: &Tool, workspace: &Path) -> io::Re
             ),
         )?;
     }
+    for more in &reach.more {
+        put_line(out, format_args!("    {}", one_line(more)))?;
+    }
     put_line(
         out,
         format_args!("    limits: {}", limits_text(&tool.policy.limits)),
     )?;
-    if !tool.policy.lifted.is_empty() {
+    if !tool.policy.fs.lifted.is_empty() {
         let lifted: Vec<String> = tool
             .policy
+            .fs
             .lifted
             .iter()
             .map(|p| p.strip_prefix(workspace).unwrap_or(p).display().to_string())
@@ -471,9 +475,10 @@ fn tool_json(tool: &Tool, tier: Tier) -> serde_json::Value {
         "plugin_sha256": tool.plugin_sha256,
         "compile_cache": tool.cache,
         "compiled": tier,
-        "lifted": tool.policy.lifted,
+        "lifted": tool.policy.fs.lifted,
         "net": tool.reach().hosts,
-        "grants": tool.policy.grants.iter().map(|g| json!({
+        "more": tool.reach().more,
+        "grants": tool.policy.fs.grants.iter().map(|g| json!({
             "path": g.guest_path,
             "host_path": g.host_path,
             "access": g.access.grant_label(),

@@ -1,18 +1,17 @@
-//! What a tool may touch: directory grants, turned into a deny-by-default
-//! `WasiCtx`; the WASI interfaces a plugin is linked against; and the
-//! host-side check of path arguments.
+//! What a tool may touch, one capability per room, each keeping the
+//! [`contract`]: the file system ([`filesystem`]: directory grants, lifts,
+//! the guard), the network ([`network`]: `wasi:http` through host grants).
+//! The list below gives each tool and each call one slot per capability.
 //!
-//! A tool gets exactly its grants as preopened directories (each opened
-//! once and shared by the tools that have it: [`GrantDirs`]) and nothing else:
-//! no environment variables, no arguments, no sockets, no name lookup, no
-//! stdin. Clocks and random numbers are allowed. `wasi:filesystem/types` is
-//! linked through [`filesystem`], which adds the rules a grant cannot say
-//! (protected paths, links, the write budget); `wasi:http` through
-//! [`network`], which refuses every request. The path check here only
-//! makes refusals readable before any wasm runs; the preopens and the guard
-//! are what enforce them.
+//! Beside them, what every call gets alike: a deny-by-default `WasiCtx`
+//! (no environment variables, no arguments, no sockets, no name lookup, no
+//! stdin; clocks, random numbers and captured stdout and stderr), and the
+//! WASI interfaces it answers. The path check ([`check_path`]) only makes
+//! refusals readable before any wasm runs; the preopens and the guard are
+//! what enforce them.
 
 mod beneath;
+pub(crate) mod contract;
 pub(crate) mod filesystem;
 pub(crate) mod git_config;
 mod grants;
@@ -21,27 +20,159 @@ mod listing;
 pub(crate) mod network;
 pub(crate) mod protect;
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
-use wasmtime_wasi::filesystem::{Descriptor, Dir};
-use wasmtime_wasi::{FsPerms, OpenMode, WasiCtx, WasiCtxBuilder, WasiView};
-use wasmtime_wasi_http::WasiHttpView;
+use wasmtime::component::{HasData, Linker, ResourceTable};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiView};
 
-use super::limits;
+use super::limits::MemoryAccount;
 use super::output::CapturedOutput;
-use filesystem::{Guarded, GuardedFilesystem};
+use super::policy::ToolPolicy;
+use super::reach::Reach;
+use contract::{CallBounds, CallView, Capability, HasCall, Start};
 pub use grants::{Access, Grant, simplify};
 pub(crate) use grants::{BLOCKING_CURRENT_THREAD, PathCheck, check_path};
+use held::TableCharge;
 
-/// A store's state that can hand out the guarded file system view and the
-/// `wasi:http` view whose hooks are the [`network::NetworkPolicy`].
-pub(crate) trait SandboxView: WasiView + WasiHttpView {
-    fn guarded_filesystem(&mut self) -> Guarded<'_>;
-    /// The call's granted directories ([`GrantDirs`]).
-    fn preopens(&mut self) -> PreopensView<'_>;
+/// The parts of a call's store every capability shares, with the
+/// capabilities' own call states.
+pub(crate) struct StoreParts<'a> {
+    pub(crate) calls: &'a mut CallCapabilities,
+    pub(crate) wasi: &'a mut WasiCtx,
+    pub(crate) table: &'a mut ResourceTable,
+    pub(crate) memory: &'a Arc<MemoryAccount>,
+    pub(crate) table_charge: &'a mut TableCharge,
+}
+
+/// A call's store: it holds every capability's call state
+/// ([`CallCapabilities`]) and answers the WASI interfaces no capability
+/// owns (`WasiView`).
+pub(crate) trait CapabilityStore: WasiView + 'static {
+    fn parts(&mut self) -> StoreParts<'_>;
+}
+
+/// Declares the capabilities, each with its field in
+/// [`ToolPolicy`] and its type: one slot per capability in what the
+/// sandbox shares, what a tool holds, what a call holds and what it leaves.
+macro_rules! capabilities {
+    ($($field:ident: $capability:ty),+ $(,)?) => {
+        /// What every capability shares across the sandbox's tools.
+        pub(crate) struct SharedCapabilities {
+            $($field: <$capability as Capability>::Shared,)+
+        }
+
+        impl SharedCapabilities {
+            pub(crate) fn start(start: &Start<'_>) -> Self {
+                SharedCapabilities {
+                    $($field: <$capability>::start(start),)+
+                }
+            }
+        }
+
+        /// What a loaded tool holds of each capability.
+        pub(crate) struct ToolCapabilities {
+            $(pub(crate) $field: <$capability as Capability>::ForTool,)+
+        }
+
+        impl ToolCapabilities {
+            /// Each capability's part of `policy`, configured.
+            pub(crate) fn configure(policy: &ToolPolicy, shared: &mut SharedCapabilities) -> Self {
+                ToolCapabilities {
+                    $($field: <$capability>::configure(&policy.$field, &mut shared.$field),)+
+                }
+            }
+
+            /// One call's state of each, or why the call cannot run.
+            pub(crate) fn prepare(&self, bounds: &CallBounds<'_>) -> Result<CallCapabilities, String> {
+                Ok(CallCapabilities {
+                    $($field: <$capability>::prepare(&self.$field, bounds)?,)+
+                })
+            }
+        }
+
+        /// One call's state of each capability.
+        pub(crate) struct CallCapabilities {
+            $(pub(crate) $field: <$capability as Capability>::InCall,)+
+        }
+
+        impl CallCapabilities {
+            /// Ends the call for each: what each leaves, and what each refused.
+            pub(crate) fn close(&mut self) -> (Records, Refusals) {
+                $(let $field = <$capability>::close(&mut self.$field);)+
+                (
+                    Records { $($field: $field.0,)+ },
+                    Refusals { $($field: $field.1,)+ },
+                )
+            }
+        }
+
+        /// What a call left, per capability.
+        #[derive(Default)]
+        #[allow(dead_code, reason = "a capability that keeps nothing has a unit slot no one reads")]
+        pub(crate) struct Records {
+            $(pub(crate) $field: <$capability as Capability>::Record,)+
+        }
+
+        /// The first thing each capability refused the call.
+        #[derive(Default)]
+        pub(crate) struct Refusals {
+            $(pub(crate) $field: Option<<$capability as Capability>::Refusal>,)+
+        }
+
+        impl Refusals {
+            /// The first refusal, in the list's order, as `F`.
+            pub(crate) fn first<F>(&self) -> Option<F>
+            where
+                $(<$capability as Capability>::Refusal: Into<F>,)+
+            {
+                $(if let Some(refusal) = &self.$field {
+                    return Some(refusal.clone().into());
+                })+
+                None
+            }
+        }
+
+        $(impl<T: CapabilityStore> HasCall<$capability> for T {
+            fn call_view(&mut self) -> CallView<'_, <$capability as Capability>::InCall> {
+                let StoreParts { calls, wasi, table, memory, table_charge } = self.parts();
+                CallView { own: &mut calls.$field, wasi, table, memory, table_charge }
+            }
+        })+
+
+        /// Links what each capability answers.
+        fn link_capabilities<T: CapabilityStore>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+            $(<$capability>::link(linker)?;)+
+            Ok(())
+        }
+
+        /// What the tool of a plugin an untrusted workspace ships keeps of
+        /// `full` ([`Capability::shipped`]), limits aside, and what it
+        /// does not.
+        pub(crate) fn shipped(
+            full: &ToolPolicy,
+            every_tool: &ToolPolicy,
+            workspace: &std::path::Path,
+        ) -> (ToolPolicy, Vec<&'static str>) {
+            let mut withheld = Vec::new();
+            $(let $field = {
+                let (kept, held) = <$capability>::shipped(&full.$field, &every_tool.$field, workspace);
+                withheld.extend(held);
+                kept
+            };)+
+            let policy = ToolPolicy { $($field,)+ limits: full.limits };
+            (policy, withheld)
+        }
+
+        /// What `policy` lets a tool reach, each capability saying its part.
+        pub(crate) fn describe<'a>(policy: &'a ToolPolicy, reach: &mut Reach<'a>) {
+            $(<$capability>::describe(&policy.$field, reach);)+
+        }
+    };
+}
+
+capabilities! {
+    fs: filesystem::Filesystem,
+    net: network::Network,
 }
 
 /// The resource table alone, for `wasi:io`.
@@ -52,17 +183,17 @@ impl HasData for Io {
 }
 
 /// Links WASI p2 interface by interface: what wasmtime-wasi's
-/// `add_to_linker_async` links, except that `wasi:filesystem/types` goes
-/// through the guard. What each interface may do is decided by the
-/// per-call `WasiCtx` ([`wasi_ctx`]): sockets and name lookup are linked
-/// (so components that import them load) and denied there; `wasi:http` is
-/// linked and every request refused by [`network::NetworkPolicy`].
-pub(crate) fn add_wasi_to_linker<T: SandboxView + 'static>(
+/// `add_to_linker_async` links, except that each capability links what it
+/// answers (`wasi:filesystem` through the guard, `wasi:http` through the
+/// host's grants). What the others may do is decided by the per-call
+/// `WasiCtx` ([`wasi_ctx`]): sockets and name lookup are linked (so
+/// components that import them load) and denied there.
+pub(crate) fn add_wasi_to_linker<T: CapabilityStore>(
     linker: &mut Linker<T>,
 ) -> wasmtime::Result<()> {
     use wasmtime_wasi::cli::{WasiCli, WasiCliView as _};
     use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView as _};
-    use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, io, random, sockets};
+    use wasmtime_wasi::p2::bindings::{cli, clocks, io, random, sockets};
     use wasmtime_wasi::random::{WasiRandom, WasiRandomView as _};
     use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView as _};
 
@@ -72,8 +203,6 @@ pub(crate) fn add_wasi_to_linker<T: SandboxView + 'static>(
     io::streams::add_to_linker::<T, Io>(l, |t| t.ctx().table)?;
     clocks::wall_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
     clocks::monotonic_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
-    filesystem::preopens::add_to_linker::<T, GrantedDirs>(l, T::preopens)?;
-    filesystem::types::add_to_linker::<T, GuardedFilesystem>(l, T::guarded_filesystem)?;
     random::random::add_to_linker::<T, WasiRandom>(l, T::random)?;
     random::insecure::add_to_linker::<T, WasiRandom>(l, T::random)?;
     random::insecure_seed::add_to_linker::<T, WasiRandom>(l, T::random)?;
@@ -94,106 +223,12 @@ pub(crate) fn add_wasi_to_linker<T: SandboxView + 'static>(
     sockets::tcp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
     sockets::udp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
     sockets::udp_create_socket::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
-    network::add_to_linker(l)?;
-    Ok(())
-}
-
-/// Each granted directory, opened once per host path and access when the
-/// first tool with that grant loads, and shared by every tool that has it:
-/// a plugin with thousands of tools would otherwise hold a descriptor per
-/// tool and grant, and leave none for the calls. A handle stays on its
-/// directory if that is renamed; a directory deleted while toolhost runs
-/// stays unusable until the next start.
-#[derive(Default)]
-pub(crate) struct GrantDirs(BTreeMap<(PathBuf, Access), Result<Dir, String>>);
-
-impl GrantDirs {
-    /// `grants` as preopens, each directory opened only if no earlier tool
-    /// had it.
-    pub(crate) fn preopens(&mut self, grants: &[Grant]) -> Preopens {
-        let mut dirs = Vec::with_capacity(grants.len());
-        for grant in grants {
-            let opened = self
-                .0
-                .entry((grant.host_path.clone(), grant.access))
-                .or_insert_with(|| open_grant(grant));
-            match opened {
-                Ok(dir) => dirs.push((dir.clone(), grant.guest_path.clone())),
-                Err(e) => return Preopens(Err(e.clone())),
-            }
-        }
-        Preopens(Ok(Arc::from(dirs)))
-    }
-}
-
-/// Opens `grant`'s directory as wasmtime-wasi's `preopened_dir` does
-/// (`O_PATH | O_DIRECTORY`), read-only or read-write as granted.
-fn open_grant(grant: &Grant) -> Result<Dir, String> {
-    let file =
-        cap_primitives::fs::open_ambient_dir(&grant.host_path, cap_primitives::ambient_authority())
-            .map_err(|e| {
-                format!(
-                    "cannot open the granted directory `{}`: {}",
-                    grant.host_path.display(),
-                    limits::open_error(&e)
-                )
-            })?;
-    let (perms, mode) = match grant.access {
-        Access::Write => (FsPerms::ReadWrite, OpenMode::READ | OpenMode::WRITE),
-        Access::Read => (FsPerms::ReadOnly, OpenMode::READ),
-    };
-    Ok(Dir::new(file, perms, mode, BLOCKING_CURRENT_THREAD))
-}
-
-/// A tool's granted directories, as shared handles ([`GrantDirs`]) and the
-/// names the guest sees them by; each call's table gets clones of the
-/// handles, not new descriptors.
-pub(crate) struct Preopens(Result<Arc<[(Dir, String)]>, String>);
-
-impl Preopens {
-    /// No directories at all (`list-tools` at load).
-    pub(crate) fn none() -> Self {
-        Preopens(Ok(Arc::from(Vec::new())))
-    }
-
-    /// The shared handles for one call's store, or why a directory could
-    /// not be opened.
-    pub(crate) fn dirs(&self) -> Result<OpenDirs, String> {
-        self.0.clone()
-    }
-}
-
-/// A call's preopened directories, as `wasi:filesystem/preopens` hands
-/// them out.
-pub(crate) type OpenDirs = Arc<[(Dir, String)]>;
-
-/// `wasi:filesystem/preopens` from a call's [`OpenDirs`].
-struct GrantedDirs;
-
-impl HasData for GrantedDirs {
-    type Data<'a> = PreopensView<'a>;
-}
-
-/// What `get-directories` needs: the call's directories and its table.
-pub(crate) struct PreopensView<'a> {
-    pub(crate) dirs: &'a OpenDirs,
-    pub(crate) table: &'a mut ResourceTable,
-}
-
-impl wasmtime_wasi::p2::bindings::filesystem::preopens::Host for PreopensView<'_> {
-    fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
-        let mut handed = Vec::with_capacity(self.dirs.len());
-        for (dir, name) in self.dirs.iter() {
-            handed.push((self.table.push(Descriptor::Dir(dir.clone()))?, name.clone()));
-        }
-        Ok(handed)
-    }
+    link_capabilities(l)
 }
 
 /// Builds the guest's WASI context: stdout and stderr into bounded
-/// buffers, everything else denied. Its grants are not in it:
-/// `wasi:filesystem/preopens` hands them out from the store's
-/// [`OpenDirs`].
+/// buffers, everything else denied. Its grants are not in it: the
+/// capabilities hand them out from the call's [`CallCapabilities`].
 pub(crate) fn wasi_ctx(stdout: CapturedOutput, stderr: CapturedOutput) -> WasiCtx {
     let mut builder = WasiCtxBuilder::new();
     builder

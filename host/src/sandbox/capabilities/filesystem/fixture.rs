@@ -11,9 +11,10 @@ use wasmtime_wasi::filesystem::Dir;
 use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode;
 
 use super::change::{self, Located};
+use super::preopens::open_grant;
 use super::rules::FsRules;
 use crate::sandbox::capabilities::protect::{ProtectedPath, Protection};
-use crate::sandbox::capabilities::{Access, Grant, open_grant};
+use crate::sandbox::capabilities::{Access, Grant};
 
 /// A temporary workspace; removed when dropped.
 pub(super) struct Workspace {

@@ -29,28 +29,31 @@
 //! - [`denial`]: why an operation was refused ([`Denial`]);
 //! - [`guard`]: one call's state ([`FsGuard`]): the first refusal, what it
 //!   holds open;
-//! - [`host`]: the `wasi:filesystem/types` host ([`Guarded`]), which acts
-//!   through the guard.
+//! - [`host`]: the `wasi:filesystem/types` host, which acts through the
+//!   guard;
+//! - [`preopens`]: the granted directories, each opened once;
+//! - [`capability`]: all of it as a [`Capability`](super::contract::Capability)
+//!   ([`Filesystem`]), from the tool's [`FsPolicy`].
 //! - `fixture` (tests only): the workspace on real files the rules' tests
 //!   deny in.
 //!
 //! This file only wires them: the children import one another, never it.
 
 mod budget;
+mod capability;
 mod change;
 mod denial;
 mod guard;
 mod host;
 mod links;
+mod preopens;
 mod rules;
 mod special;
 
-pub(crate) use budget::WriteBudget;
+pub(crate) use capability::Filesystem;
+pub use capability::FsPolicy;
 pub use denial::Denial;
-pub(crate) use guard::FsGuard;
 pub use guard::Held;
-pub(crate) use host::{Guarded, GuardedFilesystem};
-pub(crate) use rules::FsRules;
 
 #[cfg(test)]
 mod fixture;

@@ -31,13 +31,31 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use wasmtime::component::Linker;
-use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks, WasiHttpView};
+use wasmtime_wasi_http::p2::bindings::http::{outgoing_handler, types};
+use wasmtime_wasi_http::{
+    Error, RequestOptions, WasiBody, WasiHttp, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks,
+};
 
-use account::{Entry, MAX_REQUEST_BYTES, NetAccount, NetRefusal};
+use super::contract::{CallBounds, CallView, Capability, HasCall, Start};
+use crate::sandbox::reach::Reach;
+use account::{Entry, MAX_REQUEST_BYTES, NetAccount, NetDenial, NetRefusal, NetRequest};
 use clearance::{Refusal, SystemResolver};
 use credentials::Credential;
 use grant::NetGrant;
 pub(crate) use send::Tls;
+
+/// Where a tool's requests may go, and what the host adds to them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NetPolicy {
+    /// Where its `wasi:http` requests may go; none by default.
+    pub grants: Vec<NetGrant>,
+    /// Headers the host adds to its requests that match (credentials the
+    /// guest never sees).
+    pub credentials: Vec<Credential>,
+}
+
+/// The network capability.
+pub(crate) struct Network;
 
 /// What a tool may reach, shared by its calls: its grants, the headers
 /// the host adds for it, and the TLS setup of every tool.
@@ -46,6 +64,90 @@ pub(crate) struct NetAccess {
     pub(crate) grants: Arc<[NetGrant]>,
     pub(crate) credentials: Arc<[Credential]>,
     pub(crate) tls: Arc<Tls>,
+}
+
+/// One call's `wasi:http` state: wasmtime-wasi-http's context, the hooks
+/// every request goes through, and the account they record in.
+pub(crate) struct NetCall {
+    http: WasiHttpCtx,
+    hooks: NetworkPolicy,
+    account: Arc<NetAccount>,
+}
+
+impl Capability for Network {
+    type Policy = NetPolicy;
+    type Shared = Arc<Tls>;
+    type ForTool = NetAccess;
+    type InCall = NetCall;
+    type Record = Vec<NetRequest>;
+    type Refusal = NetDenial;
+
+    fn start(start: &Start<'_>) -> Arc<Tls> {
+        Arc::new(Tls::new(start.ca_file.map(std::path::Path::to_path_buf)))
+    }
+
+    fn configure(policy: &NetPolicy, tls: &mut Arc<Tls>) -> NetAccess {
+        NetAccess {
+            grants: Arc::from(policy.grants.clone()),
+            credentials: Arc::from(policy.credentials.clone()),
+            tls: Arc::clone(tls),
+        }
+    }
+
+    fn prepare(access: &NetAccess, bounds: &CallBounds<'_>) -> Result<NetCall, String> {
+        let (hooks, account) = NetworkPolicy::for_call(access, bounds.deadline, bounds.limits);
+        Ok(NetCall {
+            http: WasiHttpCtx::new(),
+            hooks,
+            account,
+        })
+    }
+
+    /// `wasi:http`, each call charging the table's growth to the call's
+    /// memory first ([`super::held::TableCharge`]).
+    fn link<T: HasCall<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        fn view<T: HasCall<Network>>(t: &mut T) -> WasiHttpCtxView<'_> {
+            let CallView {
+                own,
+                table,
+                table_charge,
+                ..
+            } = t.call_view();
+            table_charge.before_http_call(table);
+            WasiHttpCtxView {
+                ctx: &mut own.http,
+                table,
+                hooks: &mut own.hooks,
+            }
+        }
+        let options = wasmtime_wasi_http::p2::bindings::LinkOptions::default();
+        outgoing_handler::add_to_linker::<T, WasiHttp>(linker, view::<T>)?;
+        types::add_to_linker::<T, WasiHttp>(linker, &options.into(), view::<T>)
+    }
+
+    /// Ends the call's connections, whatever the guest left open.
+    fn close(call: &mut NetCall) -> (Vec<NetRequest>, Option<NetDenial>) {
+        call.account.close()
+    }
+
+    fn describe<'a>(policy: &'a NetPolicy, reach: &mut Reach<'a>) {
+        reach.hosts = policy.grants.iter().map(NetGrant::as_str).collect();
+    }
+
+    /// None: what a repository ships reaches the network only once the
+    /// user trusts it.
+    fn shipped(
+        full: &NetPolicy,
+        _every_tool: &NetPolicy,
+        _workspace: &std::path::Path,
+    ) -> (NetPolicy, Vec<&'static str>) {
+        let withheld = if full.grants.is_empty() && full.credentials.is_empty() {
+            Vec::new()
+        } else {
+            vec!["network access"]
+        };
+        (NetPolicy::default(), withheld)
+    }
 }
 
 /// One call's `wasi:http` hooks: the tool's access, the call's account
@@ -354,12 +456,4 @@ impl Body for Metered {
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
     }
-}
-
-/// Links `wasi:http/types` and `wasi:http/outgoing-handler` (0.2.x; the
-/// linker matches any semver-compatible 0.2 import).
-pub(crate) fn add_to_linker<T: WasiHttpView + 'static>(
-    linker: &mut Linker<T>,
-) -> wasmtime::Result<()> {
-    wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)
 }
