@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use std::sync::Arc;
 
-use super::{ChatEnd, Screen, Session};
+use super::session::{ChatEnd, Screen, Session};
 use crate::agent::{Delivery, Message, ModelClient, ToolRunner};
 use crate::terminal::{one_line, short};
 

@@ -11,6 +11,7 @@
 
 mod commands;
 mod editor;
+mod session;
 mod view;
 
 use std::future::Future;
@@ -32,8 +33,10 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::{AgentEvent, AgentLoop, Delivery, Inbox, Message, ModelClient, ToolRunner};
 use crate::transcript::ToolInfo;
 use editor::Editor;
+use session::{Screen, Session};
 use view::{Transcript, VIEWPORT_HEIGHT};
 
+pub(crate) use session::{ChatEnd, Control, Resumed, SessionId};
 pub(crate) use view::Status;
 
 /// Everything a chat starts with.
@@ -53,48 +56,6 @@ pub(crate) struct Chat<M, T> {
     pub(crate) first: Option<String>,
     /// What the command that started the chat does for it.
     pub(crate) control: Box<dyn Control<M>>,
-}
-
-/// The session a chat records in: its id and file.
-pub(crate) type SessionId = (String, PathBuf);
-
-/// What the chat asks of the command that started it: the session file,
-/// the model, the system prompt. Called only between turns.
-pub(crate) trait Control<M>: Send {
-    /// Before each prompt but the first: a new system prompt, if the
-    /// project's instructions changed (after saying so).
-    fn refreshed_system_prompt(&mut self) -> Option<String>;
-    /// `/clear`: opens a new session file (none with `--no-session`) and
-    /// records the events there from then on; and what the user should
-    /// know of older session files removed to make room for it.
-    fn new_session(&mut self) -> anyhow::Result<(Option<SessionId>, Option<String>)>;
-    /// `/resume`: the recent sessions, one line each.
-    fn recent_sessions(&mut self) -> anyhow::Result<Vec<String>>;
-    /// `/resume ID`: reopens that session, records there from then on.
-    fn resume(&mut self, which: &str) -> anyhow::Result<Resumed>;
-    /// `/model NAME`: the same server asking for `name`, recorded in the
-    /// session file; its name as the status line shows it.
-    fn model(&mut self, name: &str) -> anyhow::Result<(M, String)>;
-}
-
-/// A session `/resume` reopened.
-pub(crate) struct Resumed {
-    pub(crate) ledger: Vec<Message>,
-    /// Its id and file (`None` with `--no-session`: read, not recorded).
-    pub(crate) session: Option<SessionId>,
-    pub(crate) id: String,
-    /// What the user should know first (a different workspace, calls
-    /// without results, a different model).
-    pub(crate) notes: Vec<String>,
-}
-
-/// How a chat ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ChatEnd {
-    /// Ctrl+D, `/quit`: exit 0.
-    Quit,
-    /// Ctrl+C twice within a second: exit 130.
-    Interrupted,
 }
 
 /// A turn or a compaction: it holds the ledger until it ends, and gives
@@ -170,23 +131,6 @@ pub(crate) async fn run<M: ModelClient, T: ToolRunner>(
     drop(raw);
     let _ = io::stdout().flush();
     end
-}
-
-/// What the viewport shows.
-struct Screen {
-    editor: Editor,
-    status: Status,
-    transcript: Transcript,
-}
-
-/// The session's side: the loop, its inbox, what commands report.
-struct Session<M, T> {
-    agent: Arc<AgentLoop<M, T>>,
-    inbox: Inbox,
-    session: Option<(String, PathBuf)>,
-    tools: Vec<ToolInfo>,
-    control: Box<dyn Control<M>>,
-    prompts: u32,
 }
 
 /// What the user asked for, from one key.

@@ -25,10 +25,11 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use super::client::{Assembler, HttpModel, Request, WireApi, finish_of, set_tools};
+use super::error::parse_data;
 use super::http::Auth;
+use super::message::parse_arguments;
 use super::{
     AssistantMessage, BLOCK_COST, Block, Finish, Message, ProviderError, ReplyBudget, Usage,
-    parse_arguments, parse_data,
 };
 
 /// The Messages API, as a [`WireApi`].

@@ -18,12 +18,27 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{Auth, HttpClient, HttpOptions};
+use super::http::{Auth, HttpClient, HttpOptions, RetryObserver};
 use super::sse::Frame;
 use super::{
     AssistantMessage, DEFAULT_MAX_REPLY_BYTES, Finish, Message, ProviderError, ReplyBudget,
-    TextSink, ToolSpecForModel, sse,
+    ToolSpecForModel, sse,
 };
+
+/// Receives the reply's text as it streams in, for live display; the
+/// assembled message remains the source of truth.
+pub type TextSink = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
+/// How one request is made, besides what it sends: who hears the reply's
+/// text as it streams in and each retry, and a cap on the reply's tokens
+/// for this request alone (after a server said the reply's room did not
+/// fit its window).
+#[derive(Clone, Default)]
+pub struct Asking {
+    pub on_text: Option<TextSink>,
+    pub on_retry: Option<RetryObserver>,
+    pub max_tokens: Option<u32>,
+}
 
 /// What one wire API adds to [`HttpModel`].
 pub trait WireApi: fmt::Debug + Send + Sync + 'static {
@@ -284,7 +299,7 @@ impl<W: WireApi> HttpModel<W> {
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
-        self.next_streaming(system, history, tools, cancel, super::Asking::default())
+        self.next_streaming(system, history, tools, cancel, Asking::default())
             .await
     }
 
@@ -296,7 +311,7 @@ impl<W: WireApi> HttpModel<W> {
         history: &[Message],
         tools: &[ToolSpecForModel],
         cancel: &CancellationToken,
-        asking: super::Asking,
+        asking: Asking,
     ) -> Result<Option<AssistantMessage>, ProviderError> {
         let body = W::request_body(&Request {
             model: self.http.model(),
@@ -306,7 +321,7 @@ impl<W: WireApi> HttpModel<W> {
             max_tokens: asking.max_tokens.or(self.max_tokens),
             vendor: self.http.is_vendor(),
         });
-        let super::Asking {
+        let Asking {
             on_text, on_retry, ..
         } = asking;
         let max_reply_bytes = self.max_reply_bytes;

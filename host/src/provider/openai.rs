@@ -23,10 +23,11 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use super::client::{Assembler, HttpModel, Request, WireApi, finish_of, set_tools};
+use super::error::parse_data;
 use super::http::Auth;
+use super::message::parse_arguments;
 use super::{
     AssistantMessage, BLOCK_COST, Block, Finish, Message, ProviderError, ReplyBudget, Usage,
-    parse_arguments, parse_data,
 };
 
 /// Chat Completions, as a [`WireApi`].

@@ -173,7 +173,7 @@ fn assistant_message(turn: usize, script: ScriptTurn) -> AssistantMessage {
     let has_calls = !script.tool_calls.is_empty();
     for (n, call) in script.tool_calls.into_iter().enumerate() {
         let (arguments, arguments_raw) = match (call.arguments, call.arguments_raw) {
-            (_, Some(raw)) => (super::parse_arguments(&raw), raw),
+            (_, Some(raw)) => (super::message::parse_arguments(&raw), raw),
             (Some(value), None) => {
                 let raw = value.to_string();
                 (Some(value), raw)
