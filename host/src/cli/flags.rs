@@ -76,6 +76,9 @@ pub(super) struct SandboxArgs {
     /// scheme://host[:port] (repeatable)
     #[arg(long, value_name = "[TOOL=]PATTERN")]
     pub(super) allow_net: Vec<String>,
+    /// Let TOOL read the host environment variable NAME (repeatable)
+    #[arg(long, value_name = "TOOL=NAME")]
+    pub(super) allow_env: Vec<String>,
     #[command(flatten)]
     pub(super) cache: CacheArgs,
 }
@@ -91,6 +94,7 @@ impl SandboxArgs {
             allow_read: [&self.allow_read[..], &after.allow_read[..]].concat(),
             allow_write: [&self.allow_write[..], &after.allow_write[..]].concat(),
             allow_net: [&self.allow_net[..], &after.allow_net[..]].concat(),
+            allow_env: [&self.allow_env[..], &after.allow_env[..]].concat(),
             cache: self.cache.then(&after.cache),
         }
     }
@@ -104,6 +108,7 @@ impl SandboxArgs {
             allow_read: self.allow_read.clone(),
             allow_write: self.allow_write.clone(),
             allow_net: self.allow_net.clone(),
+            allow_env: self.allow_env.clone(),
             cache_dir: self.cache.cache_dir.clone(),
             no_cache: self.cache.no_cache,
             host_writes: Vec::new(),

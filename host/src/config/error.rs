@@ -56,6 +56,25 @@ pub enum ConfigError {
         flag: String,
         workspace: PathBuf,
     },
+    #[error("environment grant `{grant}` (from {origin}) {problem}")]
+    EnvGrant {
+        grant: String,
+        origin: GrantOrigin,
+        problem: String,
+    },
+    #[error(
+        "environment grant `{name}` (from {origin}) is refused: a workspace's own toolhost.toml may \
+         not give tools your environment variables (it may have come with the repository, and a \
+         variable can hold a secret, such as an API key). To allow it, pass the grant yourself \
+         (`{flag}`), or trust this workspace (`toolhost trust {}`)",
+        .workspace.display()
+    )]
+    UntrustedEnvGrant {
+        name: String,
+        origin: Box<GrantOrigin>,
+        flag: String,
+        workspace: PathBuf,
+    },
     #[error(
         "`{}:{line}` sets headers for `{tool}`'s requests, and a workspace's own toolhost.toml is \
          not trusted to (it may have come with the repository, and a header it sets could carry a \

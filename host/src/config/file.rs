@@ -228,6 +228,8 @@ pub(crate) struct ToolSection {
     pub(crate) read: GrantList,
     pub(crate) write: GrantList,
     pub(crate) net: GrantList,
+    /// Host variables this tool may read, by name.
+    pub(crate) env: GrantList,
     /// `[tools.<name>.headers."https://api.example.com"]`: headers the host
     /// adds to the tool's requests matching the pattern, `${VAR}` read from
     /// toolhost's environment.

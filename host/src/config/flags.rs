@@ -1,10 +1,11 @@
 //! The grants of the command line (`--allow-read`, `--allow-write`,
 //! `--allow-net`), each split into those for every tool and those that
-//! name one (`TOOL=`).
+//! name one (`TOOL=`); and `--allow-env`, which always names one.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::env_grants;
 use super::grants::{self, GrantSpec};
 use super::inputs::ConfigInputs;
 use super::network::{self, NetSpec};
@@ -19,6 +20,8 @@ pub(super) struct FlagGrants {
     tool_write: BTreeMap<String, Vec<GrantSpec>>,
     net: Vec<NetSpec>,
     tool_net: BTreeMap<String, Vec<NetSpec>>,
+    /// `--allow-env TOOL=NAME`, as written ([`env_grants`]).
+    pub(super) env: Vec<String>,
 }
 
 impl FlagGrants {
@@ -35,15 +38,18 @@ impl FlagGrants {
             tool_write,
             net,
             tool_net,
+            env: inputs.allow_env.clone(),
         }
     }
 
     /// The tools the flags name.
-    pub(super) fn tools(&self) -> impl Iterator<Item = &String> {
+    pub(super) fn tools(&self) -> impl Iterator<Item = String> + '_ {
         self.tool_read
             .keys()
             .chain(self.tool_write.keys())
             .chain(self.tool_net.keys())
+            .cloned()
+            .chain(env_grants::flag_tools(&self.env))
     }
 
     /// Every write grant: those for every tool, then each tool's.

@@ -34,6 +34,7 @@
 //! the command to make.
 
 mod dirs;
+mod env_grants;
 mod environment;
 mod error;
 pub(crate) mod file;

@@ -1,16 +1,18 @@
 //! The sandbox's [`Policy`]: every tool's defaults, and the own policy of
 //! each tool the files or the flags name (and of the standard tools with
-//! needs of their own): its file grants, limits, network and credentials.
+//! needs of their own): its file grants, limits, network and credentials,
+//! and the host variables it may read.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::env_grants;
 use super::error::ConfigError;
 use super::file_grants::{FILELESS_TOOLS, FileGrants};
 use super::flags::FlagGrants;
 use super::gather::Gathered;
 use super::limits::LimitChain;
 use super::network;
-use crate::sandbox::{FsPolicy, Limits, NetPolicy, Policy, ToolPolicy};
+use crate::sandbox::{EnvPolicy, FsPolicy, Limits, NetPolicy, Policy, ToolPolicy};
 
 /// The policy, and a notice for each network grant of any public host.
 /// Errors come in the order a reader meets them: every tool's grants and
@@ -34,6 +36,7 @@ pub(super) fn policy(
         let specs = flags.net_grants(tool);
         network::for_tool(sources, specs, *trusted, workspace, tool, &mut net_notices)
     };
+    env_grants::check_flags(&flags.env)?;
     let (grants, lifted) = file_grants.for_tool(None)?;
     let defaults = ToolPolicy {
         fs: FsPolicy {
@@ -45,6 +48,7 @@ pub(super) fn policy(
             grants: net_for(None)?,
             credentials: Vec::new(),
         },
+        env: EnvPolicy::default(),
         limits: defaults_limits,
     };
     let mut per_tool = BTreeMap::new();
@@ -55,6 +59,7 @@ pub(super) fn policy(
         let credentials = network::credentials(sources, &tool, *trusted, workspace, &|name| {
             gathered.env.header_variable(name)
         })?;
+        let env = env_grants::for_tool(sources, &flags.env, *trusted, workspace, &tool)?;
         let policy = ToolPolicy {
             fs: FsPolicy {
                 grants,
@@ -65,6 +70,7 @@ pub(super) fn policy(
                 grants: net,
                 credentials,
             },
+            env,
             limits: tool_limits,
         };
         per_tool.insert(tool, policy);
@@ -80,8 +86,8 @@ fn mentioned(gathered: &Gathered, flags: &FlagGrants) -> BTreeSet<String> {
         .sources
         .iter()
         .flat_map(|s| s.file.tools.keys())
-        .chain(flags.tools())
         .cloned()
+        .chain(flags.tools())
         .chain(FILELESS_TOOLS.iter().map(|t| t.to_string()))
         .chain(crate::sandbox::CODE_TOOLS.iter().map(|t| t.to_string()))
         .collect()

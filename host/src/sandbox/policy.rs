@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::capabilities::env::EnvPolicy;
 use super::capabilities::filesystem::FsPolicy;
 use super::capabilities::network::NetPolicy;
 use super::limits::Limits;
@@ -15,6 +16,8 @@ pub struct ToolPolicy {
     pub fs: FsPolicy,
     /// Where its requests may go.
     pub net: NetPolicy,
+    /// The host variables it may read.
+    pub env: EnvPolicy,
     pub limits: Limits,
 }
 

@@ -8,6 +8,7 @@ mod corpus;
 mod cost;
 mod docs;
 mod docs_format;
+mod env;
 mod escape;
 mod examples;
 mod fetch;

@@ -79,9 +79,9 @@ fn an_outside_grant_in_the_workspace_config_needs_trust_or_a_flag() {
         &out,
         &ws.expand(
             "trusted `{ws}`: its toolhost.toml may now give every tool write access, grant \
-             directories outside it, raise limits and grant network access, and it and its \
-             session files may pick a model server elsewhere than this machine (recorded in \
-             `{config}/trusted.toml`)\n",
+             directories outside it, raise limits, grant network access and environment \
+             variables, and it and its session files may pick a model server elsewhere than \
+             this machine (recorded in `{config}/trusted.toml`)\n",
         ),
     );
     let doc = tools_json(&ws, &[]);

@@ -685,9 +685,9 @@ pub(super) fn trust_changed(workspace: &Path, removed: bool, changed: bool, file
     let line = match (removed, changed) {
         (false, true) => format!(
             "trusted `{workspace}`: its toolhost.toml may now give every tool write access, grant \
-             directories outside it, raise limits and grant network access, and it and its \
-             session files may pick a model server elsewhere than this machine (recorded in \
-             `{file}`)"
+             directories outside it, raise limits, grant network access and environment \
+             variables, and it and its session files may pick a model server elsewhere than \
+             this machine (recorded in `{file}`)"
         ),
         (false, false) => format!("`{workspace}` is already trusted (in `{file}`)"),
         (true, true) => format!("`{workspace}` is no longer trusted (recorded in `{file}`)"),

@@ -1,17 +1,18 @@
 //! What a tool may touch, one capability per room, each keeping the
 //! [`contract`]: the file system ([`filesystem`]: directory grants, lifts,
-//! the guard), the network ([`network`]: `wasi:http` through host grants).
+//! the guard), the network ([`network`]: `wasi:http` through host grants),
+//! the environment ([`env`]: the host variables the user names).
 //! The list below gives each tool and each call one slot per capability.
 //!
 //! Beside them, what every call gets alike: a deny-by-default `WasiCtx`
-//! (no environment variables, no arguments, no sockets, no name lookup, no
-//! stdin; clocks, random numbers and captured stdout and stderr), and the
-//! WASI interfaces it answers. The path check ([`check_path`]) only makes
-//! refusals readable before any wasm runs; the preopens and the guard are
-//! what enforce them.
+//! (no sockets, no name lookup, no stdin; clocks, random numbers and
+//! captured stdout and stderr), and the WASI interfaces it answers. The
+//! path check ([`check_path`]) only makes refusals readable before any wasm
+//! runs; the preopens and the guard are what enforce them.
 
 mod beneath;
 pub(crate) mod contract;
+pub(crate) mod env;
 pub(crate) mod filesystem;
 pub(crate) mod git_config;
 mod grants;
@@ -83,7 +84,10 @@ macro_rules! capabilities {
             }
 
             /// One call's state of each, or why the call cannot run.
-            pub(crate) fn prepare(&self, bounds: &CallBounds<'_>) -> Result<CallCapabilities, String> {
+            pub(crate) fn prepare(
+                &self,
+                bounds: &CallBounds<'_>,
+            ) -> Result<CallCapabilities, String> {
                 Ok(CallCapabilities {
                     $($field: <$capability>::prepare(&self.$field, bounds)?,)+
                 })
@@ -121,6 +125,10 @@ macro_rules! capabilities {
 
         impl Refusals {
             /// The first refusal, in the list's order, as `F`.
+            #[allow(
+                unreachable_code,
+                reason = "a capability that never refuses has an uninhabited refusal"
+            )]
             pub(crate) fn first<F>(&self) -> Option<F>
             where
                 $(<$capability as Capability>::Refusal: Into<F>,)+
@@ -155,7 +163,8 @@ macro_rules! capabilities {
         ) -> (ToolPolicy, Vec<&'static str>) {
             let mut withheld = Vec::new();
             $(let $field = {
-                let (kept, held) = <$capability>::shipped(&full.$field, &every_tool.$field, workspace);
+                let (kept, held) =
+                    <$capability>::shipped(&full.$field, &every_tool.$field, workspace);
                 withheld.extend(held);
                 kept
             };)+
@@ -173,6 +182,7 @@ macro_rules! capabilities {
 capabilities! {
     fs: filesystem::Filesystem,
     net: network::Network,
+    env: env::Env,
 }
 
 /// The resource table alone, for `wasi:io`.
@@ -207,7 +217,6 @@ pub(crate) fn add_wasi_to_linker<T: CapabilityStore>(
     random::insecure::add_to_linker::<T, WasiRandom>(l, T::random)?;
     random::insecure_seed::add_to_linker::<T, WasiRandom>(l, T::random)?;
     cli::exit::add_to_linker::<T, WasiCli>(l, T::cli)?;
-    cli::environment::add_to_linker::<T, WasiCli>(l, T::cli)?;
     cli::stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
     cli::stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
     cli::stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;

@@ -1,0 +1,139 @@
+//! Environment variables as a capability: a tool sees the host variables
+//! the user named for it (`--allow-env TOOL=NAME`, `env = [...]` under
+//! `[tools.NAME]`), and none by default.
+//!
+//! The values are read once, when the tool loads, from toolhost's own
+//! environment; a variable that is unset then, or not UTF-8, is left out
+//! (WASI's variables are strings). `wasi:cli/environment` answers with
+//! them alone: no arguments, no working directory.
+
+use std::convert::Infallible;
+use std::path::Path;
+use std::sync::Arc;
+
+use wasmtime::component::{HasData, Linker};
+use wasmtime_wasi::p2::bindings::cli::environment;
+
+use super::contract::{CallBounds, CallView, Capability, HasCall, Start};
+use crate::sandbox::reach::Reach;
+
+/// The host variables a tool may read, by name.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EnvPolicy {
+    pub names: Vec<String>,
+}
+
+/// The environment capability.
+pub(crate) struct Env;
+
+/// A tool's variables, as `wasi:cli/environment` hands them out.
+pub(crate) type Variables = Arc<[(String, String)]>;
+
+impl Capability for Env {
+    type Policy = EnvPolicy;
+    type Shared = ();
+    type ForTool = Variables;
+    type InCall = Variables;
+    type Record = ();
+    type Refusal = Infallible;
+
+    fn start(_: &Start<'_>) {}
+
+    fn configure(policy: &EnvPolicy, (): &mut ()) -> Variables {
+        policy
+            .names
+            .iter()
+            .filter_map(|name| Some((name.clone(), std::env::var(name).ok()?)))
+            .collect()
+    }
+
+    fn prepare(variables: &Variables, _: &CallBounds<'_>) -> Result<Variables, String> {
+        Ok(Arc::clone(variables))
+    }
+
+    fn link<T: HasCall<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        environment::add_to_linker::<T, Environment>(linker, |t| {
+            let CallView { own, .. } = t.call_view();
+            Granted(own)
+        })
+    }
+
+    fn close(_: &mut Variables) -> ((), Option<Infallible>) {
+        ((), None)
+    }
+
+    fn describe<'a>(policy: &'a EnvPolicy, reach: &mut Reach<'a>) {
+        if !policy.names.is_empty() {
+            reach
+                .more
+                .push(format!("environment: {}", policy.names.join(", ")));
+        }
+    }
+
+    /// None: a variable can hold a secret, and what a repository ships
+    /// gets none until the user trusts it.
+    fn shipped(full: &EnvPolicy, _: &EnvPolicy, _: &Path) -> (EnvPolicy, Vec<&'static str>) {
+        let withheld = if full.names.is_empty() {
+            Vec::new()
+        } else {
+            vec!["environment variables"]
+        };
+        (EnvPolicy::default(), withheld)
+    }
+}
+
+/// `wasi:cli/environment` from a call's [`Variables`].
+struct Environment;
+
+impl HasData for Environment {
+    type Data<'a> = Granted<'a>;
+}
+
+/// The variables granted to the tool of one call.
+struct Granted<'a>(&'a Variables);
+
+impl environment::Host for Granted<'_> {
+    fn get_environment(&mut self) -> wasmtime::Result<Vec<(String, String)>> {
+        Ok(self.0.to_vec())
+    }
+
+    fn get_arguments(&mut self) -> wasmtime::Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
+    fn initial_cwd(&mut self) -> wasmtime::Result<Option<String>> {
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(names: &[&str]) -> EnvPolicy {
+        EnvPolicy {
+            names: names.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
+    /// Only the variables named, and only those set: `PATH` is set for
+    /// any test run, the other name never.
+    #[test]
+    fn a_tool_gets_only_the_variables_named_that_are_set() {
+        let path = std::env::var("PATH").expect("PATH is set");
+        let variables = Env::configure(&policy(&["PATH", "TOOLHOST_ENV_TEST_NEVER_SET"]), &mut ());
+        assert_eq!(variables.to_vec(), [("PATH".to_string(), path)]);
+        assert!(Env::configure(&policy(&[]), &mut ()).is_empty());
+    }
+
+    #[test]
+    fn a_shipped_tool_gets_no_variables_and_the_notice_says_so() {
+        let (kept, withheld) = Env::shipped(&policy(&["HOME"]), &policy(&["HOME"]), Path::new("/"));
+        assert_eq!(
+            (kept, withheld),
+            (EnvPolicy::default(), vec!["environment variables"])
+        );
+        let (_, withheld) = Env::shipped(&policy(&[]), &policy(&[]), Path::new("/"));
+        assert!(withheld.is_empty());
+    }
+}
