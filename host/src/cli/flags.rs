@@ -153,6 +153,10 @@ const OPENAI_BASE_URL: EnvVar = (
     "The API root for `--provider openai` when neither --base-url nor `[model] base_url` sets one",
 );
 const ANTHROPIC_API_KEY: EnvVar = ("ANTHROPIC_API_KEY", "The key for `--provider anthropic`");
+const RETRY_BACKOFF: EnvVar = (
+    "TOOLHOST_RETRY_BACKOFF_MS",
+    "The wait before a model request's first retry, doubled for each further one [default: 500]",
+);
 const CONFIG_DIR: EnvVar = (
     "TOOLHOST_CONFIG_DIR",
     "The user config directory (config.toml, the trust list) [default: \
@@ -187,6 +191,7 @@ pub(super) fn run_environment() -> String {
         OPENAI_API_KEY,
         OPENAI_BASE_URL,
         ANTHROPIC_API_KEY,
+        RETRY_BACKOFF,
         CONFIG_DIR,
         CACHE_DIR,
         BASELINE_MIN_BYTES,

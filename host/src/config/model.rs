@@ -19,6 +19,7 @@
 //! provider's.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::file::{ModelSection, ProviderKind};
 use crate::provider::http::HttpOptions;
@@ -58,6 +59,12 @@ pub enum ModelChoiceError {
     NoName,
     #[error("`--provider scripted` needs `--script FILE` (its format is in docs/using/run.md)")]
     NoScript,
+    #[error(
+        "`{RETRY_BACKOFF_ENV}` is `{value}`; set it to the milliseconds to wait before the first \
+         retry of a model request (each further retry waits twice as long, up to 30 s), or unset \
+         it for the default of 500"
+    )]
+    RetryBackoff { value: String },
     #[error(
         "no model configured: pass `--provider openai --model NAME` (OPENAI_API_KEY; \
          OPENAI_BASE_URL or --base-url for Ollama, vLLM, llama.cpp), `--provider anthropic \
@@ -143,6 +150,7 @@ pub fn resolve_model(
             .then_some(ProviderKind::Openai));
     let from_session = from_session.map(|(_, recorded)| recorded);
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let initial_backoff = retry_backoff(env(RETRY_BACKOFF_ENV))?;
     if let Some(kind) = kind {
         check_key_choice(kind, flags, section, from_session, &env)?;
     }
@@ -177,6 +185,7 @@ pub fn resolve_model(
                 flags.base_url.is_some() || (section.base_url.is_none() && env_url.is_some());
             let url = base_url(openai::DEFAULT_BASE_URL, env_url)?;
             let mut http = HttpOptions::new(url);
+            http.initial_backoff = initial_backoff;
             http.key_withheld = key_withheld(
                 &http.base_url,
                 openai::DEFAULT_BASE_URL,
@@ -193,6 +202,7 @@ pub fn resolve_model(
         Some(ProviderKind::Anthropic) => {
             let url = base_url(anthropic::DEFAULT_BASE_URL, None)?;
             let mut http = HttpOptions::new(url);
+            http.initial_backoff = initial_backoff;
             http.key_withheld = key_withheld(
                 &http.base_url,
                 anthropic::DEFAULT_BASE_URL,
@@ -381,9 +391,46 @@ fn choose_base_url(urls: BaseUrls<'_>, default: &str) -> Result<String, ModelCho
     })
 }
 
+/// The environment variable that sets the wait before a model request's
+/// first retry, in milliseconds: a user behind a rate limit may want
+/// longer, a test against a refusing server far shorter.
+const RETRY_BACKOFF_ENV: &str = "TOOLHOST_RETRY_BACKOFF_MS";
+
+/// `$TOOLHOST_RETRY_BACKOFF_MS` as a duration; the default when unset.
+fn retry_backoff(value: Option<String>) -> Result<Duration, ModelChoiceError> {
+    let Some(value) = value else {
+        return Ok(crate::provider::http::DEFAULT_INITIAL_BACKOFF);
+    };
+    value
+        .trim()
+        .parse::<u64>()
+        .map(Duration::from_millis)
+        .map_err(|_| ModelChoiceError::RetryBackoff { value })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_retry_backoff_is_milliseconds_or_the_default() {
+        assert_eq!(
+            retry_backoff(None).expect("default"),
+            crate::provider::http::DEFAULT_INITIAL_BACKOFF
+        );
+        assert_eq!(
+            retry_backoff(Some("10".into())).expect("ten"),
+            Duration::from_millis(10)
+        );
+        assert_eq!(
+            retry_backoff(Some("soon".into()))
+                .expect_err("not a number")
+                .to_string(),
+            "`TOOLHOST_RETRY_BACKOFF_MS` is `soon`; set it to the milliseconds to wait before the \
+             first retry of a model request (each further retry waits twice as long, up to 30 s), \
+             or unset it for the default of 500"
+        );
+    }
 
     fn recorded(base_url: Option<&str>, trusted: bool) -> RecordedModel<'_> {
         RecordedModel {

@@ -173,9 +173,10 @@ impl Workspace {
         dest
     }
 
-    /// `toolhost` run in this workspace with the shared compile cache, and
-    /// no background compile after it exits (which would change a cache a
-    /// test counts while it counts; `plugins.rs` tests it on its own).
+    /// `toolhost` run in this workspace with the shared compile cache, no
+    /// background compile after it exits (which would change a cache a
+    /// test counts while it counts; `plugins.rs` tests it on its own), and
+    /// short retry waits.
     pub fn toolhost(&self) -> Command {
         Command::from_std(self.toolhost_process())
     }
@@ -188,6 +189,10 @@ impl Workspace {
             .env("TOOLHOST_CACHE_DIR", shared_cache())
             .env("TOOLHOST_CONFIG_DIR", self.user_config.path())
             .env("TOOLHOST_BACKGROUND_COMPILE", "off")
+            // A model request's retries wait 10 ms, not half a second and
+            // more: what a test of retries asserts is what they say, and
+            // the backoff's own rule has its unit test.
+            .env("TOOLHOST_RETRY_BACKOFF_MS", "10")
             .env_remove("XDG_CACHE_HOME")
             .env_remove("TOOLHOST_BASELINE_MIN_BYTES");
         cmd
