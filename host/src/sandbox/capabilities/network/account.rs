@@ -277,6 +277,23 @@ impl NetAccount {
     }
 }
 
+impl NetRefusal {
+    /// What the guest's `wasi:http` call fails with for this refusal.
+    pub(crate) fn error(&self) -> wasmtime_wasi_http::Error {
+        use wasmtime_wasi_http::Error;
+        match self {
+            NetRefusal::NotGranted => Error::HttpRequestDenied,
+            NetRefusal::Private { .. } => Error::DestinationIpProhibited,
+            NetRefusal::Malformed(_) => Error::HttpRequestUriInvalid,
+            NetRefusal::Requests { .. } | NetRefusal::Connections { .. } => {
+                Error::ConnectionLimitReached
+            }
+            NetRefusal::ResponseBytes { limit } => Error::HttpResponseBodySize(Some(*limit)),
+            NetRefusal::RequestBytes { limit } => Error::HttpRequestBodySize(Some(*limit)),
+        }
+    }
+}
+
 impl std::fmt::Display for NetRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

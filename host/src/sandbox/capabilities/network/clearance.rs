@@ -117,6 +117,22 @@ pub(crate) fn granted(grants: &[NetGrant], url: &str) -> Result<Destination, Ref
     Ok(destination)
 }
 
+/// A `TRACE` echoes the request's headers back to the guest: one that
+/// would carry a credential the host adds is refused.
+pub(crate) fn echoes_no_credential(
+    method: &http::Method,
+    carries_credential: bool,
+) -> Result<(), Refusal> {
+    if method == http::Method::TRACE && carries_credential {
+        return Err(Refusal::Malformed(
+            "TRACE echoes a request's headers, and this one would carry a credential the host \
+             adds"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The addresses of a granted `destination`, each one its grants may
 /// reach.
 pub(crate) async fn resolve(
@@ -326,6 +342,16 @@ mod tests {
                 "{other}"
             );
         }
+    }
+
+    #[test]
+    fn a_trace_that_would_carry_a_credential_is_refused() {
+        assert!(matches!(
+            echoes_no_credential(&http::Method::TRACE, true),
+            Err(Refusal::Malformed(_))
+        ));
+        assert_eq!(echoes_no_credential(&http::Method::TRACE, false), Ok(()));
+        assert_eq!(echoes_no_credential(&http::Method::GET, true), Ok(()));
     }
 
     #[test]

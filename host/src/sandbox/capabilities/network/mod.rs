@@ -8,7 +8,8 @@
 //! request against the call's budget (`account`), clears it against the
 //! tool's grants (`clearance`: `grant` matches the destination, `address`
 //! says what a name may resolve to) and sends it to the addresses it
-//! checked (`send`). It must never fall back to wasmtime-wasi-http's
+//! checked (`send`), its body and its response's metered as they stream
+//! (`bodies`). It must never fall back to wasmtime-wasi-http's
 //! default sender (that crate feature is off, so nothing else here can
 //! open a connection). A tool with no grant has every request refused
 //! inside the guest with `HTTP-request-denied`, before any name is looked
@@ -16,20 +17,17 @@
 
 pub(crate) mod account;
 mod address;
+mod bodies;
 mod clearance;
 pub(crate) mod credentials;
 pub(crate) mod grant;
 pub(crate) mod refusal;
 mod send;
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
-use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::body::{Body, Frame, Incoming, SizeHint};
 use wasmtime::component::Linker;
 use wasmtime_wasi_http::p2::bindings::http::{outgoing_handler, types};
 use wasmtime_wasi_http::{
@@ -38,7 +36,8 @@ use wasmtime_wasi_http::{
 
 use super::contract::{CallBounds, CallView, Capability, HasCall, Start};
 use crate::sandbox::reach::Reach;
-use account::{Entry, MAX_REQUEST_BYTES, NetAccount, NetDenial, NetRefusal, NetRequest};
+use account::{NetAccount, NetDenial, NetRefusal, NetRequest};
+use bodies::{Capped, Metered};
 use clearance::{Refusal, SystemResolver};
 use credentials::Credential;
 use grant::NetGrant;
@@ -227,10 +226,10 @@ async fn send_checked(
     let url = without_query(request.uri());
     let entry = account
         .begin(&method, &url)
-        .map_err(|refusal| error_of(&refusal))?;
+        .map_err(|refusal| refusal.error())?;
     let started = Instant::now();
     let refuse = |refusal: NetRefusal| {
-        let error = error_of(&refusal);
+        let error = refusal.error();
         account.refuse(entry, refusal);
         error
     };
@@ -256,15 +255,8 @@ async fn send_checked(
         )));
     }
     let destination = clearance::granted(account.grants(), &url).map_err(refused)?;
-    if request.method() == http::Method::TRACE
-        && credentials.iter().any(|c| c.to.matches(&destination))
-    {
-        return Err(refuse(NetRefusal::Malformed(
-            "TRACE echoes a request's headers, and this one would carry a credential the host \
-             adds"
-                .into(),
-        )));
-    }
+    let carries_credential = credentials.iter().any(|c| c.to.matches(&destination));
+    clearance::echoes_no_credential(request.method(), carries_credential).map_err(refused)?;
     // The slot is taken before the lookup: a call has at most as many
     // lookups waiting as it may have connections open, each waits until
     // the call's deadline, and the process runs a bounded number at once
@@ -279,15 +271,7 @@ async fn send_checked(
         }
     };
     credentials::add(&credentials, &cleared.destination, request.headers_mut());
-    let request = request.map(|body| {
-        Capped {
-            inner: body,
-            sent: 0,
-            account: Arc::clone(&account),
-            entry,
-        }
-        .boxed_unsync()
-    });
+    let request = request.map(|body| Capped::new(body, Arc::clone(&account), entry).boxed_unsync());
     let sent = match send::send(request, &cleared, &tls, options, deadline).await {
         Ok(sent) => sent,
         Err(error) => {
@@ -299,15 +283,9 @@ async fn send_checked(
     account.answered(entry, started, Ok(sent.response.status().as_u16()));
     let closed = account.closed().clone();
     let body_account = Arc::clone(&account);
-    let response = sent.response.map(move |incoming| {
-        Metered {
-            inner: incoming,
-            account: body_account,
-            entry,
-            over: false,
-        }
-        .boxed_unsync()
-    });
+    let response = sent
+        .response
+        .map(move |incoming| Metered::new(incoming, body_account, entry).boxed_unsync());
     let connection_driver = sent.connection;
     // Drives the connection until the body is read, the guest drops it or
     // the call ends; the connection counts against the call until then.
@@ -319,20 +297,6 @@ async fn send_checked(
         }
     };
     Ok((response, Box::new(io)))
-}
-
-/// What the guest's `wasi:http` call fails with for a refusal.
-fn error_of(refusal: &NetRefusal) -> Error {
-    match refusal {
-        NetRefusal::NotGranted => Error::HttpRequestDenied,
-        NetRefusal::Private { .. } => Error::DestinationIpProhibited,
-        NetRefusal::Malformed(_) => Error::HttpRequestUriInvalid,
-        NetRefusal::Requests { .. } | NetRefusal::Connections { .. } => {
-            Error::ConnectionLimitReached
-        }
-        NetRefusal::ResponseBytes { limit } => Error::HttpResponseBodySize(Some(*limit)),
-        NetRefusal::RequestBytes { limit } => Error::HttpRequestBodySize(Some(*limit)),
-    }
 }
 
 /// A network error as the call's record shows it.
@@ -368,92 +332,4 @@ pub(crate) fn without_query(uri: &http::Uri) -> String {
     }
     shown.push_str(uri.path());
     shown
-}
-
-/// The guest's request body, cut off past [`MAX_REQUEST_BYTES`].
-struct Capped {
-    inner: WasiBody,
-    sent: u64,
-    account: Arc<NetAccount>,
-    entry: Entry,
-}
-
-impl Body for Capped {
-    type Data = Bytes;
-    type Error = Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-        let frame = ready!(Pin::new(&mut self.inner).poll_frame(cx));
-        if let Some(Ok(data)) = frame.as_ref().map(|f| f.as_ref().map(Frame::data_ref)) {
-            self.sent += data.map_or(0, |d| d.len() as u64);
-            if self.sent > MAX_REQUEST_BYTES {
-                let refusal = NetRefusal::RequestBytes {
-                    limit: MAX_REQUEST_BYTES,
-                };
-                let error = error_of(&refusal);
-                // Part of it went: a cut, not a refusal before sending.
-                self.account.cut(self.entry, refusal);
-                return Poll::Ready(Some(Err(error)));
-            }
-        }
-        Poll::Ready(frame)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-/// A response body whose bytes count against the call's budget.
-struct Metered {
-    inner: Incoming,
-    account: Arc<NetAccount>,
-    entry: Entry,
-    over: bool,
-}
-
-impl Body for Metered {
-    type Data = Bytes;
-    type Error = Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-        if self.over {
-            return Poll::Ready(None);
-        }
-        match ready!(Pin::new(&mut self.inner).poll_frame(cx)) {
-            None => Poll::Ready(None),
-            Some(Err(e)) => {
-                self.account.failed(self.entry, e.to_string());
-                Poll::Ready(Some(Err(Error::from(e))))
-            }
-            Some(Ok(frame)) => {
-                let bytes = frame.data_ref().map_or(0, |d| d.len() as u64);
-                if let Err(refusal) = self.account.read(self.entry, bytes) {
-                    self.over = true;
-                    let error = error_of(&refusal);
-                    self.account.cut(self.entry, refusal);
-                    return Poll::Ready(Some(Err(error)));
-                }
-                Poll::Ready(Some(Ok(frame)))
-            }
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.over || self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
 }
