@@ -17,13 +17,13 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::{CallError, Plugin};
 use super::capabilities::contract::CallBounds;
-use super::capabilities::filesystem::Held;
+use super::capabilities::filesystem::{self, Held};
 use super::capabilities::held::TableCharge;
 use super::capabilities::{
     self, CallCapabilities, CapabilityStore, Grant, Records, Refusals, StoreParts, ToolCapabilities,
 };
 use super::limits::{Limits, MemoryAccount, MemoryLimiter};
-use super::outcome::{self, ToolFault, ToolOutcome};
+use super::outcome::{ToolFault, ToolOutcome};
 use super::output::CapturedOutput;
 use super::slots::CallSlot;
 
@@ -439,7 +439,7 @@ fn classify_answer(
             ToolOutcome::Fault(ToolFault::InvalidInput(message))
         }
         Err(CallError::Failed(message)) => ToolOutcome::Fault(ToolFault::Failed(
-            outcome::failed_with_grants_hint(tool, message, grants),
+            filesystem::failed_with_grants_hint(tool, message, grants),
         )),
     }
 }

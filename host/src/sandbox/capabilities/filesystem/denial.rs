@@ -1,8 +1,10 @@
 //! Why the guard refused an operation: the one type every rule answers
 //! with, kept apart so that the rules and the guard that records them both
-//! stand on it.
+//! stand on it; and what the model reads of every file-system refusal.
 
+use crate::sandbox::capabilities::grants::{Access, Grant};
 use crate::sandbox::capabilities::protect::{Hit, Record};
+use crate::sandbox::reach::Reach;
 
 /// Why the guard refused an operation, for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,5 +130,79 @@ impl Denial {
                  them. Read it with `read_file` instead."
             ),
         }
+    }
+}
+
+/// The refusal of a path argument outside the tool's grants, before any
+/// wasm runs: where it may go instead, or who can grant it.
+pub(crate) fn path_denied_text(tool: &str, path: &str, access: Access, grants: &[Grant]) -> String {
+    let verb = access.verb();
+    let reach = Reach::of_dirs(tool, grants);
+    if !reach.may(access) {
+        return format!(
+            "error: access denied: `{tool}` may not {verb} `{path}`: it has no {verb} access to \
+             any directory. Only the user can grant it (in toolhost.toml or with --allow-{verb} \
+             {tool}=DIR)."
+        );
+    }
+    format!(
+        "error: access denied: `{tool}` may not {verb} `{path}`: it is outside the directories \
+         this tool may {verb}: {}. Use a path inside one of them.",
+        reach.dir_list(access)
+    )
+}
+
+/// A guest's own failure text, plus the tool's directories when the text
+/// carries an OS error: inside the sandbox a path outside the grants fails
+/// as a bare "No such file or directory" or "Operation not permitted", and
+/// the model cannot tell that from a typo without this line.
+pub(crate) fn failed_with_grants_hint(tool: &str, message: String, grants: &[Grant]) -> String {
+    // Rust's io::Error says `(os error 44)`, Python's OSError `[Errno 44]`,
+    // the javascript code tool's `fs` `(wasi error no-entry)`.
+    const MARKS: [&str; 3] = ["(os error ", "[Errno ", "(wasi error "];
+    if !MARKS.iter().any(|mark| message.contains(mark)) {
+        return message;
+    }
+    if grants.is_empty() {
+        return format!("{message}\n(`{tool}` has no access to any directory)");
+    }
+    format!(
+        "{message}\n(`{tool}` may use only these directories: {}; paths outside them fail as \
+         not found or not permitted)",
+        Reach::of_dirs(tool, grants).dir_list(Access::Read)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(guest: &str, access: Access) -> Grant {
+        Grant {
+            host_path: std::path::PathBuf::from("/ws").join(guest),
+            guest_path: guest.into(),
+            access,
+        }
+    }
+
+    #[test]
+    fn a_failure_carrying_an_os_error_names_the_directories() {
+        let grants = [grant(".", Access::Read)];
+        assert_eq!(
+            failed_with_grants_hint("t", "open: not found (os error 44)".into(), &grants),
+            "open: not found (os error 44)\n(`t` may use only these directories: `.` (read-only); \
+             paths outside them fail as not found or not permitted)"
+        );
+        assert_eq!(
+            failed_with_grants_hint("t", "open: not found (os error 44)".into(), &[]),
+            "open: not found (os error 44)\n(`t` has no access to any directory)"
+        );
+        assert_eq!(failed_with_grants_hint("t", "bad".into(), &grants), "bad");
+        // Python's OSError.
+        assert_eq!(
+            failed_with_grants_hint("py", "PermissionError: [Errno 63] x: 'a'".into(), &grants),
+            "PermissionError: [Errno 63] x: 'a'\n(`py` may use only these directories: `.` \
+             (read-only); paths outside them fail as not found or not permitted)"
+        );
     }
 }

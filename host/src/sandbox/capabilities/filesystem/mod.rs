@@ -53,6 +53,7 @@ mod special;
 pub(crate) use capability::Filesystem;
 pub use capability::FsPolicy;
 pub use denial::Denial;
+pub(crate) use denial::{failed_with_grants_hint, path_denied_text};
 pub use guard::Held;
 
 #[cfg(test)]
