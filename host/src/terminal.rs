@@ -90,6 +90,15 @@ fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The last line of `text` that has any, for a one-line view of output
+/// that keeps coming (a running tool's progress).
+pub(crate) fn last_line(text: &str) -> &str {
+    text.lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or_default()
+}
+
 /// `text` cut to `max` characters with an ellipsis.
 pub(crate) fn short(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

@@ -15,7 +15,7 @@ use ratatui::widgets::Paragraph;
 use super::editor::Editor;
 use crate::agent::{AgentEvent, Delivery, Message, Queued, StopReason};
 use crate::provider::TokenTotals;
-use crate::terminal::{call_summary, one_line, short};
+use crate::terminal::{call_summary, last_line, one_line, short};
 
 /// Rows of the viewport under the scrolling lines.
 pub(crate) const VIEWPORT_HEIGHT: u16 = 8;
@@ -201,6 +201,15 @@ impl Transcript {
                 self.running.push(tool.clone());
                 status.activity = Some(format!("running {}", self.running.join(", ")));
             }
+            AgentEvent::ToolExecutionUpdate { tool, message, .. } => {
+                // A tool's latest line while it runs: a long command shows
+                // it is alive, and what it is at.
+                status.activity = Some(format!(
+                    "running {} · {tool}: {}",
+                    self.running.join(", "),
+                    one_line(&short(last_line(message), 80))
+                ));
+            }
             AgentEvent::ToolExecutionEnd { tool, .. } => {
                 if let Some(at) = self.running.iter().position(|t| t == tool) {
                     self.running.remove(at);
@@ -239,7 +248,6 @@ impl Transcript {
             AgentEvent::InputQueued { .. }
             | AgentEvent::InputDelivered { .. }
             | AgentEvent::InputReturned { .. }
-            | AgentEvent::ToolExecutionUpdate { .. }
             | AgentEvent::TurnEnd { .. } => {}
         }
         lines
@@ -368,6 +376,40 @@ mod tests {
             activity: Some("running read_file".into()),
             since: None,
         }
+    }
+
+    #[test]
+    fn a_running_tools_latest_line_shows_in_the_status_escaped() {
+        let mut transcript = Transcript::default();
+        let mut status = status();
+        let start = AgentEvent::ToolExecutionStart {
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            arguments: serde_json::json!({"command": "cargo test"}),
+        };
+        assert!(transcript.lines(&start, &mut status).is_empty());
+        let update = AgentEvent::ToolExecutionUpdate {
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            message: "   Compiling a v0.1.0\n\x1b[2J  Running tests\n\n".into(),
+        };
+        assert!(transcript.lines(&update, &mut status).is_empty());
+        assert_eq!(
+            status.activity.as_deref(),
+            Some("running bash · bash: \\x1b[2J  Running tests")
+        );
+        let end = AgentEvent::ToolExecutionEnd {
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            is_error: false,
+            duration_ms: 5,
+            text: "ok".into(),
+            output_bytes: 2,
+            saved_to: None,
+            execution: None,
+        };
+        transcript.lines(&end, &mut status);
+        assert_eq!(status.activity.as_deref(), Some("working"));
     }
 
     #[test]

@@ -130,6 +130,14 @@ impl Pty {
         std::thread::sleep(Duration::from_millis(60));
     }
 
+    /// Waits for the exit; its code, and the screen it left.
+    fn exit_code_and_screen(self) -> (Option<i32>, String) {
+        let screen = Arc::clone(&self.screen);
+        let code = self.exit_code();
+        let text = screen.lock().expect("screen").screen().contents();
+        (code, text)
+    }
+
     /// Waits for the exit; its code.
     fn exit_code(mut self) -> Option<i32> {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -196,6 +204,43 @@ fn a_prompt_a_steer_while_a_tool_runs_a_command_and_ctrl_d() {
     chat.wait_for("session ");
     chat.keys("\x04");
     assert_eq!(chat.exit_code(), Some(0));
+}
+
+/// A running tool's latest progress line shows while it runs: in the
+/// chat's status line, and as `run`'s live line on a terminal, gone once
+/// the call ends.
+#[test]
+fn a_running_tools_latest_line_shows_live_in_chat_and_run() {
+    let ws = Workspace::new();
+    ws.install_plugin(test_plugins::ECHO, "echo.wasm");
+    let call = json!({"name": "echo", "arguments": {
+        "text": "done", "progress": ["step 1", "step 2 \x1b[2J\n\n"], "pause_ms": 1500
+    }});
+    let script = script(&ws, json!([{"tool_calls": [call]}, {"text": "Echoed."}]));
+    let mut chat = Pty::spawn(&ws, &["chat", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("go\r");
+    chat.wait_for("running echo · echo: step 1");
+    chat.wait_for("running echo · echo: step 2 \\x1b[2J");
+    chat.wait_for("Echoed.");
+    assert!(!chat.text().contains("\x1b[2J"), "{}", chat.text());
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+
+    let run = Pty::spawn(&ws, &["run", "--script", &script, "go"]);
+    run.wait_for("echo: step 1");
+    run.wait_for("echo: step 2 \\x1b[2J");
+    run.wait_for("Echoed.");
+    let (code, screen) = run.exit_code_and_screen();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(
+        !screen.contains("echo: step"),
+        "the live line stays:\n{screen}"
+    );
+    assert!(
+        !screen.contains("\x1b[2J") && screen.contains("-> echo"),
+        "{screen}"
+    );
 }
 
 #[test]

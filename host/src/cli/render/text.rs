@@ -23,6 +23,9 @@ pub(super) struct TextOutput {
     streamed: Option<bool>,
     /// Shown on a terminal stderr while the model has not answered yet.
     spinner: Option<indicatif::ProgressBar>,
+    /// A running tool's latest progress line, shown on a terminal stderr
+    /// until the call ends.
+    progress: Option<indicatif::ProgressBar>,
     /// Whether stderr is a terminal (no spinner otherwise).
     interactive: bool,
     /// The command that continues this run, around the session's id.
@@ -132,6 +135,34 @@ impl TextOutput {
             | AgentEvent::AgentEnd { .. } => {
                 if let Some(spinner) = self.spinner.take() {
                     spinner.finish_and_clear();
+                }
+            }
+            _ => {}
+        }
+        self.update_progress(event);
+    }
+
+    /// A running tool's latest progress line (a long command's output as it
+    /// comes), replaced by the next and gone when the call ends.
+    fn update_progress(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::ToolExecutionUpdate { tool, message, .. } => {
+                let line = format!(
+                    "{}: {}",
+                    one_line(tool),
+                    one_line(&terminal::short(terminal::last_line(message), 100))
+                );
+                let bar = self.progress.get_or_insert_with(|| {
+                    let bar = indicatif::ProgressBar::new_spinner();
+                    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+                    bar
+                });
+                bar.set_message(line);
+            }
+            AgentEvent::ToolExecutionEnd { .. } | AgentEvent::AgentEnd { .. } => {
+                if let Some(bar) = self.progress.take() {
+                    bar.finish_and_clear();
                 }
             }
             _ => {}

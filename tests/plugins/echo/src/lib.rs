@@ -21,6 +21,12 @@ impl Guest for Echo {
         let value: serde_json::Value =
             serde_json::from_str(&input).map_err(|e| CallError::InvalidInput(e.to_string()))?;
         toolhost::plugin::host::progress("echoing");
+        // For the tests of live progress: more lines, each held a while.
+        for line in value["progress"].as_array().into_iter().flatten() {
+            toolhost::plugin::host::progress(line.as_str().unwrap_or_default());
+            let pause = value["pause_ms"].as_u64().unwrap_or(0);
+            std::thread::sleep(std::time::Duration::from_millis(pause));
+        }
         Ok(value["text"].as_str().unwrap_or_default().to_string())
     }
 }
