@@ -48,6 +48,7 @@ fn agent_turn(c: &mut Criterion) {
             cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache")),
             tiering: Default::default(),
             protected: Vec::new(),
+            records: toolhost::sandbox::RecordPath::of_workspace(),
             every_repository: Default::default(),
             typed: Default::default(),
             plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,

@@ -52,18 +52,17 @@ mod tests {
                 },
                 ..Policy::default()
             },
+            records: Vec::new(),
             protected: vec![
                 ProtectedPath {
                     relative: "toolhost.toml".into(),
                     why: String::new(),
                     at_any_depth: false,
-                    unreadable: false,
                 },
                 ProtectedPath {
                     relative: ".git".into(),
                     why: String::new(),
                     at_any_depth: true,
-                    unreadable: false,
                 },
             ],
             every_repository: Default::default(),

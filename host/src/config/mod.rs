@@ -70,7 +70,7 @@ pub use inputs::ConfigInputs;
 pub use model::{ModelChoiceError, ModelFlags, RecordedModel, resolve_model};
 pub use new_dirs::NewDirs;
 pub use origin::GrantOrigin;
-use protected::{Protect, protected_paths};
+use protected::{Protect, protected_paths, records};
 pub use resolved::Resolved;
 pub use user::TrustList;
 
@@ -85,8 +85,10 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
     let max_reply_bytes = limits.max_reply_bytes()?;
     let flags = FlagGrants::of(inputs);
     let cache_dir = dirs::cache_dir(inputs, &gathered);
-    let protected = protected_paths(sources, &protect(inputs, &gathered, &cache_dir));
-    let protection = Protection::new(workspace, protected.clone());
+    let protect = protect(inputs, &gathered, &cache_dir);
+    let protected = protected_paths(sources, &protect);
+    let records = records(&protect);
+    let protection = Protection::new(workspace, protected.clone(), &records);
     let (new_dirs, created) = flags.new_dirs(workspace, &protection);
     let file_grants = FileGrants::new(&gathered, &flags, &protection, &new_dirs);
     let withheld_writes = file_grants.withheld_writes()?;
@@ -113,7 +115,8 @@ pub fn resolve(inputs: &ConfigInputs) -> Result<Resolved, ConfigError> {
         tiering: tiering::tiering(&gathered.env)?,
         policy,
         protected,
-        every_repository: gathered.git.every_repository,
+        records,
+        every_repository: gathered.git.every_repository.clone(),
         typed: typed::typed_config(sources, trusted)?,
         plugin_file_limit,
         ca_file,

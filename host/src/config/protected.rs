@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use super::source::Source;
-use crate::sandbox::ProtectedPath;
 use crate::sandbox::git_config as git;
+use crate::sandbox::{ProtectedPath, Record, RecordPath};
 use crate::workspace;
 
 /// Files and directories other programs run code from, without asking,
@@ -282,7 +282,6 @@ fn built_in() -> Vec<ProtectedPath> {
         relative: name.into(),
         why: why.into(),
         at_any_depth: true,
-        unreadable: false,
     };
     let mut paths = vec![
         any_depth(
@@ -328,7 +327,6 @@ fn named(protect: &Protect<'_>) -> Vec<ProtectedPath> {
                 .into_owned(),
             why,
             at_any_depth: false,
-            unreadable: false,
         }
     };
     if let Some(file) = protect.config_file {
@@ -340,16 +338,12 @@ fn named(protect: &Protect<'_>) -> Vec<ProtectedPath> {
         ));
     }
     for path in protect.host_writes {
-        paths.push(ProtectedPath {
-            // It holds sessions (what every tool read) or the MCP token.
-            unreadable: true,
-            ..exact(
-                path,
-                "toolhost writes there (a path its command line names), so a change could \
-                 redirect what it writes"
-                    .into(),
-            )
-        });
+        paths.push(exact(
+            path,
+            "toolhost writes there (a path its command line names), so a change could redirect \
+             what it writes"
+                .into(),
+        ));
     }
     for hooks in &protect.git.hooks {
         paths.push(exact(
@@ -399,9 +393,21 @@ fn from_files(sources: &[Source]) -> Vec<ProtectedPath> {
                         source.display()
                     ),
                     at_any_depth: false,
-                    unreadable: false,
                 }),
         );
     }
     paths
+}
+
+/// Where toolhost keeps what tools read, which no tool reads: the
+/// workspace's session files and saved results, and the paths the command
+/// line names for it to write (`--session-dir`: sessions; `--http-token-file`:
+/// the MCP token).
+pub(super) fn records(protect: &Protect<'_>) -> Vec<RecordPath> {
+    let mut records = RecordPath::of_workspace();
+    records.extend(protect.host_writes.iter().map(|path| RecordPath {
+        path: std::path::absolute(path).unwrap_or_else(|_| path.clone()),
+        kind: Record::Named,
+    }));
+    records
 }

@@ -39,7 +39,9 @@ pub use capabilities::network::NetPolicy;
 pub use capabilities::network::account::{MAX_REQUEST_BYTES, NetDenial, NetRefusal, NetRequest};
 pub use capabilities::network::credentials::Credential;
 pub use capabilities::network::grant::{Destination, GrantError, NetGrant};
-pub use capabilities::protect::{EveryRepository, Hit, ProtectedPath, Protection};
+pub use capabilities::protect::{
+    EveryRepository, Hit, ProtectedPath, Protection, Record, RecordPath,
+};
 pub(crate) use capabilities::shipped as shipped_policy;
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::{CONCURRENT_CALLS, Tier};

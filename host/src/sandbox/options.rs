@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::capabilities::filesystem::FsPolicy;
-use super::capabilities::protect::{EveryRepository, ProtectedPath};
+use super::capabilities::protect::{EveryRepository, ProtectedPath, RecordPath};
 use super::capabilities::{Access, Grant};
 use super::limits::DEFAULT_PLUGIN_FILE_LIMIT;
 use super::policy::{Policy, ToolPolicy};
@@ -32,6 +32,10 @@ pub struct SandboxOptions {
     /// Paths no tool may change, relative to the workspace (the config
     /// layer lists toolhost's own, git's and the user's).
     pub protected: Vec<ProtectedPath>,
+    /// Where toolhost keeps what tools read, which no tool reads (the
+    /// workspace's sessions and saved results, [`RecordPath::of_workspace`],
+    /// and what the command line names).
+    pub records: Vec<RecordPath>,
     /// What the user's git configuration says of every repository, nested
     /// ones the guard finds too (a relative `core.hooksPath` in
     /// `~/.gitconfig` names a directory in each).
@@ -95,6 +99,7 @@ impl SandboxOptions {
             cache_dir: None,
             tiering: Tiering::default(),
             protected: Vec::new(),
+            records: RecordPath::of_workspace(),
             every_repository: EveryRepository::default(),
             typed: TypedConfig::default(),
             plugin_file_limit: DEFAULT_PLUGIN_FILE_LIMIT,

@@ -245,7 +245,6 @@ mod tests {
             relative: relative.into(),
             why: String::new(),
             at_any_depth,
-            unreadable: false,
         };
         assert_eq!(protected_sentence(&[]), None);
         assert_eq!(

@@ -366,8 +366,12 @@ impl Sandbox {
 
         let (sources, load_errors) = plugin_sources(&options)?;
         let protection = Arc::new(
-            Protection::new(&options.workspace, options.protected.clone())
-                .with_every_repository(options.every_repository.clone()),
+            Protection::new(
+                &options.workspace,
+                options.protected.clone(),
+                &options.records,
+            )
+            .with_every_repository(options.every_repository.clone()),
         );
         let mut sandbox =
             Sandbox::empty(&options, &compilers, Arc::clone(&protection), load_errors);

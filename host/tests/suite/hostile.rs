@@ -85,6 +85,7 @@ async fn setup(per_tool: &[(&str, Limits)]) -> Setup {
         cache_dir: Some(shared_cache()),
         tiering: Default::default(),
         protected: Vec::new(),
+        records: toolhost::sandbox::RecordPath::of_workspace(),
         every_repository: Default::default(),
         typed: Default::default(),
         plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,

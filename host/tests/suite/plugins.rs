@@ -279,6 +279,7 @@ async fn loading_reports_each_compile_and_no_cache_hit() {
         cache_dir: Some(ws.mkdir("cache")),
         tiering: Default::default(),
         protected: Vec::new(),
+        records: toolhost::sandbox::RecordPath::of_workspace(),
         every_repository: Default::default(),
         typed: Default::default(),
         plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,

@@ -31,6 +31,7 @@ async fn load(workspace: &Path, plugin: Option<&str>) -> Sandbox {
             ..Tiering::default()
         },
         protected: Vec::new(),
+        records: toolhost::sandbox::RecordPath::of_workspace(),
         every_repository: Default::default(),
         typed: Default::default(),
         plugin_file_limit: toolhost::sandbox::DEFAULT_PLUGIN_FILE_LIMIT,

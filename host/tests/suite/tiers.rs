@@ -87,6 +87,7 @@ async fn load(root: &Path, plugin: &str, per_tool: &[(&str, Limits)], optimize: 
             spares_after: None,
         },
         protected: Vec::new(),
+        records: toolhost::sandbox::RecordPath::of_workspace(),
         every_repository: Default::default(),
         typed: Default::default(),
         plugin_file_limit: DEFAULT_PLUGIN_FILE_LIMIT,

@@ -32,9 +32,33 @@ pub struct ProtectedPath {
     /// Protect every path component with this name, not only the one at
     /// the workspace root (`.git` of a nested repository runs hooks too).
     pub at_any_depth: bool,
-    /// No tool reads it either, whatever its grants: toolhost keeps what
-    /// tools read there (a `--session-dir`).
-    pub unreadable: bool,
+}
+
+/// A place toolhost keeps what tools read, from wherever they were
+/// granted: no tool reads it, whatever its grants (but `read_file` the
+/// saved results).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordPath {
+    /// As named: relative to the workspace, or absolute.
+    pub path: PathBuf,
+    pub kind: Record,
+}
+
+impl RecordPath {
+    /// The records of every workspace: its session files (and an MCP
+    /// server's audit) and the whole results saved when one was cut.
+    pub fn of_workspace() -> Vec<RecordPath> {
+        vec![
+            RecordPath {
+                path: PathBuf::from(crate::workspace::SESSIONS_DIR),
+                kind: Record::Sessions,
+            },
+            RecordPath {
+                path: PathBuf::from(crate::workspace::OUTPUTS_DIR),
+                kind: Record::Outputs,
+            },
+        ]
+    }
 }
 
 /// What the user's git configuration (`~/.gitconfig`, `/etc/gitconfig`,
@@ -121,22 +145,13 @@ pub struct Hit {
 }
 
 impl Protection {
-    /// The protection of the canonical `workspace`.
-    pub fn new(workspace: &Path, paths: Vec<ProtectedPath>) -> Self {
+    /// The protection of the canonical `workspace`: `paths` no tool
+    /// changes, and `records` no tool reads.
+    pub fn new(workspace: &Path, paths: Vec<ProtectedPath>, records: &[RecordPath]) -> Self {
         let paths: Vec<Resolved> = paths
             .into_iter()
             .map(|spec| {
-                let lexical = workspace.join(&spec.relative);
-                let mut host = vec![lexical.clone()];
-                // Where a shipped link there leads, even a dangling one
-                // (`.mcp.json -> m.json`): writing that changes it too; and
-                // the path through each link on the way, so that no link
-                // on it can be swapped for a directory.
-                for path in route(&lexical) {
-                    if !host.contains(&path) {
-                        host.push(path);
-                    }
-                }
+                let host = host_paths(&workspace.join(&spec.relative));
                 Resolved { spec, host }
             })
             .collect();
@@ -181,24 +196,15 @@ impl Protection {
             }
         }
         let longest_name = names.keys().map(|name| name.len()).max().unwrap_or(0);
-        // As `workspace::SESSIONS_DIR` and `OUTPUTS_DIR` name them (the
-        // sandbox imports nothing of ours), then what the command line
-        // named, wherever its links lead.
-        let mut records = vec![
-            (
-                workspace.join(".toolhost").join("sessions"),
-                Record::Sessions,
-            ),
-            (workspace.join(".toolhost").join("outputs"), Record::Outputs),
-        ];
-        for resolved in paths.iter().filter(|resolved| resolved.spec.unreadable) {
-            records.extend(
-                resolved
-                    .host
-                    .iter()
-                    .map(|host| (host.clone(), Record::Named)),
-            );
-        }
+        // Each record wherever its links lead, as a protected path.
+        let records = records
+            .iter()
+            .flat_map(|record| {
+                host_paths(&workspace.join(&record.path))
+                    .into_iter()
+                    .map(|host| (host, record.kind))
+            })
+            .collect();
         Protection {
             workspace: workspace.to_path_buf(),
             every_repository: EveryRepository::default(),
@@ -625,6 +631,20 @@ fn lexical(dir: &Path, rest: &[OsString]) -> PathBuf {
     path
 }
 
+/// Where the host path `lexical` is: itself, where a link there leads (even
+/// a dangling one, `.mcp.json -> m.json`: writing that changes it too), and
+/// the path through each link on the way, so that no link on it can be
+/// swapped for a directory.
+fn host_paths(lexical: &Path) -> Vec<PathBuf> {
+    let mut host = vec![lexical.to_path_buf()];
+    for path in route(lexical) {
+        if !host.contains(&path) {
+            host.push(path);
+        }
+    }
+    host
+}
+
 /// The real path of an open file or directory, from the kernel: always where
 /// the descriptor is now, whatever path opened it and whatever moved since.
 ///
@@ -676,7 +696,6 @@ mod tests {
             relative: relative.into(),
             why: format!("{relative} matters"),
             at_any_depth,
-            unreadable: false,
         };
         vec![
             spec("toolhost.toml", false),
@@ -698,7 +717,7 @@ mod tests {
     fn every_route_to_a_protected_path_is_covered() {
         let (_dir, root) = workspace();
         symlink(".git", root.join("src/../shipped")).expect("symlink");
-        let protection = Protection::new(&root, builtins());
+        let protection = Protection::new(&root, builtins(), &RecordPath::of_workspace());
         for (relative, follow) in [
             ("toolhost.toml", false),
             ("./toolhost.toml", false),
@@ -735,9 +754,8 @@ mod tests {
             relative: ".github/hooks".into(),
             why: "hooks".into(),
             at_any_depth: true,
-            unreadable: false,
         });
-        let protection = Protection::new(&root, paths);
+        let protection = Protection::new(&root, paths, &RecordPath::of_workspace());
         for (relative, hit) in [
             (".github/hooks", ".github/hooks"),
             (".github/hooks/a.json", ".github/hooks"),
@@ -780,7 +798,7 @@ mod tests {
     #[test]
     fn the_rest_of_the_workspace_is_not_covered() {
         let (_dir, root) = workspace();
-        let protection = Protection::new(&root, builtins());
+        let protection = Protection::new(&root, builtins(), &RecordPath::of_workspace());
         for relative in [
             "src/main.rs",
             "toolhost.toml.bak",
@@ -796,7 +814,7 @@ mod tests {
     #[test]
     fn holding_a_protected_path_is_touching_it_and_lifts_are_per_directory() {
         let (_dir, root) = workspace();
-        let protection = Protection::new(&root, builtins());
+        let protection = Protection::new(&root, builtins(), &RecordPath::of_workspace());
         assert!(protection.touching(&root, &[], &root).is_some());
         assert_eq!(protection.covering(&root, &[], &root), None);
         let lifted = [root.join(".git/hooks")];
@@ -816,7 +834,7 @@ mod tests {
         let (_dir, root) = workspace();
         let inside_git = root.join(".git/work");
         fs::create_dir_all(&inside_git).expect("mkdir");
-        let protection = Protection::new(&inside_git, builtins());
+        let protection = Protection::new(&inside_git, builtins(), &RecordPath::of_workspace());
         // A workspace that lies in a `.git` directory is not all protected,
         assert_eq!(
             protection.covering(&inside_git.join("src/a.rs"), &[], &inside_git),
@@ -838,7 +856,7 @@ mod tests {
     #[test]
     fn a_directory_holding_a_head_is_protected_inside() {
         let (_dir, root) = workspace();
-        let protection = Protection::new(&root, builtins());
+        let protection = Protection::new(&root, builtins(), &RecordPath::of_workspace());
         let bare = root.join("src/fixture.git");
         fs::create_dir_all(&bare).expect("mkdir");
         let config = bare.join("config");
@@ -865,7 +883,7 @@ mod tests {
     #[test]
     fn a_lift_lifts_only_the_protection_it_names() {
         let (_dir, root) = workspace();
-        let protection = Protection::new(&root, builtins());
+        let protection = Protection::new(&root, builtins(), &RecordPath::of_workspace());
         let lifted = [root.join(".toolhost")];
         assert_eq!(
             protection.covering(&root.join(".toolhost/plugins/x.wasm"), &lifted, &root),
@@ -889,7 +907,7 @@ mod tests {
         let (_dir, root) = workspace();
         fs::remove_file(root.join("toolhost.toml")).expect("rm");
         symlink("cfg/real.toml", root.join("toolhost.toml")).expect("symlink");
-        let protection = Protection::new(&root, builtins());
+        let protection = Protection::new(&root, builtins(), &RecordPath::of_workspace());
         // Dangling: `cfg` does not exist yet, and making it must not let a
         // tool write what the link shows.
         let hit = protection

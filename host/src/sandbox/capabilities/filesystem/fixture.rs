@@ -13,7 +13,7 @@ use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode;
 use super::change::{self, Located};
 use super::preopens::open_grant;
 use super::rules::FsRules;
-use crate::sandbox::capabilities::protect::{ProtectedPath, Protection};
+use crate::sandbox::capabilities::protect::{ProtectedPath, Protection, RecordPath};
 use crate::sandbox::capabilities::{Access, Grant};
 
 /// A temporary workspace; removed when dropped.
@@ -71,7 +71,6 @@ impl Workspace {
             relative: relative.into(),
             why: format!("{relative} matters"),
             at_any_depth,
-            unreadable: false,
         };
         let paths = vec![
             spec("toolhost.toml", false),
@@ -80,7 +79,11 @@ impl Workspace {
             spec(".claude", true),
             spec(".github/hooks", true),
         ];
-        Arc::new(Protection::new(&self.root, paths))
+        Arc::new(Protection::new(
+            &self.root,
+            paths,
+            &RecordPath::of_workspace(),
+        ))
     }
 
     /// The grant of `relative` with `access`.
