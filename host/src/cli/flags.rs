@@ -153,6 +153,11 @@ const OPENAI_BASE_URL: EnvVar = (
     "The API root for `--provider openai` when neither --base-url nor `[model] base_url` sets one",
 );
 const ANTHROPIC_API_KEY: EnvVar = ("ANTHROPIC_API_KEY", "The key for `--provider anthropic`");
+const RECORDS_MIB: EnvVar = (
+    "TOOLHOST_RECORDS_MIB",
+    "RUN,WORKSPACE in MiB: what a run's saved results and session file may take, and what the \
+     workspace's earlier ones may [default: 256,1024]",
+);
 const RETRY_BACKOFF: EnvVar = (
     "TOOLHOST_RETRY_BACKOFF_MS",
     "The wait before a model request's first retry, doubled for each further one [default: 500]",
@@ -192,6 +197,7 @@ pub(super) fn run_environment() -> String {
         OPENAI_BASE_URL,
         ANTHROPIC_API_KEY,
         RETRY_BACKOFF,
+        RECORDS_MIB,
         CONFIG_DIR,
         CACHE_DIR,
         BASELINE_MIN_BYTES,

@@ -52,6 +52,7 @@ Environment:
   OPENAI_BASE_URL              The API root for `--provider openai` when neither --base-url nor `[model] base_url` sets one
   ANTHROPIC_API_KEY            The key for `--provider anthropic`
   TOOLHOST_RETRY_BACKOFF_MS    The wait before a model request's first retry, doubled for each further one [default: 500]
+  TOOLHOST_RECORDS_MIB         RUN,WORKSPACE in MiB: what a run's saved results and session file may take, and what the workspace's earlier ones may [default: 256,1024]
   TOOLHOST_CONFIG_DIR          The user config directory (config.toml, the trust list) [default: $XDG_CONFIG_HOME/toolhost, else ~/.config/toolhost]
   TOOLHOST_CACHE_DIR           The compile cache, under --cache-dir [default: $XDG_CACHE_HOME/toolhost, else ~/.cache/toolhost]
   TOOLHOST_BASELINE_MIN_BYTES  A plugin not in the cache of at least this many bytes runs baseline code until its optimized compile is done; `off`: always wait for that compile [default: 1048576]
