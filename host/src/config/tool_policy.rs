@@ -79,8 +79,8 @@ pub(super) fn policy(
 }
 
 /// The tools with a policy of their own: those the files or the flags
-/// name, the tools that work on no files, and the code tools (their own
-/// default limits).
+/// name, the tools that work on no files, and the code tools and the
+/// shell (their own default limits).
 fn mentioned(gathered: &Gathered, flags: &FlagGrants) -> BTreeSet<String> {
     gathered
         .sources
@@ -90,5 +90,6 @@ fn mentioned(gathered: &Gathered, flags: &FlagGrants) -> BTreeSet<String> {
         .chain(flags.tools())
         .chain(FILELESS_TOOLS.iter().map(|t| t.to_string()))
         .chain(crate::sandbox::CODE_TOOLS.iter().map(|t| t.to_string()))
+        .chain([crate::sandbox::SHELL_TOOL.to_string()])
         .collect()
 }

@@ -384,7 +384,10 @@ pub(crate) async fn run<E: Export>(
 
 /// The outcome of a `call-tool` run. A guest that failed or crashed after
 /// a capability refused it something reads the refusal, which says what to
-/// do; a guest that handled the refusal keeps its answer.
+/// do; a guest that handled the refusal and answered (a shell's `echo x >
+/// f` fails, and the script goes on) keeps its answer, and the refusal
+/// follows it: the guest's own words (`Permission denied`) do not say where
+/// the tool may write or who can grant more.
 pub(crate) fn outcome_of(
     result: Result<Result<String, CallError>, ToolFault>,
     refusals: &Refusals,
@@ -410,8 +413,23 @@ pub(crate) fn outcome_of(
     match (refusals.first::<ToolFault>(), limit_hit) {
         (Some(refused), _) if failed => ToolOutcome::Fault(refused),
         (_, Some(limit)) if failed_after_limit => ToolOutcome::Fault(limit),
+        (Some(refused), _) => match outcome {
+            ToolOutcome::Ok(answer) => ToolOutcome::Ok(answered_after(answer, &refused, tool)),
+            other => other,
+        },
         _ => outcome,
     }
+}
+
+/// `answer`, then what toolhost refused the call first.
+fn answered_after(mut answer: String, refused: &ToolFault, tool: &str) -> String {
+    if !answer.is_empty() && !answer.ends_with('\n') {
+        answer.push('\n');
+    }
+    answer.push_str("--- toolhost ---\n");
+    answer.push_str(&refused.model_text(tool));
+    answer.push('\n');
+    answer
 }
 
 /// What a tool's answer means for the model: its text, unless it is over

@@ -60,14 +60,26 @@ impl Default for Limits {
 /// model reads all of it).
 pub const CODE_TOOLS: &[&str] = &["python", "javascript"];
 
+/// The standard shell: its utilities are compiled Rust, not interpreted,
+/// but one command line walks and reads whole trees (`grep -rn`, `find |
+/// xargs wc -l`), so it gets the code tools' fuel; its output limit stays
+/// the default, under which the shell cuts its own stdout.
+pub const SHELL_TOOL: &str = "bash";
+
 impl Limits {
     /// toolhost's own defaults for `tool`, before any config file: those
-    /// of [`CODE_TOOLS`] differ from every other tool's.
+    /// of [`CODE_TOOLS`] and [`SHELL_TOOL`] differ from every other
+    /// tool's.
     pub fn defaults_for(tool: &str) -> Limits {
         if CODE_TOOLS.contains(&tool) {
             Limits {
                 fuel: 40_000_000_000,
                 output: 256 << 10,
+                ..Limits::default()
+            }
+        } else if tool == SHELL_TOOL {
+            Limits {
+                fuel: 40_000_000_000,
                 ..Limits::default()
             }
         } else {

@@ -46,7 +46,9 @@ pub(crate) use capabilities::shipped as shipped_policy;
 pub use capabilities::{Access, Grant, simplify as simplify_grants};
 pub use engine::{CONCURRENT_CALLS, Tier};
 pub use input_schema::MAX_EXPANDED as MAX_SCHEMA_EXPANSION;
-pub use limits::{CODE_TOOLS, DEFAULT_PLUGIN_FILE_LIMIT, DEFAULT_SHIPPED_PLUGINS, Limits};
+pub use limits::{
+    CODE_TOOLS, DEFAULT_PLUGIN_FILE_LIMIT, DEFAULT_SHIPPED_PLUGINS, Limits, SHELL_TOOL,
+};
 pub use options::{SandboxOptions, ShippedPlugins, ShippedTool, Tiering};
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
 pub use plugin::{LoadError, LoadEvent, LoadNotice};

@@ -321,6 +321,10 @@ mod tests {
                 ..
             }) => 27,
             ToolFault::FsDenied(Denial::HardLinked { .. }) => 28,
+            ToolFault::FsDenied(Denial::ReadOnly {
+                declared: false, ..
+            }) => 29,
+            ToolFault::FsDenied(Denial::ReadOnly { declared: true, .. }) => 30,
         }
     }
 
@@ -536,6 +540,24 @@ mod tests {
                  the file would let any tool change it later. Copy the file instead.",
             ),
             (
+                ToolFault::FsDenied(Denial::ReadOnly {
+                    path: "docs/a.md".into(),
+                    grants: vec![grant("out", Access::Write), grant(".", Access::Read)],
+                    declared: false,
+                }),
+                "error: access denied: `t` may not write `docs/a.md`: it is outside the directories \
+                 this tool may write: `out` (read-write). Use a path inside one of them.",
+            ),
+            (
+                ToolFault::FsDenied(Denial::ReadOnly {
+                    path: "a.txt".into(),
+                    grants: vec![grant(".", Access::Read)],
+                    declared: true,
+                }),
+                "error: `t` may not write `a.txt`: the tool declares itself read-only, so toolhost \
+                 gives it no write access, whatever its grants. Use a tool that writes.",
+            ),
+            (
                 ToolFault::FsDenied(Denial::HardLinked {
                     path: "notes/t.json".into(),
                     names: 2,
@@ -585,7 +607,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 28;
+        let last = 30;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

@@ -319,6 +319,7 @@ impl Sandbox {
         load_errors: Vec<LoadError>,
     ) -> Sandbox {
         let mut shared = SharedCapabilities::start(&Start {
+            workspace: &options.workspace,
             protection: &protection,
             ca_file: options.ca_file.as_deref(),
         });

@@ -103,6 +103,7 @@ fn tools_shows_each_tools_grants_and_limits() {
     assert_eq!(
         names,
         [
+            "bash",
             "edit_file",
             "fetch",
             "list_files",
@@ -111,14 +112,14 @@ fn tools_shows_each_tools_grants_and_limits() {
             "write_file"
         ]
     );
-    let write = &tools[5];
+    let write = &tools[6];
     assert_eq!(write["read_only"], false);
     assert_eq!(write["plugin"], "builtin:write-file");
     assert_eq!(write["grants"][1]["path"], "out");
     assert_eq!(write["grants"][1]["access"], "read-write");
     assert_eq!(write["limits"]["timeout_ms"], 2000);
     assert_eq!(write["input_schema"]["required"][0], "path");
-    assert_eq!(tools[3]["grants"].as_array().map(Vec::len), Some(1));
+    assert_eq!(tools[4]["grants"].as_array().map(Vec::len), Some(1));
 
     let text = stdout_of(ws.toolhost().arg("tools"));
     assert!(

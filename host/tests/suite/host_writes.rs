@@ -438,12 +438,15 @@ fn only_read_file_reads_the_results_toolhost_saved() {
         &json!({"pattern": "SECRET", "path": ".toolhost/outputs"}),
         &[],
     );
-    // search_text skips what it may not read and says so.
+    // search_text skips what it may not read and says so; toolhost's
+    // refusal follows its answer.
     assert_eq!(
-        (stdout.as_str(), stderr.as_str()),
+        (stdout, stderr.as_str()),
         (
             "no matches for `SECRET` in `.toolhost/outputs`\n(skipped: .toolhost/outputs: IO error \
-             for operation on .toolhost/outputs: Operation not permitted (os error 63))\n",
+             for operation on .toolhost/outputs: Operation not permitted (os error 63))\n\
+             --- toolhost ---\n"
+                .to_string() + &refusal("search_text", ".toolhost/outputs"),
             ""
         )
     );

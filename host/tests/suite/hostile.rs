@@ -311,13 +311,22 @@ async fn escapes_through_dotdot_absolute_paths_and_symlinks_fail() {
 async fn writes_outside_write_grants_fail_and_change_nothing() {
     let s = setup(&[]).await;
     let outside = s.secret.display().to_string();
-    for path in [
-        "keep.txt",
-        "docs/new.txt",
-        "../secret.txt",
-        outside.as_str(),
-        "link-out",
-    ] {
+    // In a read-only grant: the guard's refusal says where it may write.
+    for path in ["keep.txt", "docs/new.txt"] {
+        let report = s
+            .call("write_path", serde_json::json!({"path": path}))
+            .await;
+        assert_eq!(
+            report.outcome.model_text("write_path"),
+            format!(
+                "error: access denied: `write_path` may not write `{path}`: it is outside the \
+                 directories this tool may write: `out` (read-write). Use a path inside one of \
+                 them."
+            )
+        );
+    }
+    // Outside every grant: the guest's own failure.
+    for path in ["../secret.txt", outside.as_str(), "link-out"] {
         let report = s
             .call("write_path", serde_json::json!({"path": path}))
             .await;
@@ -326,7 +335,11 @@ async fn writes_outside_write_grants_fail_and_change_nothing() {
     let report = s
         .call("truncate_only", serde_json::json!({"path": "keep.txt"}))
         .await;
-    assert!(failed_text(&report).contains("not-permitted"), "{report:?}");
+    assert_eq!(
+        report.outcome.model_text("truncate_only"),
+        "error: access denied: `truncate_only` may not write `keep.txt`: it is outside the \
+         directories this tool may write: `out` (read-write). Use a path inside one of them."
+    );
     assert!(!s.workspace.join("docs/new.txt").exists());
     s.assert_untouched();
 

@@ -1426,7 +1426,7 @@ fn run_by_hand_in_a_terminal_it_says_it_waits_for_a_client() {
             "toolhost mcp: waiting for an MCP client on stdin: an MCP client starts this command \
              itself (e.g. `claude mcp add toolhost -- toolhost --workspace {ws} mcp`); Ctrl+D \
              stops it\n\
-             toolhost mcp: serving 24 tools from `{ws}` on stdio\n",
+             toolhost mcp: serving 25 tools from `{ws}` on stdio\n",
             ws = workspace.display()
         )
     );

@@ -56,7 +56,7 @@ fn shown(ws: &Workspace) -> String {
 fn serving_line(ws: &Workspace) -> String {
     let ws = shown(ws);
     format!(
-        "toolhost mcp: serving 24 tools from `{ws}` on stdio; calls will be recorded in a \
+        "toolhost mcp: serving 25 tools from `{ws}` on stdio; calls will be recorded in a \
          session file in `{ws}/.toolhost/sessions`\n"
     )
 }
@@ -76,7 +76,7 @@ fn a_client_that_only_lists_the_tools_leaves_no_session() {
     let tools = server.response()["result"]["tools"]
         .as_array()
         .map(Vec::len);
-    assert_eq!(tools, Some(24));
+    assert_eq!(tools, Some(25));
     server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
     assert_eq!(
         server.response(),
@@ -135,7 +135,7 @@ fn the_first_call_makes_the_session_and_a_long_result_is_recorded_cut() {
     assert_eq!(
         lines[0],
         format!(
-            "session {id} at {} (toolhost {}) provider=mcp model=- tools=24",
+            "session {id} at {} (toolhost {}) provider=mcp model=- tools=25",
             records[0]["at"].as_str().expect("at"),
             env!("CARGO_PKG_VERSION")
         )
@@ -384,7 +384,7 @@ fn a_session_file_that_cannot_be_made_is_told_once_and_the_calls_are_served() {
     assert_eq!(
         stderr,
         format!(
-            "toolhost mcp: serving 24 tools from `{}` on stdio; calls will be recorded in a \
+            "toolhost mcp: serving 25 tools from `{}` on stdio; calls will be recorded in a \
              session file in `notes.txt/sessions`\n\
              toolhost mcp: warning: cannot write the session file in `notes.txt/sessions`: \
              `notes.txt/sessions`: Not a directory (os error 20); the tools are still served \

@@ -1,4 +1,5 @@
 mod architecture;
+mod bash;
 mod chat;
 mod code_tools;
 mod common;

@@ -541,7 +541,7 @@ fn plugin_add_user_installs_into_your_own_plugins_which_every_workspace_loads() 
     );
     assert_eq!(
         err,
-        "error: there is no tool named `echo`. Available tools: `edit_file`, `fetch`, \
+        "error: there is no tool named `echo`. Available tools: `bash`, `edit_file`, `fetch`, \
          `list_files`, `read_file`, `search_text`, `write_file`, `chatter`.\n"
     );
 }

@@ -62,8 +62,12 @@ fn a_rename_racing_a_directory_swap_never_lands_in_a_protected_path() {
         }),
     );
 
+    // The fixture's answer is its first line; the guard's first refusal
+    // follows it.
     let tried: u64 = renamed
-        .trim()
+        .lines()
+        .next()
+        .unwrap_or_default()
         .rsplit(' ')
         .next()
         .and_then(|n| n.parse().ok())
@@ -153,7 +157,11 @@ fn a_tool_that_declares_itself_read_only_may_not_write() {
             1,
         );
         assert!(
-            err.starts_with("error: `raw_ro` failed: not-permitted"),
+            err.starts_with("error: `raw_ro` may not write `src/")
+                && err.ends_with(
+                    "`: the tool declares itself read-only, so toolhost gives it no write \
+                     access, whatever its grants. Use a tool that writes.\n"
+                ),
             "{input}: {err}"
         );
     }

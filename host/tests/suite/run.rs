@@ -95,7 +95,7 @@ fn a_reply_without_tool_calls_completes_with_exit_0() {
     assert_text(
         &masked(&String::from_utf8_lossy(&output.stderr)),
         &ws.expand(&format!(
-            "toolhost run · scripted · {{ws}} · 6 tools · session ID\n\
+            "toolhost run · scripted · {{ws}} · 7 tools · session ID\n\
              -> read_file a.txt ok _ ms 13 B\n\
              2 turn(s) · 0 in / 0 out tokens · _ s\n\
              session ID (continue it with `toolhost --workspace {{ws}} run --resume ID --script \
@@ -117,7 +117,7 @@ fn max_turns_exits_3_and_fills_pending_calls() {
     assert_text(
         &masked(&err),
         &ws.expand(&format!(
-            "toolhost run · scripted · {{ws}} · 6 tools · session ID\n\
+            "toolhost run · scripted · {{ws}} · 7 tools · session ID\n\
              -> read_file error: (not executed: reached max turns)\n\
              1 turn(s) · 0 in / 0 out tokens · _ s\n\
              session ID (continue it with `toolhost --workspace {{ws}} run --resume ID --script \
@@ -156,7 +156,7 @@ fn a_script_that_runs_out_is_an_error_with_exit_1() {
     assert_text(
         &masked(&err),
         &ws.expand(&format!(
-            "toolhost run · scripted · {{ws}} · 6 tools · session ID\n\
+            "toolhost run · scripted · {{ws}} · 7 tools · session ID\n\
              -> read_file a.txt ok _ ms 13 B\n\
              1 turn(s) · 0 in / 0 out tokens · _ s\n\
              session ID (continue it with `toolhost --workspace {{ws}} run --resume ID --script \
@@ -479,7 +479,7 @@ fn the_offline_demo_runs_recovers_from_a_denied_edit_and_completes() {
     assert_text(
         &masked(&stderr),
         &ws.expand(&format!(
-            "toolhost run · scripted · {{ws}} · 6 tools · session ID\n\
+            "toolhost run · scripted · {{ws}} · 7 tools · session ID\n\
              -> list_files {{}} ok _ ms 63 B\n\
              -> read_file src/greet.py ok _ ms 247 B\n\
              -> search_text src {{\"pattern\":\"TODO\"}} ok _ ms 48 B\n\
@@ -571,7 +571,7 @@ fn an_openai_compatible_server_drives_a_run_and_sees_the_tool_results() {
     );
     assert_text(
         messages[n - 1]["content"].as_str().expect("content"),
-        "error: there is no tool named `GetWeatherArgs`. Available tools: `edit_file`, \
+        "error: there is no tool named `GetWeatherArgs`. Available tools: `bash`, `edit_file`, \
          `fetch`, `list_files`, `read_file`, `search_text`, `write_file`.",
     );
     assert_eq!(messages[0]["role"], "system");
@@ -915,7 +915,7 @@ fn a_refused_local_server_says_what_to_check_once() {
     assert_eq!(
         lines,
         [
-            ws.expand("toolhost run · llama3 (openai) · {ws} · 6 tools · no session file"),
+            ws.expand("toolhost run · llama3 (openai) · {ws} · 7 tools · no session file"),
             format!("retrying the model request in _ s (retry 1): {refused}"),
             "retrying the model request in _ s (retry 2): the same again".into(),
             "retrying the model request in _ s (retry 3): the same again".into(),
@@ -1011,7 +1011,7 @@ fn ctrl_c_aborts_a_running_tool_with_exit_130() {
     assert_text(
         &masked(&stderr),
         &ws.expand(
-            "toolhost run · scripted · {ws} · 22 tools · no session file\n\
+            "toolhost run · scripted · {ws} · 23 tools · no session file\n\
          -> append_then_sleep out/log.txt {\"ms\":60000} error _ ms: error: `append_then_sleep` \
          was cancelled by the user before it finished.\n\
          1 turn(s) · 0 in / 0 out tokens · _ s\n\
@@ -1048,7 +1048,7 @@ fn ctrl_c_mid_reply_ends_the_reply_s_line() {
     assert_text(
         &masked(&stderr),
         &ws.expand(
-            "toolhost run · m (openai) · {ws} · 6 tools · no session file\n\
+            "toolhost run · m (openai) · {ws} · 7 tools · no session file\n\
              0 turn(s) · 0 in / 0 out tokens · _ s\n\
              stopped: aborted after 0 turn(s): cancelled while the model was replying\n",
         ),

@@ -196,7 +196,7 @@ fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
         assert_text(
             &masked_show(&shown),
             &format!(
-                "session {id} at _ (toolhost {v}) provider=scripted model=- tools=22\n\
+                "session {id} at _ (toolhost {v}) provider=scripted model=- tools=23\n\
                  user: append please\n\
                  step=1 model.finish=tool_use calls=1 time=_\n\
                  \x20 text: writing\n\
@@ -255,7 +255,7 @@ fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
         ),
     );
     let crashed = format!(
-        "session {id} at _ (toolhost {v}) provider=scripted model=- tools=22\n\
+        "session {id} at _ (toolhost {v}) provider=scripted model=- tools=23\n\
          user: append please\n\
          step=1 model.finish=tool_use calls=1 time=_\n\
          \x20 text: writing\n\
@@ -303,7 +303,7 @@ fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
              column 40)\n\
              resuming: call w1 (append_then_sleep) has no recorded result; the model is told: \
              {NO_RESULT}\n\
-             toolhost run · scripted · {{ws}} · 22 tools · session {id}\n\
+             toolhost run · scripted · {{ws}} · 23 tools · session {id}\n\
              1 turn(s) · 0 in / 0 out tokens · _ s\n\
              session {id} (continue it with `toolhost --workspace {{ws}} --allow-write out run \
              --resume {id} --script {{ws}}/resume.json \"...\"`)\n"
@@ -351,7 +351,7 @@ fn a_run_killed_mid_tool_call_resumes_without_running_the_call_again() {
         &masked_show(&shown),
         &format!(
             "{crashed}\
-             resumed {id} at _ (toolhost {v}) provider=scripted model=- tools=22\n\
+             resumed {id} at _ (toolhost {v}) provider=scripted model=- tools=23\n\
              \x20 call=w1 tool=append_then_sleep status=recovered: {NO_RESULT}\n\
              user: continue\n\
              step=2 model.finish=stop calls=0 time=_\n\
@@ -572,7 +572,7 @@ fn a_session_records_the_whole_run_and_sessions_show_reads_it() {
     assert_text(
         &masked_show(&shown),
         &format!(
-            "session {id} at _ (toolhost {}) provider=scripted model=- tools=6\n\
+            "session {id} at _ (toolhost {}) provider=scripted model=- tools=7\n\
              user: Review the demo project\n\
              step=1 model.finish=tool_use calls=1 time=_\n\
              \x20 text: I'll start by looking at the project layout.\n\
@@ -640,7 +640,7 @@ fn no_session_writes_nothing_and_session_dir_moves_the_files() {
     assert_text(
         &masked_show(&shown),
         &format!(
-            "session {} at _ (toolhost {}) provider=scripted model=- tools=6\n\
+            "session {} at _ (toolhost {}) provider=scripted model=- tools=7\n\
              user: x\n\
              step=1 model.finish=stop calls=0 time=_\n\
              \x20 text: hi\n\
@@ -718,7 +718,7 @@ fn retries_and_model_timings_are_recorded() {
     assert_text(
         &mask_prompt_times(&stderr),
         &ws.expand(&format!(
-            "toolhost run · m (openai) · {{ws}} · 6 tools · session {id}\n\
+            "toolhost run · m (openai) · {{ws}} · 7 tools · session {id}\n\
              retrying the model request in 0.0 s (retry 1): {reason}\n\
              1 turn(s) · 14 in / 30 out tokens · _ s\n\
              session {id} (continue it with `toolhost --workspace {{ws}} run --resume {id} \
@@ -748,7 +748,7 @@ fn retries_and_model_timings_are_recorded() {
     assert_text(
         &masked_show(&shown),
         &format!(
-            "session {id} at _ (toolhost {}) provider=openai model=m tools=6\n\
+            "session {id} at _ (toolhost {}) provider=openai model=m tools=7\n\
              user: hello\n\
              \x20 retry=1 wait=0ms: {reason}\n\
              step=1 model.finish=stop calls=0 ttft=_ time=_ tokens=14/30\n\
@@ -1086,7 +1086,7 @@ fn an_agents_md_link_out_of_the_workspace_is_not_read() {
             "warning: {ws}/AGENTS.md was not read: it is a symbolic link that leads out of the \
              workspace, and toolhost reads instructions only from inside it; replace it with the \
              file itself; the run goes on without it\n\
-             toolhost run · m (openai) · {ws} · 6 tools · no session file\n\
+             toolhost run · m (openai) · {ws} · 7 tools · no session file\n\
              1 turn(s) · 0 in / 0 out tokens · _ s\n",
         ),
     );
@@ -1340,7 +1340,7 @@ fn an_agents_md_link_to_a_file_that_is_not_markdown_or_is_hidden_is_not_read() {
                  a Markdown file (`*.md`) inside the workspace outside its hidden directories, \
                  and toolhost follows a link only to one; replace it with the file itself; the \
                  run goes on without it\n\
-                 toolhost run · m (openai) · {ws} · 6 tools · no session file\n\
+                 toolhost run · m (openai) · {ws} · 7 tools · no session file\n\
                  1 turn(s) · 0 in / 0 out tokens · _ s\n",
             ),
         );

@@ -83,7 +83,9 @@ fn bad_arguments_are_refused_before_the_tool_runs() {
     );
     let err = stderr_of_failure(&mut ws.call("read_fil", "{}", &[]), 1);
     assert!(
-        err.starts_with("error: there is no tool named `read_fil`. Available tools: `edit_file`"),
+        err.starts_with(
+            "error: there is no tool named `read_fil`. Available tools: `bash`, `edit_file`"
+        ),
         "{err}"
     );
     assert!(err.contains("`read_file`"), "{err}");

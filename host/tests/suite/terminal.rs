@@ -360,7 +360,7 @@ fn a_shipped_session_is_listed_shown_and_resumed_escaped() {
         format!(
             "warning: session {id_shown} was recorded in workspace `/elsewhere{TITLE_SHOWN}`; it \
              continues in `{}`, where the paths it mentions may not exist\n\
-             toolhost run · scripted · {} · 6 tools · session {id_shown}\n\
+             toolhost run · scripted · {} · 7 tools · session {id_shown}\n\
              1 turn(s) · 0 in / 0 out tokens · _ s\n\
              session {id_shown} (continue it with `toolhost --workspace {} run --resume \
              '{id_shown}' --script {} \"...\"`)\n",
@@ -413,7 +413,7 @@ fn a_model_servers_error_body_is_escaped() {
     assert_eq!(
         super::common::mask_prompt_times(&utf8(output.stderr)),
         format!(
-            "toolhost run · m (openai) · {} · 6 tools · no session file\n\
+            "toolhost run · m (openai) · {} · 7 tools · no session file\n\
              retrying the model request in 0.0 s (retry 1): `openai` at {url} answered HTTP 503: \
              {shown}\n\
              0 turn(s) · 0 in / 0 out tokens · _ s\n\

@@ -310,7 +310,7 @@ fn an_untrusted_workspace_config_may_lower_limits_but_not_raise_them() {
     assert_text(
         &err,
         &(expected_notices.clone()
-            + &ws.expand("toolhost mcp: serving 6 tools from `{ws}` on stdio\n")),
+            + &ws.expand("toolhost mcp: serving 7 tools from `{ws}` on stdio\n")),
     );
 
     // Once trusted, the workspace's file may raise them.
@@ -696,7 +696,7 @@ fn a_resumed_session_never_sends_the_key_to_another_machine() {
     assert_text(
         &super::common::mask_prompt_times(&read("trusted.err")),
         &format!(
-            "toolhost run · gpt-4o (openai) · {} · 6 tools · session {id}\n\
+            "toolhost run · gpt-4o (openai) · {} · 7 tools · session {id}\n\
              0 turn(s) · 0 in / 0 out tokens · _ s\n\
              session {id} (continue it with `toolhost --workspace {} run --resume {id} \"...\"`)\n\
              stopped: error after 0 turn(s): `openai` at {remote}/chat/completions answered HTTP \

@@ -351,16 +351,19 @@ fn a_typed_tool_reaches_only_its_grants() {
         ok(&ws, "typed_read_file", json!({"path": "notes.txt"})),
         "line one\nline two"
     );
-    // Read-only by default: the sandbox refuses the write inside the guest.
+    // Read-only by default: the sandbox refuses the write inside the guest,
+    // and the model reads the refusal, which names the flag.
     let text = error(
         &ws,
         "typed_write_file",
         json!({"path": "out.txt", "contents": "x"}),
         &[],
     );
-    assert!(
-        text.starts_with("error: `typed_write_file` failed: cannot write out.txt"),
-        "{text}"
+    assert_eq!(
+        text,
+        "error: access denied: `typed_write_file` may not write `out.txt`: it has no write access \
+         to any directory. Only the user can grant it (in toolhost.toml or with --allow-write \
+         typed_write_file=DIR)."
     );
     assert!(!ws.path().join("out.txt").exists());
 

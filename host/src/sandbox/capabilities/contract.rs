@@ -33,6 +33,8 @@ use crate::sandbox::reach::Reach;
 /// What the sandbox knows at start that a capability may share across
 /// tools.
 pub(crate) struct Start<'a> {
+    /// The workspace root, canonical: every tool's working directory.
+    pub(crate) workspace: &'a Path,
     /// The paths no tool may change.
     pub(crate) protection: &'a Arc<Protection>,
     /// PEM certificates `https` requests trust besides the system's roots.

@@ -5,7 +5,10 @@
 //! The values are read once, when the tool loads, from toolhost's own
 //! environment; a variable that is unset then, or not UTF-8, is left out
 //! (WASI's variables are strings). `wasi:cli/environment` answers with
-//! them alone: no arguments, no working directory.
+//! them, no arguments, and the workspace's path as the working directory
+//! (`initial-cwd`): where the tool's relative paths (the preopen `.`) are,
+//! and what a shell shows as its `pwd` (the standard `bash`). wasi-libc
+//! does not read it, so a program's own `getcwd` is unchanged.
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -26,25 +29,41 @@ pub struct EnvPolicy {
 /// The environment capability.
 pub(crate) struct Env;
 
-/// A tool's variables, as `wasi:cli/environment` hands them out.
-pub(crate) type Variables = Arc<[(String, String)]>;
+/// A tool's variables and working directory, as `wasi:cli/environment`
+/// hands them out.
+pub(crate) type Variables = Arc<Environment>;
+
+/// What `wasi:cli/environment` answers a tool.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Environment {
+    variables: Vec<(String, String)>,
+    /// The workspace's path, when it is UTF-8 (WASI's paths are strings).
+    cwd: Option<String>,
+}
 
 impl Capability for Env {
     type Policy = EnvPolicy;
-    type Shared = ();
+    /// The workspace's path, for `initial-cwd`.
+    type Shared = Option<String>;
     type ForTool = Variables;
     type InCall = Variables;
     type Record = ();
     type Refusal = Infallible;
 
-    fn start(_: &Start<'_>) {}
+    fn start(start: &Start<'_>) -> Option<String> {
+        start.workspace.to_str().map(str::to_string)
+    }
 
-    fn configure(policy: &EnvPolicy, (): &mut ()) -> Variables {
-        policy
+    fn configure(policy: &EnvPolicy, cwd: &mut Option<String>) -> Variables {
+        let variables = policy
             .names
             .iter()
             .filter_map(|name| Some((name.clone(), std::env::var(name).ok()?)))
-            .collect()
+            .collect();
+        Arc::new(Environment {
+            variables,
+            cwd: cwd.clone(),
+        })
     }
 
     fn prepare(variables: &Variables, _: &CallBounds<'_>) -> Result<Variables, String> {
@@ -52,7 +71,7 @@ impl Capability for Env {
     }
 
     fn link<T: HasCall<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-        environment::add_to_linker::<T, Environment>(linker, |t| {
+        environment::add_to_linker::<T, EnvironmentHost>(linker, |t| {
             let CallView { own, .. } = t.call_view();
             Granted(own)
         })
@@ -83,9 +102,9 @@ impl Capability for Env {
 }
 
 /// `wasi:cli/environment` from a call's [`Variables`].
-struct Environment;
+struct EnvironmentHost;
 
-impl HasData for Environment {
+impl HasData for EnvironmentHost {
     type Data<'a> = Granted<'a>;
 }
 
@@ -94,7 +113,7 @@ struct Granted<'a>(&'a Variables);
 
 impl environment::Host for Granted<'_> {
     fn get_environment(&mut self) -> wasmtime::Result<Vec<(String, String)>> {
-        Ok(self.0.to_vec())
+        Ok(self.0.variables.clone())
     }
 
     fn get_arguments(&mut self) -> wasmtime::Result<Vec<String>> {
@@ -102,7 +121,7 @@ impl environment::Host for Granted<'_> {
     }
 
     fn initial_cwd(&mut self) -> wasmtime::Result<Option<String>> {
-        Ok(None)
+        Ok(self.0.cwd.clone())
     }
 }
 
@@ -121,9 +140,16 @@ mod tests {
     #[test]
     fn a_tool_gets_only_the_variables_named_that_are_set() {
         let path = std::env::var("PATH").expect("PATH is set");
-        let variables = Env::configure(&policy(&["PATH", "TOOLHOST_ENV_TEST_NEVER_SET"]), &mut ());
-        assert_eq!(variables.to_vec(), [("PATH".to_string(), path)]);
-        assert!(Env::configure(&policy(&[]), &mut ()).is_empty());
+        let mut cwd = Some("/ws".to_string());
+        let given = Env::configure(&policy(&["PATH", "TOOLHOST_ENV_TEST_NEVER_SET"]), &mut cwd);
+        assert_eq!(
+            *given,
+            Environment {
+                variables: vec![("PATH".to_string(), path)],
+                cwd: Some("/ws".into()),
+            }
+        );
+        assert!(Env::configure(&policy(&[]), &mut cwd).variables.is_empty());
     }
 
     #[test]

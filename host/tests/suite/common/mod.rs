@@ -30,17 +30,24 @@ pub fn shared_cache() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-test-cache")
 }
 
-/// Fills the compile cache `cache` with the standard plugins' optimized
-/// code (compiled once per test run, into the shared cache), but for the
-/// plugins of the tools in `except`: a test of a cache of its own then
-/// compiles only the plugins it is about, not every standard one again.
-pub fn warm_cache(cache: &Path, except: &[&str]) {
+/// The standard tools (name, plugin sha256), read once per test binary
+/// from `toolhost tools --json` run with every plugin compiled by
+/// Cranelift at once into the [`shared_cache`]: after it, no run of a test
+/// compiles a standard plugin again (the 11 MB `bash` takes about 20 s of
+/// CPU; each short run would otherwise compile its baseline code anew and
+/// exit before the optimized code was done).
+fn standard_tools() -> &'static [(String, String)] {
     static STANDARD: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
-    let standard = STANDARD.get_or_init(|| {
-        let ws = Workspace::new();
-        let out = ws
-            .toolhost()
+    STANDARD.get_or_init(|| {
+        let config = tempfile::tempdir().expect("a config dir");
+        let ws = tempfile::tempdir().expect("a workspace");
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("toolhost"))
+            .current_dir(ws.path())
+            .env("TOOLHOST_CACHE_DIR", shared_cache())
+            .env("TOOLHOST_CONFIG_DIR", config.path())
+            .env("TOOLHOST_BACKGROUND_COMPILE", "off")
             .env("TOOLHOST_BASELINE_MIN_BYTES", "off")
+            .env_remove("XDG_CACHE_HOME")
             .args(["tools", "--json"])
             .output()
             .expect("toolhost tools");
@@ -60,7 +67,15 @@ pub fn warm_cache(cache: &Path, except: &[&str]) {
                 (field("name"), field("plugin_sha256"))
             })
             .collect()
-    });
+    })
+}
+
+/// Fills the compile cache `cache` with the standard plugins' optimized
+/// code (compiled once per test run, into the shared cache), but for the
+/// plugins of the tools in `except`: a test of a cache of its own then
+/// compiles only the plugins it is about, not every standard one again.
+pub fn warm_cache(cache: &Path, except: &[&str]) {
+    let standard = standard_tools();
     let wanted: Vec<String> = standard
         .iter()
         .filter(|(name, _)| !except.contains(&name.as_str()))
@@ -184,6 +199,7 @@ impl Workspace {
     /// [`Self::toolhost`] as a `std` command, for a test that talks to the
     /// process while it runs (pipes, signals).
     pub fn toolhost_process(&self) -> std::process::Command {
+        standard_tools();
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("toolhost"));
         cmd.current_dir(self.path())
             .env("TOOLHOST_CACHE_DIR", shared_cache())

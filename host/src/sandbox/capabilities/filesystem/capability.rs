@@ -33,6 +33,9 @@ pub struct FsPolicy {
     /// (`.toolhost/outputs`): only the standard `read_file`, which the
     /// model pages through them with.
     pub reads_saved_outputs: bool,
+    /// The tool declares itself read-only ([`FsPolicy::read_only`]): no
+    /// grant makes it writable, and a refusal does not advise one.
+    pub declared_read_only: bool,
 }
 
 impl FsPolicy {
@@ -44,6 +47,7 @@ impl FsPolicy {
         }
         self.grants = simplify(self.grants);
         self.lifted.clear();
+        self.declared_read_only = true;
         self
     }
 }
@@ -105,6 +109,9 @@ impl Capability for Filesystem {
         );
         if policy.reads_saved_outputs {
             rules = rules.reading_saved_outputs();
+        }
+        if policy.declared_read_only {
+            rules = rules.declared_read_only();
         }
         FsTool {
             rules: Arc::new(rules),
@@ -187,6 +194,7 @@ impl Capability for Filesystem {
             grants,
             lifted,
             reads_saved_outputs: false,
+            declared_read_only: full.declared_read_only,
         };
         (policy, withheld)
     }

@@ -86,10 +86,11 @@ pub(super) fn locate(dir: Dir, path: &str, follow: bool, no_name: ErrorCode) -> 
 /// protected path, which this same check refuses (in every process running
 /// toolhost).
 pub(super) fn refusal(rules: &FsRules, located: &Located, change: Change) -> Option<Denial> {
-    // A read-only grant changes nothing: wasmtime-wasi refuses it, and
-    // a refusal here would advise a lift that cannot help.
+    // A read-only grant changes nothing: wasmtime-wasi would refuse it
+    // too, but only this refusal tells the model where it may write (and
+    // a protected path's would advise a lift that cannot help).
     if located.dir.perms.write_not_permitted() {
-        return None;
+        return Some(rules.read_only(&located.target));
     }
     let target = &located.target;
     let parent = located.entry.dir(&located.dir.dir);
@@ -295,13 +296,21 @@ mod tests {
     }
 
     #[test]
-    fn a_read_only_grant_is_left_to_wasmtime_wasi() {
-        // wasmtime-wasi refuses every change there; a refusal of the guard
-        // would advise a lift that cannot help.
+    fn a_change_in_a_read_only_grant_says_where_the_tool_may_write() {
+        // Even of a protected path: a lift there cannot help, a write
+        // grant is what the tool lacks.
         let workspace = Workspace::new();
         let dir = workspace.dir(".", Access::Read);
         let located = workspace.locate(&dir, ".git/hooks/pre-commit", false);
-        assert_eq!(refusal(&workspace.rules(), &located, Change::At), None);
+        let rules = workspace.rules();
+        assert_eq!(
+            refusal(&rules, &located, Change::At),
+            Some(rules.read_only(&located.target))
+        );
+        assert!(matches!(
+            rules.read_only(&located.target),
+            Denial::ReadOnly { path, .. } if path == ".git/hooks/pre-commit"
+        ));
     }
 
     #[test]

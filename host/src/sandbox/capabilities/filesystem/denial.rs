@@ -36,6 +36,14 @@ pub enum Denial {
     /// Opening `path`, which is `kind` (a FIFO, a socket, a device): no
     /// deadline could end a call blocked in opening or reading one.
     SpecialFile { path: String, kind: &'static str },
+    /// A change of `path`, in a directory the tool may only read: the
+    /// tool's `grants` say where it may write, unless it `declared` itself
+    /// read-only (then none may).
+    ReadOnly {
+        path: String,
+        grants: Vec<Grant>,
+        declared: bool,
+    },
     /// Opening or listing `path`, in toolhost's own records (`record`, of
     /// `kind`).
     Record {
@@ -96,6 +104,17 @@ impl Denial {
                  protected or outside the tool's directories. Remove this name first (the other \
                  names keep the file) and write it anew, or write a new file."
             ),
+            Denial::ReadOnly {
+                path,
+                declared: true,
+                ..
+            } => format!(
+                "error: `{tool}` may not write `{path}`: the tool declares itself read-only, so \
+                 toolhost gives it no write access, whatever its grants. Use a tool that writes."
+            ),
+            Denial::ReadOnly { path, grants, .. } => {
+                path_denied_text(tool, path, Access::Write, grants)
+            }
             Denial::SpecialFile { path, kind } => format!(
                 "error: `{tool}` may not open `{path}`: it is {kind}, not a file, and opening or \
                  reading it could block the tool past its deadline. Tools may open only files and \

@@ -25,6 +25,9 @@ pub(crate) struct FsRules {
     lifted: Vec<PathBuf>,
     /// The tool's grants on the host (for symlink targets and hard links).
     grants: Vec<(PathBuf, Access)>,
+    /// The same grants as the model knows them, for the refusal of a
+    /// change where the tool may only read.
+    granted: Vec<Grant>,
     /// The configuration of each nested repository a change landed in, by
     /// its working tree's host path: read again only when a file it read
     /// changed.
@@ -32,6 +35,8 @@ pub(crate) struct FsRules {
     /// Whether this tool reads the whole results toolhost saved (only the
     /// standard `read_file` does).
     reads_outputs: bool,
+    /// Whether the tool declares itself read-only.
+    declared_read_only: bool,
 }
 
 /// Nested repositories whose configuration [`FsRules`] keeps at most;
@@ -105,9 +110,17 @@ impl FsRules {
                 .iter()
                 .map(|g| (g.host_path.clone(), g.access))
                 .collect(),
+            granted: grants.to_vec(),
             nested: std::sync::Mutex::default(),
             reads_outputs: false,
+            declared_read_only: false,
         }
+    }
+
+    /// These rules, for a tool that declares itself read-only.
+    pub(crate) fn declared_read_only(mut self) -> Self {
+        self.declared_read_only = true;
+        self
     }
 
     /// These rules, for the tool that may read the saved whole results
@@ -386,6 +399,16 @@ impl FsRules {
     /// `path` as the model knows it.
     pub(crate) fn shown(&self, path: &Path) -> String {
         self.protection.shown(path)
+    }
+
+    /// The refusal of a change of `path` in a directory the tool may only
+    /// read.
+    pub(super) fn read_only(&self, path: &Path) -> Denial {
+        Denial::ReadOnly {
+            path: self.shown(path),
+            grants: self.granted.clone(),
+            declared: self.declared_read_only,
+        }
     }
 
     /// Whether `path` lies in a writable grant (a hard link's source must).

@@ -1,0 +1,284 @@
+//! The shell's files: bashkit's `FileSystem` over the component's own
+//! WASI file system, so every open, write and listing is one the host's
+//! guard sees and holds to the tool's grants (read-only or read-write,
+//! protected paths, links, the write budget). Nothing here decides what
+//! is allowed; it only says where a path of the shell lands ([`Layout`]).
+
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use bashkit::{
+    DirEntry, FileSystem, FileSystemExt, FileType, InMemoryFs, Metadata, Result, async_trait,
+};
+
+use crate::paths::{Layout, Place};
+
+/// The workspace and the grants through WASI, `/tmp` in memory.
+pub struct GuestFs {
+    layout: Layout,
+    scratch: InMemoryFs,
+}
+
+impl GuestFs {
+    pub fn new(layout: Layout) -> GuestFs {
+        GuestFs {
+            layout,
+            scratch: InMemoryFs::new(),
+        }
+    }
+
+    /// The guest path std opens for `path`, or the scratch path.
+    fn guest(&self, path: &Path) -> Target {
+        match self.layout.place(path) {
+            Place::Workspace(relative) => Target::Wasi(relative),
+            Place::Elsewhere(absolute) => Target::Wasi(absolute),
+            Place::Scratch(path) => Target::Scratch(path),
+        }
+    }
+}
+
+enum Target {
+    Wasi(PathBuf),
+    Scratch(PathBuf),
+}
+
+fn metadata(m: &std::fs::Metadata) -> Metadata {
+    let kind = m.file_type();
+    let file_type = if kind.is_symlink() {
+        FileType::Symlink
+    } else if kind.is_dir() {
+        FileType::Directory
+    } else {
+        FileType::File
+    };
+    let modified = m.modified().unwrap_or(UNIX_EPOCH);
+    Metadata {
+        file_type,
+        size: m.len(),
+        // WASI has no permission bits: directories and files read as the
+        // usual defaults.
+        mode: if kind.is_dir() { 0o755 } else { 0o644 },
+        modified,
+        created: m.created().unwrap_or(modified),
+    }
+}
+
+#[async_trait]
+impl FileSystemExt for GuestFs {}
+
+#[async_trait]
+impl FileSystem for GuestFs {
+    async fn read_file(&self, path: &Path) -> Result<Vec<u8>> {
+        match self.guest(path) {
+            Target::Wasi(p) => Ok(std::fs::read(p)?),
+            Target::Scratch(p) => self.scratch.read_file(&p).await,
+        }
+    }
+
+    async fn write_file(&self, path: &Path, content: &[u8]) -> Result<()> {
+        match self.guest(path) {
+            Target::Wasi(p) => Ok(std::fs::write(p, content)?),
+            Target::Scratch(p) => self.scratch.write_file(&p, content).await,
+        }
+    }
+
+    async fn append_file(&self, path: &Path, content: &[u8]) -> Result<()> {
+        match self.guest(path) {
+            Target::Wasi(p) => {
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(p)?;
+                Ok(file.write_all(content)?)
+            }
+            Target::Scratch(p) => self.scratch.append_file(&p, content).await,
+        }
+    }
+
+    async fn mkdir(&self, path: &Path, recursive: bool) -> Result<()> {
+        match self.guest(path) {
+            Target::Wasi(p) if recursive => Ok(std::fs::create_dir_all(p)?),
+            Target::Wasi(p) => Ok(std::fs::create_dir(p)?),
+            Target::Scratch(p) => self.scratch.mkdir(&p, recursive).await,
+        }
+    }
+
+    async fn remove(&self, path: &Path, recursive: bool) -> Result<()> {
+        match self.guest(path) {
+            Target::Wasi(p) => {
+                let meta = std::fs::symlink_metadata(&p)?;
+                if !meta.is_dir() {
+                    Ok(std::fs::remove_file(p)?)
+                } else if recursive {
+                    Ok(std::fs::remove_dir_all(p)?)
+                } else {
+                    Ok(std::fs::remove_dir(p)?)
+                }
+            }
+            Target::Scratch(p) => self.scratch.remove(&p, recursive).await,
+        }
+    }
+
+    async fn stat(&self, path: &Path) -> Result<Metadata> {
+        match self.guest(path) {
+            Target::Wasi(p) => Ok(metadata(&std::fs::metadata(p)?)),
+            Target::Scratch(p) => self.scratch.stat(&p).await,
+        }
+    }
+
+    async fn lstat(&self, path: &Path) -> Result<Metadata> {
+        match self.guest(path) {
+            Target::Wasi(p) => Ok(metadata(&std::fs::symlink_metadata(p)?)),
+            Target::Scratch(p) => self.scratch.lstat(&p).await,
+        }
+    }
+
+    async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>> {
+        match self.guest(path) {
+            Target::Wasi(p) => {
+                let mut entries = Vec::new();
+                for entry in std::fs::read_dir(p)? {
+                    let entry = entry?;
+                    entries.push(DirEntry {
+                        name: entry.file_name().to_string_lossy().into_owned(),
+                        metadata: metadata(&entry.metadata()?),
+                    });
+                }
+                Ok(entries)
+            }
+            Target::Scratch(p) => self.scratch.read_dir(&p).await,
+        }
+    }
+
+    async fn exists(&self, path: &Path) -> Result<bool> {
+        match self.guest(path) {
+            Target::Wasi(p) => Ok(std::fs::symlink_metadata(p).is_ok()),
+            Target::Scratch(p) => self.scratch.exists(&p).await,
+        }
+    }
+
+    async fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        match (self.guest(from), self.guest(to)) {
+            (Target::Wasi(from), Target::Wasi(to)) => Ok(std::fs::rename(from, to)?),
+            (Target::Scratch(from), Target::Scratch(to)) => self.scratch.rename(&from, &to).await,
+            _ => Err(crossing("rename")),
+        }
+    }
+
+    async fn copy(&self, from: &Path, to: &Path) -> Result<()> {
+        match (self.guest(from), self.guest(to)) {
+            (Target::Wasi(from), Target::Wasi(to)) => {
+                std::fs::copy(from, to)?;
+                Ok(())
+            }
+            (Target::Scratch(from), Target::Scratch(to)) => self.scratch.copy(&from, &to).await,
+            (Target::Wasi(from), Target::Scratch(to)) => {
+                let content = std::fs::read(from)?;
+                self.scratch.write_file(&to, &content).await
+            }
+            (Target::Scratch(from), Target::Wasi(to)) => {
+                let content = self.scratch.read_file(&from).await?;
+                Ok(std::fs::write(to, content)?)
+            }
+        }
+    }
+
+    async fn symlink(&self, target: &Path, link: &Path) -> Result<()> {
+        match self.guest(link) {
+            // The target is kept as written: the host refuses one that
+            // leads out of the grants or climbs with `..`.
+            Target::Wasi(link) => symlink(target, &link),
+            Target::Scratch(link) => self.scratch.symlink(target, &link).await,
+        }
+    }
+
+    async fn read_link(&self, path: &Path) -> Result<PathBuf> {
+        match self.guest(path) {
+            Target::Wasi(p) => Ok(std::fs::read_link(p)?),
+            Target::Scratch(p) => self.scratch.read_link(&p).await,
+        }
+    }
+
+    /// WASI has no permission bits: a change of mode changes nothing, as
+    /// on a file system without them, and says nothing (`chmod +x`
+    /// before running a script is common and harmless).
+    async fn chmod(&self, path: &Path, mode: u32) -> Result<()> {
+        match self.guest(path) {
+            Target::Wasi(p) => {
+                std::fs::symlink_metadata(p)?;
+                Ok(())
+            }
+            Target::Scratch(p) => self.scratch.chmod(&p, mode).await,
+        }
+    }
+
+    async fn set_modified_time(&self, path: &Path, time: std::time::SystemTime) -> Result<()> {
+        match self.guest(path) {
+            Target::Wasi(p) => {
+                let file = std::fs::OpenOptions::new().write(true).open(p)?;
+                Ok(file.set_modified(time)?)
+            }
+            Target::Scratch(p) => self.scratch.set_modified_time(&p, time).await,
+        }
+    }
+}
+
+/// `ln -s target link` through the preopen that holds `link` (std's
+/// `symlink_path` is unstable on WASI): the preopen with the longest name
+/// that contains it, as wasi-libc picks one.
+fn symlink(target: &Path, link: &Path) -> Result<()> {
+    use wasip2::filesystem::preopens::get_directories;
+    let link_text = link.to_string_lossy();
+    let mut best: Option<(wasip2::filesystem::types::Descriptor, String)> = None;
+    for (dir, name) in get_directories() {
+        let inside = if name == "." {
+            !link.is_absolute()
+        } else {
+            link.starts_with(&name)
+        };
+        if inside
+            && best
+                .as_ref()
+                .is_none_or(|(_, held)| name.len() > held.len() || held == ".")
+        {
+            best = Some((dir, name));
+        }
+    }
+    let Some((dir, name)) = best else {
+        return Err(io::Error::from(io::ErrorKind::NotFound).into());
+    };
+    let relative = if name == "." {
+        link_text.into_owned()
+    } else {
+        link.strip_prefix(&name)
+            .map(|rest| rest.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    dir.symlink_at(&target.to_string_lossy(), &relative)
+        .map_err(|code| wasi_error(code).into())
+}
+
+/// A WASI error code as the `io::Error` bashkit renders in bash's words.
+fn wasi_error(code: wasip2::filesystem::types::ErrorCode) -> io::Error {
+    use wasip2::filesystem::types::ErrorCode;
+    let kind = match code {
+        ErrorCode::Access | ErrorCode::NotPermitted | ErrorCode::ReadOnly => {
+            io::ErrorKind::PermissionDenied
+        }
+        ErrorCode::Exist => io::ErrorKind::AlreadyExists,
+        ErrorCode::NoEntry => io::ErrorKind::NotFound,
+        ErrorCode::NotDirectory => io::ErrorKind::NotADirectory,
+        _ => return io::Error::other(code.message()),
+    };
+    io::Error::from(kind)
+}
+
+/// A rename between the workspace and the in-memory `/tmp`.
+fn crossing(what: &str) -> bashkit::Error {
+    io::Error::new(
+        io::ErrorKind::CrossesDevices,
+        format!("cannot {what} between /tmp (in memory) and the files on disk; copy instead"),
+    )
+    .into()
+}

@@ -1,0 +1,141 @@
+//! Where a path of the shell lands: the shell shows the workspace at its
+//! real path (what `pwd` prints, what the system prompt names), while the
+//! component reaches it through the WASI preopen `.`; scratch files under
+//! `/tmp` stay in the call's memory; any other absolute path goes to WASI
+//! as it is, where only a grant at that path (`--allow-read TOOL=/data`)
+//! opens anything.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Where the workspace appears when the host does not say.
+pub const FALLBACK_WORKSPACE: &str = "/workspace";
+
+/// Scratch space the shell keeps in memory for the call.
+pub const SCRATCH: &str = "/tmp";
+
+/// Where a path of the shell is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// In the workspace: the path relative to it (`.` for its root), as
+    /// the guest opens it through the preopen `.`.
+    Workspace(PathBuf),
+    /// In the call's in-memory scratch space (`/tmp/...`).
+    Scratch(PathBuf),
+    /// Anywhere else: the absolute path, which opens only where a grant
+    /// has that guest path.
+    Elsewhere(PathBuf),
+}
+
+/// The shell's view of the file system.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    workspace: PathBuf,
+}
+
+impl Layout {
+    /// The workspace shown at `workspace` (an absolute path; anything
+    /// else falls back to [`FALLBACK_WORKSPACE`]).
+    pub fn new(workspace: Option<&str>) -> Layout {
+        let workspace = workspace
+            .map(Path::new)
+            .filter(|path| path.is_absolute())
+            .map(normalize)
+            .filter(|path| path != Path::new("/"))
+            .unwrap_or_else(|| PathBuf::from(FALLBACK_WORKSPACE));
+        Layout { workspace }
+    }
+
+    /// Where the workspace appears in the shell.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// Where `path` (absolute, as the shell resolved it) lands.
+    pub fn place(&self, path: &Path) -> Place {
+        let path = normalize(path);
+        if let Ok(inside) = path.strip_prefix(&self.workspace) {
+            let relative = if inside.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                inside.to_path_buf()
+            };
+            return Place::Workspace(relative);
+        }
+        if path.starts_with(SCRATCH) {
+            return Place::Scratch(path);
+        }
+        Place::Elsewhere(path)
+    }
+}
+
+/// `path` made absolute and without `.` or `..` (which stop at `/`).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => out.push(name),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(layout: &Layout, path: &str) -> Place {
+        layout.place(Path::new(path))
+    }
+
+    #[test]
+    fn the_workspace_is_reached_by_its_relative_names() {
+        let layout = Layout::new(Some("/home/u/proj"));
+        assert_eq!(place(&layout, "/home/u/proj"), Place::Workspace(".".into()));
+        assert_eq!(
+            place(&layout, "/home/u/proj/src/../src/main.rs"),
+            Place::Workspace("src/main.rs".into())
+        );
+        assert_eq!(
+            place(&layout, "/home/u/proj-other/x"),
+            Place::Elsewhere("/home/u/proj-other/x".into()),
+            "a sibling whose name starts alike is not inside"
+        );
+    }
+
+    #[test]
+    fn climbing_out_of_the_workspace_leaves_it() {
+        let layout = Layout::new(Some("/home/u/proj"));
+        assert_eq!(
+            place(&layout, "/home/u/proj/../x"),
+            Place::Elsewhere("/home/u/x".into())
+        );
+        assert_eq!(
+            place(&layout, "/../../etc/passwd"),
+            Place::Elsewhere("/etc/passwd".into())
+        );
+    }
+
+    #[test]
+    fn tmp_is_scratch_unless_the_workspace_is_there() {
+        let layout = Layout::new(Some("/home/u/proj"));
+        assert_eq!(place(&layout, "/tmp/a"), Place::Scratch("/tmp/a".into()));
+        let in_tmp = Layout::new(Some("/tmp/ws"));
+        assert_eq!(place(&in_tmp, "/tmp/ws/a"), Place::Workspace("a".into()));
+        assert_eq!(place(&in_tmp, "/tmp/b"), Place::Scratch("/tmp/b".into()));
+    }
+
+    #[test]
+    fn a_missing_or_odd_workspace_falls_back() {
+        for given in [None, Some("relative"), Some("/"), Some("")] {
+            assert_eq!(
+                Layout::new(given).workspace(),
+                Path::new(FALLBACK_WORKSPACE),
+                "{given:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! One command in a fresh bashkit shell: its limits (toolhost's fuel,
+//! deadline and memory bound the call; bashkit's own counters are set out
+//! of their way), the programs that are not there, live output, and the
+//! result.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bashkit::{
+    Bash, Builtin, BuiltinContext, CommandResolver, ExecResult, ExecutionLimits, async_trait,
+};
+
+use crate::guest_fs::GuestFs;
+use crate::paths::Layout;
+use crate::result::{self, Ending, STDERR_KEPT, STDOUT_KEPT};
+use crate::{missing, progress};
+
+/// How often a running command's latest line is sent as progress.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// bashkit's own deadline when the call names none: far past any tool
+/// deadline, so toolhost's is the one that holds.
+const NO_DEADLINE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Runs `command` in a fresh shell at the workspace and returns the
+/// model's text.
+pub async fn run(command: &str, timeout: Option<Duration>, workspace: Option<&str>) -> String {
+    let layout = Layout::new(workspace);
+    let home = layout.workspace().display().to_string();
+    let mut bash = Bash::builder()
+        .fs(Arc::new(GuestFs::new(layout.clone())))
+        .rootfs(false)
+        .cwd(layout.workspace())
+        .env("HOME", &home)
+        .env("PWD", &home)
+        .env("USER", "toolhost")
+        .env("TMPDIR", crate::paths::SCRATCH)
+        .username("toolhost")
+        .hostname("sandbox")
+        .limits(limits(timeout))
+        .builtin_filter(|name| !missing::SHADOWED.contains(&name))
+        .command_resolver(Arc::new(NotHere))
+        .build();
+    let mut live = Live::default();
+    let streamed: bashkit::OutputCallback = Box::new(move |out, _err| live.saw(out));
+    match bash.exec_streaming(command, streamed).await {
+        Ok(done) => {
+            let stdout = done.stdout.text_lossy();
+            let stderr = done.stderr.text_lossy();
+            result::text(&Ending {
+                stdout: &stdout,
+                stderr: &stderr,
+                exit_code: done.exit_code,
+                stdout_cut: done.stdout_truncated,
+                stderr_cut: done.stderr_truncated,
+            })
+        }
+        // The script did not run to an ending of its own: a syntax error
+        // (bash's exit code 2) or one of bashkit's limits.
+        Err(error) => result::text(&Ending {
+            stderr: &format!("bash: {error}\n"),
+            exit_code: 2,
+            ..Ending::default()
+        }),
+    }
+}
+
+/// bashkit's limits for one call: its counters (commands, loop turns)
+/// out of the way, so a long loop ends at toolhost's fuel or deadline as
+/// any tool's work does; its output caps at what the result keeps.
+fn limits(timeout: Option<Duration>) -> ExecutionLimits {
+    ExecutionLimits::new()
+        .max_work_units(u64::MAX)
+        .max_aggregate_input_bytes(u64::MAX)
+        .max_commands(usize::MAX)
+        .max_loop_iterations(usize::MAX)
+        .max_total_loop_iterations(usize::MAX)
+        .max_stdout_bytes(STDOUT_KEPT)
+        .max_stderr_bytes(STDERR_KEPT)
+        .timeout(timeout.unwrap_or(NO_DEADLINE))
+}
+
+/// The latest line a command printed, sent as progress at most every
+/// [`PROGRESS_EVERY`].
+#[derive(Default)]
+struct Live {
+    last_sent: Option<Instant>,
+}
+
+impl Live {
+    fn saw(&mut self, out: &str) {
+        let Some(line) = out.lines().rev().find(|line| !line.trim().is_empty()) else {
+            return;
+        };
+        if self
+            .last_sent
+            .is_some_and(|sent| sent.elapsed() < PROGRESS_EVERY)
+        {
+            return;
+        }
+        self.last_sent = Some(Instant::now());
+        progress(line);
+    }
+}
+
+/// Programs of the machine a model reaches for ([`missing`]).
+struct NotHere;
+
+impl CommandResolver for NotHere {
+    fn resolve(&self, name: &str) -> Option<Arc<dyn Builtin>> {
+        let message = missing::message(name)?;
+        Some(Arc::new(Missing(message)))
+    }
+}
+
+struct Missing(String);
+
+#[async_trait]
+impl Builtin for Missing {
+    async fn execute(&self, _: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
+        Ok(ExecResult::err(self.0.clone(), missing::NOT_FOUND))
+    }
+}
