@@ -6,7 +6,8 @@
 //! any stdio server: the same answer from a server that does nothing else
 //! (this binary, re-run as one); and
 //! start-to-ready: spawn `toolhost mcp` with the standard plugins in the
-//! compile cache until its `initialize` answer arrives; and, when
+//! compile cache until its `initialize` answer arrives; a warm `bash`
+//! `echo hi` against `read_file` in the same server; and, when
 //! `TOOLHOST_PLUGIN_TOOLCHAINS` names the toolchains, the code tools: a
 //! warm `python` and `javascript` call over the same pipe against
 //! `read_file` in the same server, and one CPU-bound snippet in each
@@ -176,6 +177,7 @@ fn mcp(c: &mut Criterion) {
     floor.close();
     group.finish();
 
+    shell(c, &workspace);
     if std::env::var_os("TOOLHOST_PLUGIN_TOOLCHAINS").is_some() {
         code_tools(c, &workspace);
     } else {
@@ -205,6 +207,55 @@ fn mcp(c: &mut Criterion) {
 /// The untimed pause before each call of the spaced code-tool bench: far
 /// shorter than a model's turn, longer than making a spare.
 const AGENT_TURN: Duration = Duration::from_millis(10);
+
+/// The standard `bash` tool's `echo hi` over MCP beside `read_file` in
+/// the same server: what a fresh shell costs a call on top of a file read
+/// (issue 39's bar: within 1 ms), back to back and spaced as an agent's
+/// calls are.
+fn shell(c: &mut Criterion, workspace: &Path) {
+    let mut server = Server::spawn(workspace);
+    server.initialize();
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut id = 0u64;
+    let mut call = |server: &mut Server, tool: &str, arguments: &Value| {
+        id += 1;
+        server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+        let answer = server.receive();
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    };
+    let calls = [
+        ("read_file", json!({"path": "file.txt"})),
+        ("bash", json!({"command": "echo hi"})),
+    ];
+    for (tool, arguments) in &calls {
+        call(&mut server, tool, arguments);
+    }
+    let mut group = c.benchmark_group("bash over MCP stdio");
+    for (tool, arguments) in &calls {
+        group.bench_function(*tool, |b| b.iter(|| call(&mut server, tool, arguments)));
+    }
+    group.finish();
+    let mut group = c.benchmark_group("bash over MCP stdio, spaced");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(2));
+    for (tool, arguments) in &calls {
+        group.bench_function(*tool, |b| {
+            b.iter_custom(|iterations| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iterations {
+                    std::thread::sleep(AGENT_TURN);
+                    let started = Instant::now();
+                    call(&mut server, tool, arguments);
+                    total += started.elapsed();
+                }
+                total
+            });
+        });
+    }
+    group.finish();
+    server.close();
+}
 
 /// `python` and `javascript` installed as a user would, then called over
 /// MCP beside `read_file`; then the interpreted-vs-native ratio.

@@ -18,6 +18,11 @@
 //! of the embedded one, e.g. an older build for a before/after in one run),
 //! `SEARCH_BENCH_INPUT` (time only this JSON input, for experiments).
 //!
+//! Then the standard `bash` tool's `grep -rnE PATTERN .` over the same
+//! corpus (every file, as grep -r reads them) against GNU grep's, whole
+//! call against whole process, for the two selective searches (issue 39's
+//! bar: within 2x); both must print the same `path:line` pairs.
+//!
 //! The corpus is generated once into `CARGO_TARGET_TMPDIR` and reused.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
@@ -207,6 +212,78 @@ fn main() {
             ),
         }
     }
+    if has_grep && std::env::var_os("SEARCH_BENCH_PLUGIN").is_none() {
+        bash_grep(&runtime, &sandbox, &root, runs);
+    }
+}
+
+/// `grep -rnE PATTERN .` in the `bash` tool against GNU grep's, for the
+/// searches that print little (a shell's stdout is cut at 960 KiB).
+fn bash_grep(
+    runtime: &tokio::runtime::Runtime,
+    sandbox: &toolhost::sandbox::Sandbox,
+    root: &Path,
+    runs: usize,
+) {
+    println!("\n| `grep -rnE` | bash | GNU grep | ratio | fuel |\n|---|---|---|---|---|");
+    for search in SEARCHES.iter().filter(|s| !s.capped) {
+        let command = format!("grep -rnE '{}' .", search.pattern);
+        let input = serde_json::json!({ "command": command }).to_string();
+        let call = || {
+            let report = runtime.block_on(sandbox.call("bash", &input, &CallOptions::default()));
+            match report.outcome {
+                ToolOutcome::Ok(text) => (text, report.stats.fuel_used),
+                other => panic!("bash `{command}` failed: {other:?}"),
+            }
+        };
+        let (text, fuel) = call();
+        let ours = grep_lines(text.as_bytes());
+        let mut gnu = Command::new("grep");
+        gnu.current_dir(root)
+            .env("LC_ALL", "C")
+            .args(["-rnE", search.pattern, "."])
+            .stderr(Stdio::null());
+        let theirs = grep_lines(&gnu.output().expect("run grep").stdout);
+        assert!(
+            ours == theirs,
+            "bash and grep differ for `{command}`: {} and {} lines; only in bash: {:?}; only in \
+             grep: {:?}",
+            ours.len(),
+            theirs.len(),
+            ours.difference(&theirs).take(5).collect::<Vec<_>>(),
+            theirs.difference(&ours).take(5).collect::<Vec<_>>(),
+        );
+        let mut ours_times = Vec::new();
+        let mut grep_times = Vec::new();
+        for _ in 0..runs.max(1) {
+            let started = Instant::now();
+            call();
+            ours_times.push(started.elapsed());
+            let started = Instant::now();
+            let status = gnu.stdout(Stdio::null()).status().expect("run grep");
+            assert!(status.code().is_some_and(|c| c <= 1), "grep: {status}");
+            grep_times.push(started.elapsed());
+        }
+        let (ours_time, grep_time) = (median(ours_times), median(grep_times));
+        println!(
+            "| {} ({} lines) | {:.1?} | {:.1?} | {:.2}x | {:.3} G |",
+            search.name,
+            ours.len(),
+            ours_time,
+            grep_time,
+            ours_time.as_secs_f64() / grep_time.as_secs_f64(),
+            fuel as f64 / 1e9,
+        );
+    }
+}
+
+/// `path:line` of each match line grep printed (not its `Binary file`
+/// notes).
+fn grep_lines(out: &[u8]) -> BTreeSet<String> {
+    out.split(|b| *b == b'\n')
+        .filter(|line| !line.is_empty() && !line.starts_with(b"Binary file"))
+        .map(path_and_line)
+        .collect()
 }
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {

@@ -103,10 +103,23 @@ fn reads_stay_inside_the_workspace() {
             .replace("exit code 0\n", "")
             .as_str(),
     );
-    let climbed = bash(&outer, &flags, "cd .. && ls; ls | head -1");
+    // Above the workspace, as in a container: each directory it is in
+    // holds only the way down to it.
     assert_text(
-        &climbed,
-        "a.txt\n--- stderr ---\nbash: line 1: cd: ..: No such file or directory\n",
+        &bash(
+            &outer,
+            &flags,
+            "cd .. && ls && cat secret.txt; cd inner && cat a.txt",
+        ),
+        "inner\ninside\n--- stderr ---\ncat: secret.txt: No such file or directory\n",
+    );
+    assert_text(
+        &bash(
+            &outer,
+            &flags,
+            "ls / | wc -l; cd / && find . -name secret.txt | wc -l",
+        ),
+        "1\n0\n",
     );
     let absolute = outer.path().join("secret.txt").display().to_string();
     assert_text(
@@ -405,4 +418,42 @@ fn the_loops_demo_runs_over_mcp_with_the_official_sdk() {
         seen["annotations"]["bash"],
         json!({"title": "Bash", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false})
     );
+}
+
+/// `grep -r` asks a first pass over whole files which files can match
+/// (plugins/bash/src/prefilter.rs) and reads only those line by line: it
+/// must find what grep on each file finds, whatever the pattern's anchors,
+/// case, line ends or invalid UTF-8.
+#[test]
+fn recursive_grep_finds_what_grep_on_each_file_finds() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "alpha\nBeta\n  gamma\n");
+    ws.write("sub/crlf.txt", "alpha\r\nbeta\r\n");
+    ws.write(
+        "sub/deep/latin1.txt",
+        b"caf\xe9 alpha\nna\xefve\n".as_slice(),
+    );
+    ws.write("sub/deep/noeol.txt", "last alpha");
+    ws.write("nul.bin", b"alpha\0beta\n".as_slice());
+    ws.write(".hidden/h.txt", "alpha\n");
+    for pattern in [
+        "alpha",
+        "^alpha$",
+        "^beta",
+        "a$",
+        "caf.",
+        "na.ve",
+        "^ +g",
+        "x*",
+        "alpha|gamma",
+    ] {
+        for flags in ["-rnE", "-rniE", "-rlE", "-rnwE"] {
+            let recursive = format!("grep {flags} '{pattern}' . | sort");
+            let each = format!(
+                "find . -type f | sort | xargs grep {} -H '{pattern}' | sort",
+                flags.replace('r', "")
+            );
+            assert_text(&bash(&ws, &[], &recursive), &bash(&ws, &[], &each));
+        }
+    }
 }

@@ -236,13 +236,11 @@ fn python_runs_under_the_limits_and_grants_of_any_tool() {
     // Writes: only where granted, and what is written stays for the next call.
     assert_eq!(
         fail(&ws, "open('notes.txt', 'w')", &[]),
-        "error: `python` failed: Traceback (most recent call last):\n  \
-         File \"<code>\", line 1, in <module>\n    \
-         open('notes.txt', 'w')\n    \
-         ~~~~^^^^^^^^^^^^^^^^^^\n\
-         PermissionError: [Errno 63] Operation not permitted: 'notes.txt'\n\n\
-         (`python` may use only these directories: `.` (read-only); paths outside them fail as \
-         not found or not permitted)\n"
+        // The guard's refusal, which names the flag, in place of the
+        // PermissionError it caused.
+        "error: access denied: `python` may not write `notes.txt`: it has no write access to any \
+         directory. Only the user can grant it (in toolhost.toml or with --allow-write \
+         python=DIR).\n"
     );
     assert!(!ws.path().join("notes.txt").exists());
     ws.mkdir("state");
@@ -329,10 +327,9 @@ fn javascript_runs_under_the_limits_and_grants_of_any_tool() {
     );
     assert_eq!(
         js_fail("fs.writeFile('notes.txt', 'x')", &[]),
-        "error: `javascript` failed: Error: cannot write `notes.txt` (wasi error not-permitted)\n    \
-         at <code>:1:4\n\n\
-         (`javascript` may use only these directories: `.` (read-only); paths outside them fail \
-         as not found or not permitted)\n"
+        "error: access denied: `javascript` may not write `notes.txt`: it has no write access to \
+         any directory. Only the user can grant it (in toolhost.toml or with --allow-write \
+         javascript=DIR).\n"
     );
     assert_eq!(
         js_fail("fs.readFile('/etc/passwd')", &[]),

@@ -1,5 +1,6 @@
 mod architecture;
 mod bash;
+mod bash_differential;
 mod chat;
 mod code_tools;
 mod common;

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use bashkit::{
-    DirEntry, FileSystem, FileSystemExt, FileType, InMemoryFs, Metadata, Result, async_trait,
+    DirEntry, FileSystem, FileSystemExt, FileType, InMemoryFs, Metadata, Result, SearchCapable,
+    SearchProvider, async_trait,
 };
 
 use crate::paths::{Layout, Place};
@@ -18,6 +19,11 @@ use crate::paths::{Layout, Place};
 pub struct GuestFs {
     layout: Layout,
     scratch: InMemoryFs,
+    /// Files this call made executable with `chmod`: WASI has no
+    /// permission bits, so the mode a file shows is the usual `0644`, or
+    /// `0755` once `chmod +x` named it in this call (`chmod +x s.sh &&
+    /// ./s.sh` works; `./s.sh` in a later call needs `bash s.sh`).
+    executable: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
 }
 
 impl GuestFs {
@@ -25,7 +31,21 @@ impl GuestFs {
         GuestFs {
             layout,
             scratch: InMemoryFs::new(),
+            executable: std::sync::Mutex::default(),
         }
+    }
+
+    /// `meta` of the file at the guest path `guest`, with the mode this
+    /// call gave it.
+    fn with_mode(&self, guest: &Path, mut meta: Metadata) -> Metadata {
+        let executable = self
+            .executable
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if meta.file_type == FileType::File && executable.contains(guest) {
+            meta.mode = 0o755;
+        }
+        meta
     }
 
     /// The guest path std opens for `path`, or the scratch path.
@@ -41,6 +61,16 @@ impl GuestFs {
 enum Target {
     Wasi(PathBuf),
     Scratch(PathBuf),
+}
+
+/// A directory the workspace is in: it exists as the way down to the
+/// workspace and holds nothing else the shell can see ([`Layout`]).
+fn way_down() -> Metadata {
+    Metadata {
+        file_type: FileType::Directory,
+        mode: 0o755,
+        ..Metadata::default()
+    }
 }
 
 fn metadata(m: &std::fs::Metadata) -> Metadata {
@@ -120,21 +150,30 @@ impl FileSystem for GuestFs {
         }
     }
 
+    /// Without following a link in the last name, as bashkit's contract
+    /// for a layer under its own link-following one asks (`lstat` is
+    /// the same).
     async fn stat(&self, path: &Path) -> Result<Metadata> {
+        if self.layout.holds_workspace(path) {
+            return Ok(way_down());
+        }
         match self.guest(path) {
-            Target::Wasi(p) => Ok(metadata(&std::fs::metadata(p)?)),
+            Target::Wasi(p) => Ok(self.with_mode(&p, metadata(&std::fs::symlink_metadata(&p)?))),
             Target::Scratch(p) => self.scratch.stat(&p).await,
         }
     }
 
     async fn lstat(&self, path: &Path) -> Result<Metadata> {
-        match self.guest(path) {
-            Target::Wasi(p) => Ok(metadata(&std::fs::symlink_metadata(p)?)),
-            Target::Scratch(p) => self.scratch.lstat(&p).await,
-        }
+        self.stat(path).await
     }
 
     async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>> {
+        if let Some(next) = self.layout.next_toward_workspace(path) {
+            return Ok(vec![DirEntry {
+                name: next,
+                metadata: way_down(),
+            }]);
+        }
         match self.guest(path) {
             Target::Wasi(p) => {
                 let mut entries = Vec::new();
@@ -152,6 +191,9 @@ impl FileSystem for GuestFs {
     }
 
     async fn exists(&self, path: &Path) -> Result<bool> {
+        if self.layout.holds_workspace(path) {
+            return Ok(true);
+        }
         match self.guest(path) {
             Target::Wasi(p) => Ok(std::fs::symlink_metadata(p).is_ok()),
             Target::Scratch(p) => self.scratch.exists(&p).await,
@@ -200,17 +242,29 @@ impl FileSystem for GuestFs {
         }
     }
 
-    /// WASI has no permission bits: a change of mode changes nothing, as
-    /// on a file system without them, and says nothing (`chmod +x`
-    /// before running a script is common and harmless).
+    /// WASI has no permission bits: a mode with an execute bit is kept
+    /// for the call ([`GuestFs::executable`]), any other changes nothing.
     async fn chmod(&self, path: &Path, mode: u32) -> Result<()> {
         match self.guest(path) {
             Target::Wasi(p) => {
-                std::fs::symlink_metadata(p)?;
+                std::fs::symlink_metadata(&p)?;
+                let mut executable = self
+                    .executable
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if mode & 0o111 != 0 {
+                    executable.insert(p);
+                } else {
+                    executable.remove(&p);
+                }
                 Ok(())
             }
             Target::Scratch(p) => self.scratch.chmod(&p, mode).await,
         }
+    }
+
+    fn as_search_capable(&self) -> Option<&dyn SearchCapable> {
+        Some(self)
     }
 
     async fn set_modified_time(&self, path: &Path, time: std::time::SystemTime) -> Result<()> {
@@ -220,6 +274,20 @@ impl FileSystem for GuestFs {
                 Ok(file.set_modified(time)?)
             }
             Target::Scratch(p) => self.scratch.set_modified_time(&p, time).await,
+        }
+    }
+}
+
+/// `grep -r` over files on disk first asks [`crate::prefilter`] which files
+/// can match, and reads only those line by line.
+impl SearchCapable for GuestFs {
+    fn search_provider(&self, path: &Path) -> Option<Box<dyn SearchProvider>> {
+        match self.guest(path) {
+            Target::Wasi(guest) => Some(Box::new(crate::prefilter::Prefilter::new(
+                path.to_path_buf(),
+                guest,
+            ))),
+            Target::Scratch(_) => None,
         }
     }
 }

@@ -50,6 +50,30 @@ impl Layout {
         &self.workspace
     }
 
+    /// Whether `path` is a directory the workspace is in (`/home`,
+    /// `/home/u` for `/home/u/proj`). The shell sees them as a container
+    /// shows the directories above a mount: each exists and holds only
+    /// the way down ([`Layout::next_toward_workspace`]). bashkit resolves
+    /// every path from `/` down (for `grep -r`, `cd -P`, `realpath`), so
+    /// they must exist; nothing in them but the way down is there.
+    pub fn holds_workspace(&self, path: &Path) -> bool {
+        let path = normalize(path);
+        path != self.workspace && self.workspace.starts_with(&path)
+    }
+
+    /// The one entry a directory the workspace is in lists: the next name
+    /// on the way down to it.
+    pub fn next_toward_workspace(&self, path: &Path) -> Option<String> {
+        if !self.holds_workspace(path) {
+            return None;
+        }
+        let below = self.workspace.strip_prefix(normalize(path)).ok()?;
+        below
+            .components()
+            .next()
+            .map(|name| name.as_os_str().to_string_lossy().into_owned())
+    }
+
     /// Where `path` (absolute, as the shell resolved it) lands.
     pub fn place(&self, path: &Path) -> Place {
         let path = normalize(path);
@@ -126,6 +150,22 @@ mod tests {
         let in_tmp = Layout::new(Some("/tmp/ws"));
         assert_eq!(place(&in_tmp, "/tmp/ws/a"), Place::Workspace("a".into()));
         assert_eq!(place(&in_tmp, "/tmp/b"), Place::Scratch("/tmp/b".into()));
+    }
+
+    #[test]
+    fn the_directories_above_the_workspace_hold_it() {
+        let layout = Layout::new(Some("/tmp/a/ws"));
+        for above in ["/", "/tmp", "/tmp/a", "/tmp/a/"] {
+            assert!(layout.holds_workspace(Path::new(above)), "{above}");
+        }
+        for not in ["/tmp/a/ws", "/tmp/a/ws/src", "/tmp/b", "/tmp/a/w"] {
+            assert!(!layout.holds_workspace(Path::new(not)), "{not}");
+        }
+        let next = |path: &str| layout.next_toward_workspace(Path::new(path));
+        assert_eq!(next("/").as_deref(), Some("tmp"));
+        assert_eq!(next("/tmp/a").as_deref(), Some("ws"));
+        assert_eq!(next("/tmp/a/ws"), None);
+        assert_eq!(next("/etc"), None);
     }
 
     #[test]
