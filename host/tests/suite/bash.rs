@@ -333,15 +333,21 @@ fn a_sleeping_command_ends_at_the_deadline_or_its_own_timeout() {
         "error: `bash` did not finish within its time limit of 1 s and was stopped. Ask for less \
          work in one call, or do not call it again with the same arguments.\n",
     );
+    // The call's own `timeout_ms` keeps what the command printed, and
+    // exits as `timeout` does.
     let ws = demo();
-    let input = json!({ "command": "sleep 5; echo late", "timeout_ms": 300 }).to_string();
+    let input = json!({ "command": "echo early; sleep 5; echo late", "timeout_ms": 300 });
     let started = std::time::Instant::now();
-    let answer = stdout_of(&mut ws.call("bash", &input, &[]));
+    let answer = stdout_of(&mut ws.call("bash", &input.to_string(), &[]));
     assert!(
         started.elapsed() < std::time::Duration::from_secs(4),
         "{answer}"
     );
-    assert!(!answer.contains("late"), "{answer}");
+    assert_text(
+        &answer,
+        "early\n--- stderr ---\nbash: stopped after 300 ms (the call's timeout_ms)\nexit code \
+         124\n",
+    );
 }
 
 #[test]
@@ -420,10 +426,10 @@ fn the_loops_demo_runs_over_mcp_with_the_official_sdk() {
     );
 }
 
-/// `grep -r` asks a first pass over whole files which files can match
-/// (plugins/bash/src/prefilter.rs) and reads only those line by line: it
-/// must find what grep on each file finds, whatever the pattern's anchors,
-/// case, line ends or invalid UTF-8.
+/// `grep -r` walks the tree through the shell's file system (the
+/// directories above the workspace resolved as the way down): it must find
+/// what grep on each file finds, whatever the pattern's anchors, case, line
+/// ends or invalid UTF-8.
 #[test]
 fn recursive_grep_finds_what_grep_on_each_file_finds() {
     let ws = Workspace::new();

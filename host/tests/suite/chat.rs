@@ -243,6 +243,39 @@ fn a_running_tools_latest_line_shows_live_in_chat_and_run() {
     );
 }
 
+/// The loop's demo with the `bash` tool, run on a terminal: a command's
+/// lines show under the spinner while it runs, and go when it ends.
+#[test]
+fn a_bash_command_s_lines_show_live_in_run() {
+    let ws = Workspace::new();
+    ws.write("loop.ts", "// TODO: stop after max turns\n");
+    ws.write("tools.ts", "// TODO: more tools\n");
+    let slow = "for f in *.ts; do echo \"checking $f\"; sleep 0.6; done";
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "ls *.ts"}}]},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": slow}}]},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "grep -nH TODO loop.ts tools.ts"}}]},
+            {"text": "Two TODOs."},
+        ]),
+    );
+    let run = Pty::spawn(&ws, &["run", "--script", &script, "go"]);
+    run.wait_for("bash: checking loop.ts");
+    run.wait_for("bash: checking tools.ts");
+    run.wait_for("Two TODOs.");
+    let (code, screen) = run.exit_code_and_screen();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(
+        !screen.contains("bash: checking"),
+        "the live line stays:\n{screen}"
+    );
+    assert!(
+        screen.contains("-> bash {\"command\":\"grep -nH TODO loop.ts tools.ts\"} ok"),
+        "{screen}"
+    );
+}
+
 #[test]
 fn esc_stops_the_turn_and_puts_the_queued_follow_up_back_in_the_input() {
     let ws = Workspace::new();

@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use bashkit::{
-    DirEntry, FileSystem, FileSystemExt, FileType, InMemoryFs, Metadata, Result, SearchCapable,
-    SearchProvider, async_trait,
+    DirEntry, FileSystem, FileSystemExt, FileType, InMemoryFs, Metadata, Result, async_trait,
 };
 
 use crate::paths::{Layout, Place};
@@ -263,10 +262,6 @@ impl FileSystem for GuestFs {
         }
     }
 
-    fn as_search_capable(&self) -> Option<&dyn SearchCapable> {
-        Some(self)
-    }
-
     async fn set_modified_time(&self, path: &Path, time: std::time::SystemTime) -> Result<()> {
         match self.guest(path) {
             Target::Wasi(p) => {
@@ -274,20 +269,6 @@ impl FileSystem for GuestFs {
                 Ok(file.set_modified(time)?)
             }
             Target::Scratch(p) => self.scratch.set_modified_time(&p, time).await,
-        }
-    }
-}
-
-/// `grep -r` over files on disk first asks [`crate::prefilter`] which files
-/// can match, and reads only those line by line.
-impl SearchCapable for GuestFs {
-    fn search_provider(&self, path: &Path) -> Option<Box<dyn SearchProvider>> {
-        match self.guest(path) {
-            Target::Wasi(guest) => Some(Box::new(crate::prefilter::Prefilter::new(
-                path.to_path_buf(),
-                guest,
-            ))),
-            Target::Scratch(_) => None,
         }
     }
 }

@@ -12,8 +12,6 @@ pub mod result;
 #[cfg(target_family = "wasm")]
 mod guest_fs;
 #[cfg(target_family = "wasm")]
-mod prefilter;
-#[cfg(target_family = "wasm")]
 mod shell;
 
 /// The tool's input.

@@ -41,8 +41,16 @@ pub async fn run(command: &str, timeout: Option<Duration>, workspace: Option<&st
         .builtin_filter(|name| !missing::SHADOWED.contains(&name))
         .command_resolver(Arc::new(NotHere))
         .build();
+    let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
     let mut live = Live::default();
-    let streamed: bashkit::OutputCallback = Box::new(move |out, _err| live.saw(out));
+    let capture = Arc::clone(&seen);
+    let streamed: bashkit::OutputCallback = Box::new(move |out, err| {
+        live.saw(out);
+        capture
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .add(&out.text_lossy(), &err.text_lossy());
+    });
     match bash.exec_streaming(command, streamed).await {
         Ok(done) => {
             let stdout = done.stdout.text_lossy();
@@ -55,14 +63,70 @@ pub async fn run(command: &str, timeout: Option<Duration>, workspace: Option<&st
                 stderr_cut: done.stderr_truncated,
             })
         }
-        // The script did not run to an ending of its own: a syntax error
-        // (bash's exit code 2) or one of bashkit's limits.
-        Err(error) => result::text(&Ending {
-            stderr: &format!("bash: {error}\n"),
-            exit_code: 2,
-            ..Ending::default()
-        }),
+        // The script did not run to an ending of its own: its own deadline
+        // (`timeout_ms`: exit code 124, as `timeout` gives), a syntax
+        // error or one of bashkit's limits (bash's 2). What it printed
+        // before stays.
+        Err(error) => {
+            let seen = seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (why, exit_code) = match (&error, timeout) {
+                (
+                    bashkit::Error::ResourceLimit(bashkit::LimitExceeded::Timeout(_)),
+                    Some(limit),
+                ) => (
+                    format!(
+                        "bash: stopped after {} ms (the call's timeout_ms)\n",
+                        limit.as_millis()
+                    ),
+                    124,
+                ),
+                _ => (format!("bash: {error}\n"), 2),
+            };
+            let stderr = format!("{}{why}", seen.stderr);
+            result::text(&Ending {
+                stdout: &seen.stdout,
+                stderr: &stderr,
+                exit_code,
+                stdout_cut: seen.stdout_cut,
+                stderr_cut: seen.stderr_cut,
+            })
+        }
     }
+}
+
+/// What a command printed as it ran, kept to what a result holds: the
+/// result when the script ends early.
+#[derive(Default)]
+struct Seen {
+    stdout: String,
+    stderr: String,
+    stdout_cut: bool,
+    stderr_cut: bool,
+}
+
+impl Seen {
+    fn add(&mut self, out: &str, err: &str) {
+        self.stdout_cut |= keep(&mut self.stdout, out, STDOUT_KEPT);
+        self.stderr_cut |= keep(&mut self.stderr, err, STDERR_KEPT);
+    }
+}
+
+/// Appends what of `more` fits in `cap` bytes of `text`; whether some did
+/// not.
+fn keep(text: &mut String, more: &str, cap: usize) -> bool {
+    let room = cap.saturating_sub(text.len());
+    if more.len() <= room {
+        text.push_str(more);
+        return false;
+    }
+    let mut end = room;
+    while !more.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.push_str(&more[..end]);
+    true
 }
 
 /// bashkit's limits for one call: its counters (commands, loop turns)
@@ -72,6 +136,7 @@ fn limits(timeout: Option<Duration>) -> ExecutionLimits {
     ExecutionLimits::new()
         .max_work_units(u64::MAX)
         .max_aggregate_input_bytes(u64::MAX)
+        .max_live_intermediate_bytes(u64::MAX)
         .max_commands(usize::MAX)
         .max_loop_iterations(usize::MAX)
         .max_total_loop_iterations(usize::MAX)
