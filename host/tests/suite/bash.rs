@@ -172,6 +172,7 @@ fn protected_paths_stay_protected_with_the_workspace_writable() {
         ("echo x >> .git/config", ".git/config"),
         ("sed -i s/false/true/ .git/config", ".git/config"),
         ("mv .git git-moved", ".git"),
+        ("touch .git", ".git"),
     ] {
         let answer = bash(
             &ws,
@@ -211,6 +212,16 @@ fn a_write_outside_the_write_grants_says_where_the_tool_may_write() {
     );
     assert!(ws.read("loop.ts").starts_with("export function loop"));
     // With no write grant at all, who can give one.
+    // A directory's times change where the tool may write.
+    ws.mkdir("out/d");
+    assert_text(
+        &bash(
+            &ws,
+            &["--allow-write", "bash=out"],
+            "touch out/d && echo touched",
+        ),
+        "touched\n",
+    );
     let answer = bash(&ws, &[], "touch new.txt; echo after");
     assert_text(
         &answer,

@@ -265,7 +265,14 @@ impl FileSystem for GuestFs {
     async fn set_modified_time(&self, path: &Path, time: std::time::SystemTime) -> Result<()> {
         match self.guest(path) {
             Target::Wasi(p) => {
-                let file = std::fs::OpenOptions::new().write(true).open(p)?;
+                // A directory opens for reading only; its times change
+                // through that (the guard checks the change as any other).
+                let file = match std::fs::OpenOptions::new().write(true).open(&p) {
+                    Err(error) if error.kind() == io::ErrorKind::IsADirectory => {
+                        std::fs::File::open(&p)?
+                    }
+                    opened => opened?,
+                };
                 Ok(file.set_modified(time)?)
             }
             Target::Scratch(p) => self.scratch.set_modified_time(&p, time).await,

@@ -23,11 +23,10 @@ pub(crate) struct FsRules {
     protection: Arc<Protection>,
     /// Protected directories the user granted this tool by name.
     lifted: Vec<PathBuf>,
-    /// The tool's grants on the host (for symlink targets and hard links).
-    grants: Vec<(PathBuf, Access)>,
-    /// The same grants as the model knows them, for the refusal of a
-    /// change where the tool may only read.
-    granted: Vec<Grant>,
+    /// The tool's grants (their host paths for symlink targets and hard
+    /// links, all of them for the refusal of a change where the tool may
+    /// only read).
+    grants: Vec<Grant>,
     /// The configuration of each nested repository a change landed in, by
     /// its working tree's host path: read again only when a file it read
     /// changed.
@@ -106,11 +105,7 @@ impl FsRules {
         FsRules {
             protection,
             lifted,
-            grants: grants
-                .iter()
-                .map(|g| (g.host_path.clone(), g.access))
-                .collect(),
-            granted: grants.to_vec(),
+            grants: grants.to_vec(),
             nested: std::sync::Mutex::default(),
             reads_outputs: false,
             declared_read_only: false,
@@ -390,7 +385,7 @@ impl FsRules {
         }
         self.grants
             .iter()
-            .map(|(dir, _)| dir.as_path())
+            .map(|grant| grant.host_path.as_path())
             .filter(|dir| target.starts_with(dir))
             .max_by_key(|dir| dir.as_os_str().len())
             .unwrap_or(Path::new("/"))
@@ -406,7 +401,7 @@ impl FsRules {
     pub(super) fn read_only(&self, path: &Path) -> Denial {
         Denial::ReadOnly {
             path: self.shown(path),
-            grants: self.granted.clone(),
+            grants: self.grants.clone(),
             declared: self.declared_read_only,
         }
     }
@@ -415,12 +410,14 @@ impl FsRules {
     pub(super) fn may_write(&self, path: &Path) -> bool {
         self.grants
             .iter()
-            .any(|(dir, access)| *access == Access::Write && path.starts_with(dir))
+            .any(|grant| grant.access == Access::Write && path.starts_with(&grant.host_path))
     }
 
     /// Whether `path` lies in any grant (a link's target must).
     pub(super) fn may_use(&self, path: &Path) -> bool {
-        self.grants.iter().any(|(dir, _)| path.starts_with(dir))
+        self.grants
+            .iter()
+            .any(|grant| path.starts_with(&grant.host_path))
     }
 }
 
