@@ -474,3 +474,22 @@ fn recursive_grep_finds_what_grep_on_each_file_finds() {
         }
     }
 }
+
+/// Files are read straight through `wasi:filesystem`, in 64 KiB reads;
+/// what that route cannot read fails as bash says it.
+#[test]
+fn files_read_whole_and_unreadable_ones_fail_in_bash_s_words() {
+    let ws = Workspace::new();
+    ws.write("big.txt", "0123456789".repeat(20_000));
+    ws.write("empty.txt", "");
+    ws.mkdir("dir");
+    assert_text(
+        &bash(
+            &ws,
+            &[],
+            "wc -c big.txt empty.txt; tail -c 4 big.txt; echo; cat dir; cat missing",
+        ),
+        "200000 big.txt\n     0 empty.txt\n200000 total\n6789\n--- stderr ---\ncat: dir: Is a \
+         directory\ncat: missing: No such file or directory\nexit code 1\n",
+    );
+}

@@ -12,6 +12,8 @@ use bashkit::{
     DirEntry, FileSystem, FileSystemExt, FileType, InMemoryFs, Metadata, Result, async_trait,
 };
 
+use wasip2::filesystem::types::Descriptor;
+
 use crate::paths::{Layout, Place};
 
 /// The workspace and the grants through WASI, `/tmp` in memory.
@@ -23,6 +25,8 @@ pub struct GuestFs {
     /// `0755` once `chmod +x` named it in this call (`chmod +x s.sh &&
     /// ./s.sh` works; `./s.sh` in a later call needs `bash s.sh`).
     executable: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
+    /// The call's preopens, asked for once.
+    preopens: std::sync::OnceLock<Vec<(Descriptor, String)>>,
 }
 
 impl GuestFs {
@@ -31,7 +35,13 @@ impl GuestFs {
             layout,
             scratch: InMemoryFs::new(),
             executable: std::sync::Mutex::default(),
+            preopens: std::sync::OnceLock::new(),
         }
+    }
+
+    fn preopens(&self) -> &[(Descriptor, String)] {
+        self.preopens
+            .get_or_init(wasip2::filesystem::preopens::get_directories)
     }
 
     /// `meta` of the file at the guest path `guest`, with the mode this
@@ -100,7 +110,7 @@ impl FileSystemExt for GuestFs {}
 impl FileSystem for GuestFs {
     async fn read_file(&self, path: &Path) -> Result<Vec<u8>> {
         match self.guest(path) {
-            Target::Wasi(p) => Ok(std::fs::read(p)?),
+            Target::Wasi(p) => Ok(read_whole(self.preopens(), &p)?),
             Target::Scratch(p) => self.scratch.read_file(&p).await,
         }
     }
@@ -229,7 +239,7 @@ impl FileSystem for GuestFs {
         match self.guest(link) {
             // The target is kept as written: the host refuses one that
             // leads out of the grants or climbs with `..`.
-            Target::Wasi(link) => symlink(target, &link),
+            Target::Wasi(link) => symlink(self.preopens(), target, &link),
             Target::Scratch(link) => self.scratch.symlink(target, &link).await,
         }
     }
@@ -280,39 +290,86 @@ impl FileSystem for GuestFs {
     }
 }
 
-/// `ln -s target link` through the preopen that holds `link` (std's
-/// `symlink_path` is unstable on WASI): the preopen with the longest name
-/// that contains it, as wasi-libc picks one.
-fn symlink(target: &Path, link: &Path) -> Result<()> {
-    use wasip2::filesystem::preopens::get_directories;
-    let link_text = link.to_string_lossy();
-    let mut best: Option<(wasip2::filesystem::types::Descriptor, String)> = None;
-    for (dir, name) in get_directories() {
-        let inside = if name == "." {
-            !link.is_absolute()
-        } else {
-            link.starts_with(&name)
-        };
-        if inside
-            && best
-                .as_ref()
-                .is_none_or(|(_, held)| name.len() > held.len() || held == ".")
-        {
-            best = Some((dir, name));
-        }
-    }
-    let Some((dir, name)) = best else {
-        return Err(io::Error::from(io::ErrorKind::NotFound).into());
-    };
+/// The preopen that holds the guest path `path`, and the path relative to
+/// it: the one with the longest name that contains it, as wasi-libc picks.
+fn preopen_of<'a>(
+    preopens: &'a [(Descriptor, String)],
+    path: &Path,
+) -> Option<(&'a Descriptor, String)> {
+    let (dir, name) = preopens
+        .iter()
+        .filter(|(_, name)| {
+            if name == "." {
+                !path.is_absolute()
+            } else {
+                path.starts_with(name)
+            }
+        })
+        .max_by_key(|(_, name)| if name == "." { 0 } else { name.len() })?;
     let relative = if name == "." {
-        link_text.into_owned()
+        path.to_string_lossy().into_owned()
     } else {
-        link.strip_prefix(&name)
+        path.strip_prefix(name)
             .map(|rest| rest.to_string_lossy().into_owned())
             .unwrap_or_default()
     };
+    Some((
+        dir,
+        if relative.is_empty() {
+            ".".into()
+        } else {
+            relative
+        },
+    ))
+}
+
+/// `ln -s target link` through the preopen that holds `link` (std's
+/// `symlink_path` is unstable on WASI).
+fn symlink(preopens: &[(Descriptor, String)], target: &Path, link: &Path) -> Result<()> {
+    let Some((dir, relative)) = preopen_of(preopens, link) else {
+        return Err(io::Error::from(io::ErrorKind::NotFound).into());
+    };
     dir.symlink_at(&target.to_string_lossy(), &relative)
         .map_err(|code| wasi_error(code).into())
+}
+
+/// The most one `wasi:filesystem` read returns (wasmtime-wasi's cap).
+const MAX_READ: u64 = 64 << 10;
+
+/// The file at the guest path `path`, whole, read through
+/// `wasi:filesystem` itself as `search_text` reads (open-at, reads at an
+/// offset until one comes back short, drop: three host calls for a file
+/// of up to 64 KiB, where `std::fs::read` makes seven). A path the direct
+/// route cannot open or read goes to `std::fs::read`, so its error reads
+/// as before.
+fn read_whole(preopens: &[(Descriptor, String)], path: &Path) -> io::Result<Vec<u8>> {
+    use wasip2::filesystem::types::{DescriptorFlags, OpenFlags, PathFlags};
+    let opened = preopen_of(preopens, path).and_then(|(dir, relative)| {
+        dir.open_at(
+            PathFlags::SYMLINK_FOLLOW,
+            &relative,
+            OpenFlags::empty(),
+            DescriptorFlags::READ,
+        )
+        .ok()
+    });
+    let Some(file) = opened else {
+        return std::fs::read(path);
+    };
+    let mut bytes = Vec::new();
+    loop {
+        // A read that fails (a directory opens, and then cannot be read)
+        // is left to std, whose error names it as bash would.
+        let Ok((chunk, end)) = file.read(MAX_READ, bytes.len() as u64) else {
+            return std::fs::read(path);
+        };
+        // A regular file's read is short only at its end.
+        let short = (chunk.len() as u64) < MAX_READ;
+        bytes.extend_from_slice(&chunk);
+        if end || short {
+            return Ok(bytes);
+        }
+    }
 }
 
 /// A WASI error code as the `io::Error` bashkit renders in bash's words.
