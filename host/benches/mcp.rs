@@ -208,6 +208,41 @@ fn mcp(c: &mut Criterion) {
 /// shorter than a model's turn, longer than making a spare.
 const AGENT_TURN: Duration = Duration::from_millis(10);
 
+/// Each of `calls` timed by `call` in two groups: back to back (`name`),
+/// each call sent as soon as the last one is answered, and spaced as an
+/// agent's calls are (`name, spaced`: a model's turn between them, here
+/// an untimed pause of [`AGENT_TURN`]).
+fn timed_in_turn(
+    c: &mut Criterion,
+    name: &str,
+    calls: &[(&str, Value)],
+    mut call: impl FnMut(&str, &Value),
+) {
+    let mut group = c.benchmark_group(name);
+    for (tool, arguments) in calls {
+        group.bench_function(*tool, |b| b.iter(|| call(tool, arguments)));
+    }
+    group.finish();
+    let mut group = c.benchmark_group(format!("{name}, spaced"));
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(2));
+    for (tool, arguments) in calls {
+        group.bench_function(*tool, |b| {
+            b.iter_custom(|iterations| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iterations {
+                    std::thread::sleep(AGENT_TURN);
+                    let started = Instant::now();
+                    call(tool, arguments);
+                    total += started.elapsed();
+                }
+                total
+            });
+        });
+    }
+    group.finish();
+}
+
 /// The standard `bash` tool's `echo hi` over MCP beside `read_file` in
 /// the same server: what a fresh shell costs a call on top of a file read
 /// (issue 39's bar: within 1 ms), back to back and spaced as an agent's
@@ -231,29 +266,9 @@ fn shell(c: &mut Criterion, workspace: &Path) {
     for (tool, arguments) in &calls {
         call(&mut server, tool, arguments);
     }
-    let mut group = c.benchmark_group("bash over MCP stdio");
-    for (tool, arguments) in &calls {
-        group.bench_function(*tool, |b| b.iter(|| call(&mut server, tool, arguments)));
-    }
-    group.finish();
-    let mut group = c.benchmark_group("bash over MCP stdio, spaced");
-    group.sample_size(20);
-    group.measurement_time(Duration::from_secs(2));
-    for (tool, arguments) in &calls {
-        group.bench_function(*tool, |b| {
-            b.iter_custom(|iterations| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iterations {
-                    std::thread::sleep(AGENT_TURN);
-                    let started = Instant::now();
-                    call(&mut server, tool, arguments);
-                    total += started.elapsed();
-                }
-                total
-            });
-        });
-    }
-    group.finish();
+    timed_in_turn(c, "bash over MCP stdio", &calls, |tool, arguments| {
+        call(&mut server, tool, arguments)
+    });
     server.close();
 }
 
@@ -302,37 +317,12 @@ fn code_tools(c: &mut Criterion, workspace: &Path) {
         ("python", python),
         ("javascript", javascript),
     ];
-    // Back to back: each call comes as soon as the last one is answered,
-    // before a spare of `python` is ready (making one takes about as long
-    // as the client's turn), so about half the calls instantiate.
-    let mut group = c.benchmark_group("code tools over MCP stdio");
-    for (tool, arguments) in &calls {
-        group.bench_function(*tool, |b| {
-            b.iter(|| call(&mut server, tool, arguments.clone()));
-        });
-    }
-    group.finish();
-    // Spaced as an agent's calls are (a model's turn between them, here a
-    // pause of AGENT_TURN that is not timed): each call finds its tool's
-    // instance made ahead.
-    let mut group = c.benchmark_group("code tools over MCP stdio, spaced");
-    group.sample_size(20);
-    group.measurement_time(Duration::from_secs(2));
-    for (tool, arguments) in &calls {
-        group.bench_function(*tool, |b| {
-            b.iter_custom(|iterations| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iterations {
-                    std::thread::sleep(AGENT_TURN);
-                    let started = Instant::now();
-                    call(&mut server, tool, arguments.clone());
-                    total += started.elapsed();
-                }
-                total
-            });
-        });
-    }
-    group.finish();
+    // Back to back, about half the calls come before a spare of `python`
+    // is ready (making one takes about as long as the client's turn), so
+    // they instantiate; spaced, each finds its tool's instance made ahead.
+    timed_in_turn(c, "code tools over MCP stdio", &calls, |tool, arguments| {
+        call(&mut server, tool, arguments.clone());
+    });
 
     // One CPU-bound loop, timed inside each runtime (no start-up), best
     // of three: the tool's interpreter in wasm against the native one.

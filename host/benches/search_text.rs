@@ -347,12 +347,7 @@ fn grep(root: &Path, pattern: &str) -> Command {
 }
 
 fn grep_all(root: &Path, pattern: &str) -> BTreeSet<String> {
-    let out = grep(root, pattern).output().expect("run grep");
-    out.stdout
-        .split(|b| *b == b'\n')
-        .filter(|line| !line.is_empty())
-        .map(path_and_line)
-        .collect()
+    grep_lines(&grep(root, pattern).output().expect("run grep").stdout)
 }
 
 /// Runs grep as a user would: to the end, or (`grep | head -n N`) until it

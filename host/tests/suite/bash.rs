@@ -3,13 +3,9 @@
 //! names (each followed by a command that works), the limits, and live
 //! output in a run.
 
-use std::path::Path;
-use std::process::Command;
-
 use serde_json::{Value, json};
 
-use super::common::toolchains::MCP_PYTHON;
-use super::common::{Workspace, assert_text, client_json, stdout_of};
+use super::common::{Workspace, assert_text, mcp_calls, stdout_of, stream_json_run};
 
 /// The files of the ReAct loop's demo: two TypeScript files with TODOs.
 fn demo() -> Workspace {
@@ -376,23 +372,12 @@ fn a_runs_bash_calls_stream_their_lines_as_progress() {
         )
         .display()
         .to_string();
-    let out = stdout_of(ws.toolhost().args([
-        "run",
-        "--output-format",
-        "stream-json",
-        "--script",
-        &script,
-        "go",
-    ]));
-    let events: Vec<Value> = out
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("json line"))
-        .collect();
+    let events = stream_json_run(&ws, &script);
     let updates: Vec<&Value> = events
         .iter()
         .filter(|event| event["type"] == "tool_execution_update")
         .collect();
-    assert!(!updates.is_empty(), "{out}");
+    assert!(!updates.is_empty(), "{events:?}");
     assert_eq!(
         updates[0],
         &json!({"type": "tool_execution_update", "call_id": "b1", "tool": "bash", "message": "line 1"})
@@ -402,27 +387,13 @@ fn a_runs_bash_calls_stream_their_lines_as_progress() {
 #[test]
 #[ignore = "needs TOOLHOST_MCP_PYTHON (a python with the MCP Python SDK); .ci/run sets it"]
 fn the_loops_demo_runs_over_mcp_with_the_official_sdk() {
-    let python = MCP_PYTHON.path();
     let ws = demo();
     let calls = json!([
         ["bash", {"command": "ls *.ts"}],
         ["bash", {"command": "grep -nH TODO loop.ts tools.ts"}],
         ["bash", {"command": "cat missing.txt"}],
     ]);
-    let mut server = ws.toolhost_process();
-    server.args(["mcp", "--no-session"]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-    let output = Command::new(python)
-        .arg(script)
-        .args(["calls", "legacy"])
-        .arg(server.get_program())
-        .args(server.get_args())
-        .envs(server.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .env("MCP_CALLS", calls.to_string())
-        .current_dir(ws.path())
-        .output()
-        .expect("run the Python client");
-    let seen = client_json(&output);
+    let seen = mcp_calls(&ws, &[], &calls);
     assert_eq!(
         seen["results"],
         json!([

@@ -9,15 +9,13 @@
 //! examples/plugins/build.sh installs), which `.ci/run` sets; the MCP test
 //! needs `TOOLHOST_MCP_PYTHON` too.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::Mutex;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::common::toolchains::{MCP_PYTHON, PLUGIN_TOOLCHAINS};
-use super::common::{Workspace, client_json, mask_between, stderr_of_failure, stdout_of};
+use super::common::toolchains::PLUGIN_TOOLCHAINS;
+use super::common::{Workspace, mask_between, mcp_calls, stderr_of_failure, stdout_of};
 
 /// One install at a time: the first builds (about a minute), the rest
 /// take the build from the shared cache.
@@ -371,7 +369,6 @@ fn javascript_runs_under_the_limits_and_grants_of_any_tool() {
 #[test]
 #[ignore = "needs TOOLHOST_PLUGIN_TOOLCHAINS and TOOLHOST_MCP_PYTHON; .ci/run sets them"]
 fn code_tools_over_mcp_read_as_through_the_binary() {
-    let python = MCP_PYTHON.path();
     let ws = with_python();
     install(&ws, "javascript");
     ws.mkdir("state");
@@ -390,20 +387,7 @@ fn code_tools_over_mcp_read_as_through_the_binary() {
         ["javascript", {"code": "throw new RangeError('no')"}],
         ["javascript", {"code": "console.log(fs.readFile('state/n.txt'))"}],
     ]);
-    let mut server = ws.toolhost_process();
-    server.args(flags).args(["mcp", "--no-session"]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-    let output = Command::new(python)
-        .arg(script)
-        .args(["calls", "legacy"])
-        .arg(server.get_program())
-        .args(server.get_args())
-        .envs(server.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .env("MCP_CALLS", calls.to_string())
-        .current_dir(ws.path())
-        .output()
-        .expect("run the Python client");
-    let seen = client_json(&output);
+    let seen = mcp_calls(&ws, &flags, &calls);
     assert_eq!(
         seen["results"],
         json!([

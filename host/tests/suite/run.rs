@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 
 use super::common::mock_model::{MockModel, Reply, expected, sse};
 use super::common::{
-    Workspace, assert_text, copy_dir, mask_between, stderr_of_failure, stdout_of, test_plugins,
+    Workspace, assert_text, copy_dir, mask_between, stderr_of_failure, stdout_of, stream_json_run,
+    test_plugins,
 };
 
 /// Writes `turns` as a script into the workspace and returns its path.
@@ -272,18 +273,7 @@ fn stream_json_prints_one_event_per_line() {
             {"text": "done"}
         ]),
     );
-    let out = stdout_of(ws.toolhost().args([
-        "run",
-        "--output-format",
-        "stream-json",
-        "--script",
-        &script,
-        "go",
-    ]));
-    let events: Vec<Value> = out
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
-        .collect();
+    let events = stream_json_run(&ws, &script);
 
     // The order, tool executions aside (concurrent calls may interleave).
     let outline: Vec<String> = events
@@ -389,17 +379,8 @@ fn a_tools_progress_messages_become_update_events() {
         &ws,
         json!([{"tool_calls": [{"id": "e1", "name": "echo", "arguments": {"text": "hi"}}]}, {"text": "done"}]),
     );
-    let out = stdout_of(ws.toolhost().args([
-        "run",
-        "--output-format",
-        "stream-json",
-        "--script",
-        &script,
-        "go",
-    ]));
-    let update = out
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).expect("json line"))
+    let update = stream_json_run(&ws, &script)
+        .into_iter()
         .find(|event| event["type"] == "tool_execution_update")
         .expect("an update event");
     assert_eq!(
@@ -426,18 +407,7 @@ fn hostile_tools_in_a_run_become_error_results_and_the_run_completes() {
             {"text": "Both tools failed; stopping here."}
         ]),
     );
-    let out = stdout_of(ws.toolhost().args([
-        "run",
-        "--output-format",
-        "stream-json",
-        "--script",
-        &script,
-        "go",
-    ]));
-    let events: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect();
+    let events = stream_json_run(&ws, &script);
     let results = events
         .iter()
         .find(|e| e["type"] == "message" && e["message"]["role"] == "tool_results")
@@ -1081,21 +1051,12 @@ fn a_reply_of_600_calls_runs_up_to_the_cap_and_tells_the_model_why_not_the_rest(
             {"text": "done"}
         ]),
     );
-    let out = stdout_of(ws.toolhost().args([
-        "run",
-        "--output-format",
-        "stream-json",
-        "--script",
-        &script,
-        "go",
-    ]));
-    let results: Vec<Vec<Value>> = out
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).expect("each line is JSON"))
+    let results: Vec<Vec<Value>> = stream_json_run(&ws, &script)
+        .into_iter()
         .filter(|e| e["type"] == "message" && e["message"]["role"] == "tool_results")
         .map(|e| e["message"]["results"].as_array().expect("results").clone())
         .collect();
-    assert_eq!(results.len(), 2, "{out}");
+    assert_eq!(results.len(), 2, "{results:?}");
     let (burst, after) = (&results[0], &results[1]);
     assert_eq!(burst.len(), CALLS);
     let cap_text = format!(

@@ -222,6 +222,42 @@ impl Workspace {
     }
 }
 
+/// The events of `toolhost run --output-format stream-json --script
+/// SCRIPT go` in `ws`, one JSON value per line it printed.
+pub fn stream_json_run(ws: &Workspace, script: &str) -> Vec<serde_json::Value> {
+    let out = stdout_of(ws.toolhost().args([
+        "run",
+        "--output-format",
+        "stream-json",
+        "--script",
+        script,
+        "go",
+    ]));
+    out.lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect()
+}
+
+/// What the official MCP Python SDK saw (`tests/mcp/client.py calls`)
+/// calling each of `calls` (a JSON list of `[tool, arguments]`) in order on
+/// `toolhost mcp --no-session` started in `ws` with `flags`.
+pub fn mcp_calls(ws: &Workspace, flags: &[&str], calls: &serde_json::Value) -> serde_json::Value {
+    let mut server = ws.toolhost_process();
+    server.args(flags).args(["mcp", "--no-session"]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let output = std::process::Command::new(toolchains::MCP_PYTHON.path())
+        .arg(script)
+        .args(["calls", "legacy"])
+        .arg(server.get_program())
+        .args(server.get_args())
+        .envs(server.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("MCP_CALLS", calls.to_string())
+        .current_dir(ws.path())
+        .output()
+        .expect("run the Python client");
+    client_json(&output)
+}
+
 /// What `tests/mcp/client.py` printed: one JSON object. A failed client
 /// or output that is not JSON fails the test with the client's stderr.
 pub fn client_json(output: &std::process::Output) -> serde_json::Value {
