@@ -1,0 +1,3 @@
+//! Native-extension interop contracts.
+
+pub mod fs;
