@@ -37,6 +37,7 @@ fn main() {
         "wit",
         "plugins",
         "tests/plugins",
+        "vendor",
         "Cargo.lock",
         "host/tests",
         "host/benches",

@@ -464,3 +464,85 @@ fn files_read_whole_and_unreadable_ones_fail_in_bash_s_words() {
          directory\ncat: missing: No such file or directory\nexit code 1\n",
     );
 }
+
+/// `grep` searches a file's whole text for the next line that can match
+/// (vendor/bashkit's change) and reads a stream line by line: both must
+/// select, count and print the same lines, whatever the pattern (anchors,
+/// what can match across a line end, empty matches), the options (counts,
+/// lists, only-matching, byte offsets, a maximum, context) and the file
+/// (CRLF, no final newline, a NUL, invalid UTF-8, nothing at all). One
+/// call runs every case both ways and prints the ones that differ.
+#[test]
+fn grep_over_a_file_prints_what_grep_over_its_stream_prints() {
+    let ws = Workspace::new();
+    ws.write(
+        "mixed.txt",
+        "alpha beta\nfoo bar\r\n\nBeta\talpha\nstraße ΣΑΣ KELVIN\nab\nxb\na\n  b\nlast a",
+    );
+    ws.write("nul.bin", b"alpha\nbe\0ta\nalpha beta\n".as_slice());
+    ws.write(
+        "latin1.txt",
+        b"caf\xe9 alpha\nna\xefve b\nalpha\n".as_slice(),
+    );
+    ws.write("empty.txt", "");
+    let patterns = [
+        "alpha",
+        "^alpha",
+        "a$",
+        "^$",
+        "",
+        "a[^x]*b",
+        r"a\s+b",
+        "(bar|beta)$",
+        "bar\r$",
+        "x*",
+        ".",
+        "ß",
+        "σ",
+        r"\bbe",
+        "caf.",
+        r"\W+",
+        "[[:punct:]]",
+        "e.a",
+        "nomatch",
+    ];
+    let flags = [
+        "-E",
+        "-nE",
+        "-iE",
+        "-wE",
+        "-xE",
+        "-cE",
+        "-lE",
+        "-LE",
+        "-oE",
+        "-nbE",
+        "-m1 -nE",
+        "-m2 -A1 -nE",
+        "-A1 -nE",
+        "-C1 -nE",
+        "-vnE",
+        "-qE",
+        "-F",
+        "-niF",
+        "-P",
+    ];
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let list = |items: &[&str]| items.iter().map(|s| quote(s)).collect::<Vec<_>>().join(" ");
+    let script = format!(
+        "patterns=({})\nflags=({})\nn=0\n\
+         for f in mixed.txt nul.bin latin1.txt empty.txt; do\n\
+         for fl in \"${{flags[@]}}\"; do\n\
+         for p in \"${{patterns[@]}}\"; do\n\
+         a=$(grep $fl -e \"$p\" \"$f\" 2>&1; echo \"rc=$?\")\n\
+         b=$(grep --label=\"$f\" $fl -e \"$p\" < \"$f\" 2>&1; echo \"rc=$?\")\n\
+         [ \"$a\" = \"$b\" ] || printf 'differs: grep %s -e %s %s\\n%s\\n---\\n%s\\n' \
+         \"$fl\" \"$p\" \"$f\" \"$a\" \"$b\"\n\
+         n=$((n + 1))\n\
+         done\ndone\ndone\n\
+         echo \"$n cases\"\n",
+        list(&patterns),
+        list(&flags),
+    );
+    assert_text(&bash(&ws, &[], &script), "1444 cases\n");
+}

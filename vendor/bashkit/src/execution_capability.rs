@@ -441,6 +441,13 @@ impl crate::FileSystem for ExecutionFileSystem {
         self.run(self.inner.read_dir(path)).await?
     }
 
+    async fn read_dir_kinds(
+        &self,
+        path: &std::path::Path,
+    ) -> crate::Result<Vec<(String, crate::fs::FileType)>> {
+        self.run(self.inner.read_dir_kinds(path)).await?
+    }
+
     async fn exists(&self, path: &std::path::Path) -> crate::Result<bool> {
         self.run(self.inner.exists(path)).await?
     }

@@ -898,6 +898,15 @@ async fn scan_input(
     stream: Option<&super::StdoutStream>,
 ) -> Result<(usize, bool)> {
     let opts = sh.opts;
+    let source = match source {
+        Source::File(name, bytes) => match whole_text_search(sh) {
+            Some(whole) => {
+                return scan_whole_text(ctx, sh, &name, &bytes, whole, out, errors, stream).await;
+            }
+            None => Source::File(name, bytes),
+        },
+        stdin => stdin,
+    };
     let term = if opts.null_data { b'\0' } else { b'\n' };
     let (name, mut input, whole_binary) = match source {
         Source::Stdin(name) => (name, super::InputChunks::stdin(ctx)?, false),
@@ -925,6 +934,129 @@ async fn scan_input(
             let record = record.strip_suffix(&[term]).unwrap_or(record);
             scan.feed(sh, record, out);
         }
+        if let Some(s) = stream
+            && !out.is_empty()
+        {
+            if !s.write(out).await? {
+                return Ok((scan.nlines, true));
+            }
+            out.clear();
+        }
+    }
+    let n = scan.finish(sh, out, errors);
+    if let Some(s) = stream
+        && !out.is_empty()
+    {
+        if !s.write(out).await? {
+            return Ok((n, true));
+        }
+        out.clear();
+    }
+    Ok((n, false))
+}
+
+/// The pattern to search a file's bytes with as one text, when the lines
+/// it finds no match in can be skipped: they would be neither printed nor
+/// kept (no `-v`, no leading context).
+fn whole_text_search<'m>(sh: &Shared<'m>) -> Option<&'m super::grep_pattern::WholeText> {
+    let whole = sh.matcher.whole_text()?;
+    if sh.opts.invert_match || sh.opts.before() > 0 {
+        return None;
+    }
+    Some(whole)
+}
+
+/// Where the next invalid UTF-8 sequence at or after `from` starts
+/// (`bytes.len()` when there is none). Validated with SIMD where the
+/// target has it: the check reads every byte, as the search does.
+fn next_invalid(bytes: &[u8], from: usize) -> usize {
+    match simdutf8::compat::from_utf8(&bytes[from..]) {
+        Ok(_) => bytes.len(),
+        Err(e) => from + e.valid_up_to(),
+    }
+}
+
+/// [`scan_input`] of a file's whole bytes: the next line that can be
+/// selected is the one holding `whole`'s next match or, when the pattern
+/// can match what a line's lossy text puts for invalid UTF-8
+/// ([`WholeText::matches_replacement`](super::grep_pattern::WholeText)),
+/// the next invalid UTF-8; the lines before it are only
+/// counted, and that line (and the trailing context after it) goes
+/// through [`FileScan::feed`] as in the line-by-line scan, so what is
+/// printed is the same. A match is only a candidate: one that spans lines
+/// (`[^a]` and `\s` match a newline) fails the line's own test, and the
+/// search goes on from the next line. On valid UTF-8 the bytes pattern
+/// matches exactly where the text pattern does.
+#[allow(clippy::too_many_arguments)]
+async fn scan_whole_text(
+    ctx: &Context<'_>,
+    sh: &mut Shared<'_>,
+    name: &str,
+    bytes: &[u8],
+    whole: &super::grep_pattern::WholeText,
+    out: &mut Vec<u8>,
+    errors: &mut String,
+    stream: Option<&super::StdoutStream>,
+) -> Result<(usize, bool)> {
+    let opts = sh.opts;
+    let mut scan = FileScan::new(name, opts);
+    // Whether the file is binary (holds a NUL) matters from the first line
+    // fed on, so a file with no line to feed is never looked at for one.
+    let mut binary_checked = false;
+    // The next match and the next invalid UTF-8 at or after `pos`
+    // (`bytes.len()`: none), each searched for again only once `pos` has
+    // passed it: a match ahead of `pos` is still the leftmost from `pos`,
+    // so a file of many candidate lines is still read once.
+    let search = |from: usize| {
+        whole
+            .regex
+            .find_at(bytes, from)
+            .map_or(bytes.len(), |m| m.start())
+    };
+    // A pattern that cannot match U+FFFD needs no look for invalid UTF-8.
+    let invalid_from = |from: usize| match whole.matches_replacement {
+        true => next_invalid(bytes, from),
+        false => bytes.len(),
+    };
+    let mut found = search(0);
+    let mut invalid = invalid_from(0);
+    let mut pos = 0;
+    while !scan.done && pos < bytes.len() {
+        if scan.pending == 0 && !scan.max_reached {
+            if found < pos {
+                found = search(pos);
+            }
+            if invalid < pos {
+                invalid = invalid_from(pos);
+            }
+            let at = found.min(invalid);
+            let next = if at >= bytes.len() {
+                bytes.len()
+            } else {
+                memchr::memrchr(b'\n', &bytes[pos..at]).map_or(pos, |i| pos + i + 1)
+            };
+            let skipped = &bytes[pos..next];
+            // Counted with SIMD (memchr's iterator counts without stopping).
+            scan.line_no += memchr::memchr_iter(b'\n', skipped).count();
+            scan.byte_pos += skipped.len() as u64;
+            pos = next;
+            if pos == bytes.len() {
+                break;
+            }
+        }
+        ctx.consume_budget_work(1)?;
+        if !binary_checked {
+            binary_checked = true;
+            if memchr::memchr(0, bytes).is_some() {
+                scan.set_binary(opts);
+                if scan.done {
+                    break;
+                }
+            }
+        }
+        let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i);
+        scan.feed(sh, &bytes[pos..end], out);
+        pos = end + 1;
         if let Some(s) = stream
             && !out.is_empty()
         {
@@ -1139,6 +1271,7 @@ impl Builtin for Grep {
                     &mut errors,
                     &mut read_failed,
                     stream.as_ref(),
+                    Admission::BeforeRead,
                 )
                 .await?
             };
@@ -1206,6 +1339,9 @@ struct GrepAncestor {
 
 struct GrepDirectory {
     path: std::path::PathBuf,
+    /// Its name as printed ([`recursive_display`]), which its entries'
+    /// names extend ([`display_child`]).
+    display: String,
     ancestors: Option<std::sync::Arc<GrepAncestor>>,
     _lease: Option<crate::limits::ExecutionBudgetLease>,
 }
@@ -1214,11 +1350,13 @@ impl GrepDirectory {
     fn new(
         ctx: &Context<'_>,
         path: &std::path::Path,
+        display: String,
         ancestors: Option<std::sync::Arc<GrepAncestor>>,
     ) -> Result<Self> {
-        let lease = ctx.lease_budget_bytes(path.as_os_str().len())?;
+        let lease = ctx.lease_budget_bytes(path.as_os_str().len() + display.len())?;
         Ok(Self {
             path: path.to_path_buf(),
+            display,
             ancestors,
             _lease: lease,
         })
@@ -1251,6 +1389,18 @@ fn budgeted_vec<T>(ctx: &Context<'_>) -> Result<crate::limits::BudgetedVec<T>> {
     Ok(crate::limits::BudgetedVec::new(budget.as_ref())?)
 }
 
+/// When a file's bytes are admitted to the execution budget.
+#[derive(Clone, Copy)]
+enum Admission {
+    /// Before the read, at the size the file system states (an operand).
+    BeforeRead,
+    /// As read: a file the recursive walk found, which lists names and
+    /// kinds only, so asking for the size would be one more lookup of the
+    /// whole path per file. The backend owns admission of its read
+    /// allocation, and what is read is admitted before it is scanned.
+    AsRead,
+}
+
 /// Admit the file before the VFS produces an owned copy, retaining the lease
 /// through scanning. Traversal never accumulates file-content buffers.
 #[allow(clippy::too_many_arguments)]
@@ -1263,16 +1413,20 @@ async fn scan_file(
     errors: &mut String,
     read_failed: &mut bool,
     stream: Option<&super::StdoutStream>,
+    admission: Admission,
 ) -> Result<(usize, bool)> {
     ctx.consume_budget_work(1)?;
-    let meta = match ctx.fs.stat(path).await {
-        Ok(meta) => meta,
-        Err(e) => {
-            read_error(sh.opts, name, &e, errors, read_failed);
-            return Ok((0, false));
-        }
+    let size = match admission {
+        Admission::BeforeRead => match ctx.fs.stat(path).await {
+            Ok(meta) => meta.size,
+            Err(e) => {
+                read_error(sh.opts, name, &e, errors, read_failed);
+                return Ok((0, false));
+            }
+        },
+        Admission::AsRead => 0,
     };
-    let size = usize::try_from(meta.size).unwrap_or(usize::MAX);
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
     ctx.consume_budget_input(size)?;
     let _lease = ctx.lease_budget_bytes(size)?;
     let bytes = match ctx.fs.read_file(path).await {
@@ -1316,7 +1470,18 @@ async fn scan_recursive(
     {
         for path in found.paths.iter() {
             let name = recursive_display(operand, &root, path);
-            let (n, _) = scan_file(ctx, sh, &name, path, out, errors, read_failed, None).await?;
+            let (n, _) = scan_file(
+                ctx,
+                sh,
+                &name,
+                path,
+                out,
+                errors,
+                read_failed,
+                None,
+                Admission::BeforeRead,
+            )
+            .await?;
             selected = selected.saturating_add(n);
             if n > 0 && opts.quiet {
                 break;
@@ -1325,15 +1490,53 @@ async fn scan_recursive(
         return Ok(selected);
     }
     let mut stack = budgeted_vec(ctx)?;
-    stack.try_push(GrepDirectory::new(ctx, &root, None)?)?;
+    stack.try_push(GrepDirectory::new(
+        ctx,
+        &root,
+        recursive_display(operand, &root, &root),
+        None,
+    )?)?;
     // THREAT[TM-DOS-011,TM-DOS-096]: A hop cap bounds one lookup, not a
     // branching walk. Reject ancestor cycles and meter synchronous VFS work.
     while let Some(dir) = stack.pop() {
         ctx.consume_budget_work(1)?;
+        // Without -R no link below the operand is followed, so the walk is
+        // a tree and cannot loop: resolving each directory's canonical
+        // path (a lookup per component) would find nothing.
+        if !opts.dereference {
+            let entries = match ctx.fs.read_dir_kinds(&dir.path).await {
+                Ok(entries) => entries,
+                Err(e) => {
+                    let name = dir.display.clone();
+                    read_error(opts, &name, &e, errors, read_failed);
+                    continue;
+                }
+            };
+            let (found, stop, subdirs) = scan_entries(
+                ctx,
+                sh,
+                &dir.path,
+                &dir.display,
+                None,
+                entries,
+                out,
+                errors,
+                read_failed,
+            )
+            .await?;
+            selected = selected.saturating_add(found);
+            if stop {
+                return Ok(selected);
+            }
+            for subdir in subdirs.into_iter().rev() {
+                stack.try_push(subdir)?;
+            }
+            continue;
+        }
         let canonical = match crate::fs::canonicalize(ctx.fs.as_ref(), &dir.path).await {
             Ok(path) => path,
             Err(e) => {
-                let name = recursive_display(operand, &root, &dir.path);
+                let name = dir.display.clone();
                 read_error(opts, &name, &e, errors, read_failed);
                 continue;
             }
@@ -1350,7 +1553,7 @@ async fn scan_recursive(
         }
         if cycle {
             if !opts.suppress_errors {
-                let name = recursive_display(operand, &root, &dir.path);
+                let name = dir.display.clone();
                 errors.push_str(&super::cap_diagnostic(
                     format!("grep: {name}: warning: recursive directory loop\n"),
                     1024,
@@ -1369,69 +1572,127 @@ async fn scan_recursive(
             parent: dir.ancestors,
             _lease: ancestor_lease,
         });
-        let mut entries = match ctx.fs.read_dir(&dir.path).await {
-            Ok(entries) => entries,
+        let entries = match ctx.fs.read_dir(&dir.path).await {
+            Ok(entries) => entries
+                .into_iter()
+                .map(|entry| (entry.name, entry.metadata.file_type))
+                .collect(),
             Err(e) => {
-                let name = recursive_display(operand, &root, &dir.path);
+                let name = dir.display.clone();
                 read_error(opts, &name, &e, errors, read_failed);
                 continue;
             }
         };
-        ctx.consume_budget_work(entries.len() as u64)?;
-        let _listing = ctx.lease_budget_bytes(
-            entries.iter().fold(
-                entries
-                    .capacity()
-                    .saturating_mul(std::mem::size_of::<crate::fs::DirEntry>()),
-                |bytes, entry| bytes.saturating_add(entry.name.capacity()),
-            ),
-        )?;
-        entries.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut subdirs = budgeted_vec(ctx)?;
-        for entry in entries {
-            ctx.consume_budget_work(1)?;
-            let entry_path = vfs_join(&dir.path, &entry.name);
-            let mut ft = entry.metadata.file_type;
-            if ft.is_symlink() {
-                if !opts.dereference {
-                    continue;
-                }
-                match ctx.fs.stat(&entry_path).await {
-                    Ok(meta) => ft = meta.file_type,
-                    Err(_) => continue,
-                }
-            }
-            if ft.is_dir() {
-                if opts
-                    .exclude_dir_patterns
-                    .iter()
-                    .any(|p| glob_matches(&entry.name, p))
-                {
-                    continue;
-                }
-                subdirs.try_push(GrepDirectory::new(
-                    ctx,
-                    &entry_path,
-                    Some(ancestors.clone()),
-                )?)?;
-            } else if ft.is_file()
-                && should_include_file(&entry.name, &opts.include_patterns, &opts.exclude_patterns)
-            {
-                let name = recursive_display(operand, &root, &entry_path);
-                let (n, _) =
-                    scan_file(ctx, sh, &name, &entry_path, out, errors, read_failed, None).await?;
-                selected = selected.saturating_add(n);
-                if n > 0 && opts.quiet {
-                    return Ok(selected);
-                }
-            }
+        let (found, stop, subdirs) = scan_entries(
+            ctx,
+            sh,
+            &dir.path,
+            &dir.display,
+            Some(&ancestors),
+            entries,
+            out,
+            errors,
+            read_failed,
+        )
+        .await?;
+        selected = selected.saturating_add(found);
+        if stop {
+            return Ok(selected);
         }
-        let (subdirs, _subdir_storage) = subdirs.into_parts();
         for subdir in subdirs.into_iter().rev() {
             stack.try_push(subdir)?;
         }
     }
     Ok(selected)
+}
+
+/// Search the files of one listed directory (name order) and return the
+/// selected-line count, whether to stop (`-q` found one) and the
+/// subdirectories to walk next.
+#[allow(clippy::too_many_arguments)]
+async fn scan_entries(
+    ctx: &Context<'_>,
+    sh: &mut Shared<'_>,
+    dir: &std::path::Path,
+    dir_display: &str,
+    ancestors: Option<&std::sync::Arc<GrepAncestor>>,
+    mut entries: Vec<(String, crate::fs::FileType)>,
+    out: &mut Vec<u8>,
+    errors: &mut String,
+    read_failed: &mut bool,
+) -> Result<(usize, bool, Vec<GrepDirectory>)> {
+    let opts = sh.opts;
+    let mut selected = 0usize;
+    ctx.consume_budget_work(entries.len() as u64)?;
+    let _listing = ctx.lease_budget_bytes(
+        entries.iter().fold(
+            entries
+                .capacity()
+                .saturating_mul(std::mem::size_of::<(String, crate::fs::FileType)>()),
+            |bytes, (name, _)| bytes.saturating_add(name.capacity()),
+        ),
+    )?;
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut subdirs = budgeted_vec(ctx)?;
+    for (entry_name, mut ft) in entries {
+        ctx.consume_budget_work(1)?;
+        let entry_path = vfs_join(dir, &entry_name);
+        if ft.is_symlink() {
+            if !opts.dereference {
+                continue;
+            }
+            match ctx.fs.stat(&entry_path).await {
+                Ok(meta) => ft = meta.file_type,
+                Err(_) => continue,
+            }
+        }
+        if ft.is_dir() {
+            if opts
+                .exclude_dir_patterns
+                .iter()
+                .any(|p| glob_matches(&entry_name, p))
+            {
+                continue;
+            }
+            subdirs.try_push(GrepDirectory::new(
+                ctx,
+                &entry_path,
+                display_child(dir_display, &entry_name),
+                ancestors.cloned(),
+            )?)?;
+        } else if ft.is_file()
+            && should_include_file(&entry_name, &opts.include_patterns, &opts.exclude_patterns)
+        {
+            let name = display_child(dir_display, &entry_name);
+            let (n, _) = scan_file(
+                ctx,
+                sh,
+                &name,
+                &entry_path,
+                out,
+                errors,
+                read_failed,
+                None,
+                Admission::AsRead,
+            )
+            .await?;
+            selected = selected.saturating_add(n);
+            if n > 0 && opts.quiet {
+                return Ok((selected, true, Vec::new()));
+            }
+        }
+    }
+    let (subdirs, _subdir_storage) = subdirs.into_parts();
+    Ok((selected, false, subdirs))
+}
+
+/// The printed name of `name` in the directory printed as `dir`: what
+/// [`recursive_display`] gives for it, one name at a time.
+fn display_child(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        return name.to_string();
+    }
+    format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
 /// Name a file found under a recursive-grep operand the way GNU grep does:

@@ -589,8 +589,10 @@ fn class_lit(out: &mut String, c: char) {
 
 /// A compiled grep pattern set.
 pub(crate) enum PatternMatcher {
-    /// POSIX leftmost-longest (BRE/ERE/fixed strings).
-    Posix(Box<AwkRegex>),
+    /// POSIX leftmost-longest (BRE/ERE/fixed strings), with the same
+    /// pattern in multi-line mode for a file's whole text (see
+    /// [`PatternMatcher::whole_text`]).
+    Posix(Box<AwkRegex>, Option<Box<WholeText>>),
     /// Backtracking: back-references and `-P`.
     Fancy(fancy_regex::Regex),
     /// No patterns at all (`-f /dev/null`): nothing matches.
@@ -600,7 +602,7 @@ pub(crate) enum PatternMatcher {
 impl PatternMatcher {
     pub(crate) fn is_match(&self, s: &str) -> bool {
         match self {
-            PatternMatcher::Posix(re) => re.is_match(s),
+            PatternMatcher::Posix(re, _) => re.is_match(s),
             PatternMatcher::Fancy(re) => re.is_match(s).unwrap_or(false),
             PatternMatcher::Nothing => false,
         }
@@ -610,13 +612,29 @@ impl PatternMatcher {
     /// counts for anchors and word boundaries).
     pub(crate) fn find_at(&self, s: &str, start: usize) -> Option<(usize, usize)> {
         match self {
-            PatternMatcher::Posix(re) => re.find_at(s, start),
+            PatternMatcher::Posix(re, _) => re.find_at(s, start),
             PatternMatcher::Fancy(re) => re
                 .find_from_pos(s, start)
                 .ok()
                 .flatten()
                 .map(|m| (m.start(), m.end())),
             PatternMatcher::Nothing => None,
+        }
+    }
+
+    /// The pattern for searching many records at once, over bytes: a
+    /// match in a file's whole text starts at or before the first line
+    /// that [`PatternMatcher::is_match`] selects among lines of valid
+    /// UTF-8, in the same line or an earlier one, so the lines before that
+    /// match's line can be skipped without testing each. `^` and `$` match
+    /// at line ends (multi-line mode) as they match at a record's ends;
+    /// what matches a newline (`[^a]`, `\s`) can only make a match start
+    /// earlier. `None` for back-references and `-P` (backtracking) and for
+    /// `-z`.
+    pub(crate) fn whole_text(&self) -> Option<&WholeText> {
+        match self {
+            PatternMatcher::Posix(_, whole) => whole.as_deref(),
+            _ => None,
         }
     }
 }
@@ -728,8 +746,24 @@ pub(crate) fn compile(
             .map_err(|e| fancy_error(&e))?;
         return Ok((PatternMatcher::Fancy(re), warnings));
     }
+    // Built only where records are lines; a pattern too big for it keeps
+    // the line-by-line search.
+    let whole = (!o.null_data)
+        .then(|| {
+            let multi_line = format!("(?m){full}");
+            let regex = regex::bytes::RegexBuilder::new(&multi_line)
+                .size_limit(REGEX_SIZE_LIMIT)
+                .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
+                .build()
+                .ok()?;
+            Some(Box::new(WholeText {
+                regex,
+                matches_replacement: may_match_replacement(&multi_line),
+            }))
+        })
+        .flatten();
     AwkRegex::from_translated(full, true)
-        .map(|re| (PatternMatcher::Posix(Box::new(re)), warnings))
+        .map(|re| (PatternMatcher::Posix(Box::new(re), whole), warnings))
         .map_err(|e| {
             if e.0.contains("too big") {
                 "Regular expression too big".to_string()
@@ -737,6 +771,51 @@ pub(crate) fn compile(
                 e.0
             }
         })
+}
+
+/// A pattern for searching a file's whole bytes ([`PatternMatcher::whole_text`]).
+pub(crate) struct WholeText {
+    pub(crate) regex: regex::bytes::Regex,
+    /// Whether a match can hold U+FFFD, the character a line's lossy text
+    /// has where its bytes are not UTF-8, or a word boundary (which the
+    /// bytes pattern never finds next to invalid UTF-8): then a line with
+    /// invalid UTF-8 may be selected where the bytes hold no match, and
+    /// must be tested on its own. Any other match lies in valid UTF-8,
+    /// where the bytes pattern finds it.
+    pub(crate) matches_replacement: bool,
+}
+
+/// Whether a match of `pattern` (in `regex` syntax) can hold U+FFFD or
+/// a word boundary ([`WholeText::matches_replacement`]); true when unsure.
+fn may_match_replacement(pattern: &str) -> bool {
+    use regex_syntax::hir::{Class, Hir, HirKind, Look};
+    fn holds(hir: &Hir) -> bool {
+        match hir.kind() {
+            HirKind::Empty => false,
+            // Line and text ends see U+FFFD as they see invalid bytes; a
+            // word boundary next to invalid UTF-8 never matches in bytes
+            // but may next to U+FFFD.
+            HirKind::Look(look) => !matches!(
+                look,
+                Look::Start
+                    | Look::End
+                    | Look::StartLF
+                    | Look::EndLF
+                    | Look::StartCRLF
+                    | Look::EndCRLF
+            ),
+            HirKind::Literal(literal) => String::from_utf8_lossy(&literal.0).contains('\u{FFFD}'),
+            HirKind::Class(Class::Unicode(class)) => class
+                .ranges()
+                .iter()
+                .any(|range| range.start() <= '\u{FFFD}' && '\u{FFFD}' <= range.end()),
+            HirKind::Class(Class::Bytes(_)) => true,
+            HirKind::Repetition(repetition) => holds(&repetition.sub),
+            HirKind::Capture(capture) => holds(&capture.sub),
+            HirKind::Concat(all) | HirKind::Alternation(all) => all.iter().any(holds),
+        }
+    }
+    regex_syntax::parse(pattern).map_or(true, |hir| holds(&hir))
 }
 
 fn fancy_error(e: &fancy_regex::Error) -> String {

@@ -261,6 +261,10 @@ impl FileSystem for FollowFs {
         retry_resolved!(self, followed, path, |p| self.inner.read_dir(p).await)
     }
 
+    async fn read_dir_kinds(&self, path: &Path) -> Result<Vec<(String, super::FileType)>> {
+        retry_resolved!(self, followed, path, |p| self.inner.read_dir_kinds(p).await)
+    }
+
     async fn exists(&self, path: &Path) -> Result<bool> {
         // `test -e` follows links: a dangling link does not exist.
         match self.stat(path).await {

@@ -481,6 +481,14 @@ pub fn vfs_join(base: &Path, child: impl AsRef<Path>) -> PathBuf {
 /// `/../..`), returns `/`.
 pub fn normalize_path(path: &Path) -> PathBuf {
     use std::path::Component;
+    // Most paths are already normal (every layer normalizes the path it
+    // passes on): those are kept as they are, without taking them apart.
+    #[cfg(not(windows))]
+    if let Some(text) = path.to_str()
+        && is_normal_absolute(text)
+    {
+        return PathBuf::from(text);
+    }
     // THREAT[TM-ESC-033]: Discard host namespace prefixes before any backend
     // join. On Windows this contains drive-relative, drive-absolute, UNC, and
     // device paths inside the POSIX VFS root instead of preserving host syntax.
@@ -508,6 +516,17 @@ pub fn normalize_path(path: &Path) -> PathBuf {
     } else {
         PathBuf::from(format!("/{}", segments.join("/")))
     }
+}
+
+/// Whether `text` is what [`normalize_path`] makes of it: `/`, or `/`
+/// followed by names that are not empty, `.` or `..`, and no trailing `/`.
+#[cfg(not(windows))]
+fn is_normal_absolute(text: &str) -> bool {
+    text == "/"
+        || text.strip_prefix('/').is_some_and(|rest| {
+            rest.split('/')
+                .all(|name| !name.is_empty() && name != "." && name != "..")
+        })
 }
 
 #[cfg(all(test, windows))]

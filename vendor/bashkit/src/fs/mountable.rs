@@ -541,6 +541,26 @@ impl FileSystem for MountableFs {
         Ok(entries)
     }
 
+    async fn read_dir_kinds(&self, path: &Path) -> Result<Vec<(String, FileType)>> {
+        self.validate_path(path)?;
+        let path = Self::normalize_path(path);
+        let (fs, resolved) = self.resolve(&path);
+        let mut entries = fs.read_dir_kinds(&resolved).await?;
+        // The mount points that are direct children, as `read_dir` adds them.
+        let mounts = self.mounts.read().unwrap();
+        for mount_path in mounts.keys() {
+            if mount_path.parent() == Some(&path)
+                && let Some(name) = mount_path.file_name()
+            {
+                let name = name.to_string_lossy().to_string();
+                if !entries.iter().any(|(known, _)| *known == name) {
+                    entries.push((name, FileType::Directory));
+                }
+            }
+        }
+        Ok(entries)
+    }
+
     async fn exists(&self, path: &Path) -> Result<bool> {
         self.validate_path(path)?;
         let path = Self::normalize_path(path);

@@ -277,6 +277,9 @@ impl FileSystem for ProcSubFs {
     async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>> {
         self.inner.read_dir(path).await
     }
+    async fn read_dir_kinds(&self, path: &Path) -> Result<Vec<(String, super::FileType)>> {
+        self.inner.read_dir_kinds(path).await
+    }
     async fn exists(&self, path: &Path) -> Result<bool> {
         match self.slot(path) {
             Slot::Vfs => self.inner.exists(path).await,

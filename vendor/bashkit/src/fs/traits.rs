@@ -346,6 +346,20 @@ pub trait FileSystem: FileSystemExt {
     /// - The path is not a directory
     async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>>;
 
+    /// The names and kinds of a directory's entries, for a walk that needs
+    /// nothing more (`grep -r`). The default lists with
+    /// [`FileSystem::read_dir`]; a file system that must look at each entry
+    /// to give its metadata can answer this without doing so, and the
+    /// layers over it pass the call on.
+    async fn read_dir_kinds(&self, path: &Path) -> Result<Vec<(String, FileType)>> {
+        Ok(self
+            .read_dir(path)
+            .await?
+            .into_iter()
+            .map(|entry| (entry.name, entry.metadata.file_type))
+            .collect())
+    }
+
     /// Check if a path exists.
     ///
     /// Returns `true` if the path exists (file, directory, or symlink).
