@@ -57,6 +57,21 @@ impl GuestFs {
         meta
     }
 
+    /// [`GuestFs::with_mode`] of the entry `name` of the directory at the
+    /// guest path `dir`, without making its path when no file was made
+    /// executable (a listing's every entry comes here).
+    fn with_mode_of_entry(&self, dir: &Path, name: &str, meta: Metadata) -> Metadata {
+        let none = self
+            .executable
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_empty();
+        if none {
+            return meta;
+        }
+        self.with_mode(&dir.join(name), meta)
+    }
+
     /// The guest path std opens for `path`, or the scratch path.
     fn guest(&self, path: &Path) -> Target {
         match self.layout.place(path) {
@@ -185,6 +200,15 @@ impl FileSystem for GuestFs {
         }
         match self.guest(path) {
             Target::Wasi(p) => {
+                if let Some(entries) = list_dir(self.preopens(), &p) {
+                    return Ok(entries
+                        .into_iter()
+                        .map(|(name, meta)| DirEntry {
+                            metadata: self.with_mode_of_entry(&p, &name, meta),
+                            name,
+                        })
+                        .collect());
+                }
                 let mut entries = Vec::new();
                 for entry in std::fs::read_dir(p)? {
                     let entry = entry?;
@@ -196,6 +220,26 @@ impl FileSystem for GuestFs {
                 Ok(entries)
             }
             Target::Scratch(p) => self.scratch.read_dir(&p).await,
+        }
+    }
+
+    /// A walk's listing (`grep -r`): names and kinds as the directory
+    /// gives them, without a look at each entry.
+    async fn read_dir_kinds(&self, path: &Path) -> Result<Vec<(String, FileType)>> {
+        if let Some(next) = self.layout.next_toward_workspace(path) {
+            return Ok(vec![(next, FileType::Directory)]);
+        }
+        match self.guest(path) {
+            Target::Wasi(p) => match list_kinds(self.preopens(), &p) {
+                Some(entries) => Ok(entries),
+                None => Ok(self
+                    .read_dir(path)
+                    .await?
+                    .into_iter()
+                    .map(|entry| (entry.name, entry.metadata.file_type))
+                    .collect()),
+            },
+            Target::Scratch(p) => self.scratch.read_dir_kinds(&p).await,
         }
     }
 
@@ -365,10 +409,103 @@ fn read_whole(preopens: &[(Descriptor, String)], path: &Path) -> io::Result<Vec<
         };
         // A regular file's read is short only at its end.
         let short = (chunk.len() as u64) < MAX_READ;
+        if bytes.is_empty() && (end || short) {
+            // The whole file in one read: that buffer is the file.
+            return Ok(chunk);
+        }
         bytes.extend_from_slice(&chunk);
         if end || short {
             return Ok(bytes);
         }
+    }
+}
+
+/// The entries of the directory at the guest path `path` with their
+/// metadata, through `wasi:filesystem` itself: the directory is opened
+/// once and each entry is looked at relative to it, one name for the host
+/// to resolve instead of the whole path from the preopen (std's
+/// `DirEntry::metadata` on WASI stats the full path). `None` where this
+/// route cannot open or list the directory: std's error then reads as
+/// bash's.
+fn list_dir(preopens: &[(Descriptor, String)], path: &Path) -> Option<Vec<(String, Metadata)>> {
+    in_dir(preopens, path, |dir, entry| {
+        use wasip2::filesystem::types::PathFlags;
+        let stat = dir.stat_at(PathFlags::empty(), &entry.name).ok()?;
+        Some((entry.name, wasi_metadata(&stat)))
+    })
+}
+
+/// The names and kinds of the entries of the directory at the guest path
+/// `path`, as the listing gives them: no entry is looked at.
+fn list_kinds(preopens: &[(Descriptor, String)], path: &Path) -> Option<Vec<(String, FileType)>> {
+    use wasip2::filesystem::types::DescriptorType;
+    in_dir(preopens, path, |_, entry| {
+        let kind = match entry.type_ {
+            DescriptorType::Directory => FileType::Directory,
+            DescriptorType::SymbolicLink => FileType::Symlink,
+            _ => FileType::File,
+        };
+        Some((entry.name, kind))
+    })
+}
+
+/// `each` of the entries of the directory at the guest path `path`, in
+/// the order listed, with the directory they are in; `None` where the
+/// directory cannot be opened or listed or `each` gives `None`.
+fn in_dir<T>(
+    preopens: &[(Descriptor, String)],
+    path: &Path,
+    mut each: impl FnMut(&Descriptor, wasip2::filesystem::types::DirectoryEntry) -> Option<T>,
+) -> Option<Vec<T>> {
+    use wasip2::filesystem::types::{DescriptorFlags, OpenFlags, PathFlags};
+    let (root, relative) = preopen_of(preopens, path)?;
+    let opened;
+    let dir = if relative == "." {
+        root
+    } else {
+        opened = root
+            .open_at(
+                PathFlags::SYMLINK_FOLLOW,
+                &relative,
+                OpenFlags::DIRECTORY,
+                DescriptorFlags::READ,
+            )
+            .ok()?;
+        &opened
+    };
+    let stream = dir.read_directory().ok()?;
+    let mut entries = Vec::new();
+    while let Some(entry) = stream.read_directory_entry().ok()? {
+        entries.push(each(dir, entry)?);
+    }
+    Some(entries)
+}
+
+/// bashkit's metadata of a `wasi:filesystem` stat, as [`metadata`] of std's.
+fn wasi_metadata(stat: &wasip2::filesystem::types::DescriptorStat) -> Metadata {
+    use wasip2::filesystem::types::DescriptorType;
+    let file_type = match stat.type_ {
+        DescriptorType::SymbolicLink => FileType::Symlink,
+        DescriptorType::Directory => FileType::Directory,
+        _ => FileType::File,
+    };
+    let time = |t: Option<wasip2::clocks::wall_clock::Datetime>| {
+        t.map_or(UNIX_EPOCH, |t| {
+            UNIX_EPOCH + std::time::Duration::new(t.seconds, t.nanoseconds)
+        })
+    };
+    let modified = time(stat.data_modification_timestamp);
+    Metadata {
+        file_type,
+        size: stat.size,
+        mode: if file_type == FileType::Directory {
+            0o755
+        } else {
+            0o644
+        },
+        modified,
+        // WASI has no creation time; std's falls back to the same.
+        created: modified,
     }
 }
 

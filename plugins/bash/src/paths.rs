@@ -74,16 +74,26 @@ impl Layout {
             .map(|name| name.as_os_str().to_string_lossy().into_owned())
     }
 
-    /// Where `path` (absolute, as the shell resolved it) lands.
+    /// Where `path` (absolute, as the shell resolved it) lands. Every file
+    /// operation asks, so the workspace is found by comparing bytes.
     pub fn place(&self, path: &Path) -> Place {
         let path = normalize(path);
-        if let Ok(inside) = path.strip_prefix(&self.workspace) {
-            let relative = if inside.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                inside.to_path_buf()
-            };
-            return Place::Workspace(relative);
+        let workspace = self.workspace.as_os_str().as_encoded_bytes();
+        let bytes = path.as_os_str().as_encoded_bytes();
+        if let Some(rest) = bytes.strip_prefix(workspace) {
+            match rest {
+                [] => return Place::Workspace(PathBuf::from(".")),
+                [b'/', inside @ ..] => {
+                    return Place::Workspace(match std::str::from_utf8(inside) {
+                        Ok(inside) => PathBuf::from(inside),
+                        Err(_) => path
+                            .strip_prefix(&self.workspace)
+                            .map(Path::to_path_buf)
+                            .unwrap_or_default(),
+                    });
+                }
+                _ => {}
+            }
         }
         if path.starts_with(SCRATCH) {
             return Place::Scratch(path);
@@ -94,6 +104,12 @@ impl Layout {
 
 /// `path` made absolute and without `.` or `..` (which stop at `/`).
 pub fn normalize(path: &Path) -> PathBuf {
+    // The shell hands over normal paths: those are kept as they are.
+    if let Some(text) = path.to_str()
+        && is_normal(text)
+    {
+        return PathBuf::from(text);
+    }
     let mut out = PathBuf::from("/");
     for component in path.components() {
         match component {
@@ -105,6 +121,16 @@ pub fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Whether `text` is what [`normalize`] makes of it: `/`, or `/` and
+/// names that are not empty, `.` or `..`, with no `/` at the end.
+fn is_normal(text: &str) -> bool {
+    text == "/"
+        || text.strip_prefix('/').is_some_and(|rest| {
+            rest.split('/')
+                .all(|name| !name.is_empty() && name != "." && name != "..")
+        })
 }
 
 #[cfg(test)]
@@ -166,6 +192,35 @@ mod tests {
         assert_eq!(next("/tmp/a").as_deref(), Some("ws"));
         assert_eq!(next("/tmp/a/ws"), None);
         assert_eq!(next("/etc"), None);
+    }
+
+    /// The shortcut for paths that are already normal gives what taking
+    /// them apart gives.
+    #[test]
+    fn normal_paths_are_kept_and_the_others_normalized() {
+        fn by_components(path: &str) -> PathBuf {
+            let mut out = PathBuf::from("/");
+            for component in Path::new(path).components() {
+                match component {
+                    Component::Normal(name) => out.push(name),
+                    Component::ParentDir => {
+                        out.pop();
+                    }
+                    _ => {}
+                }
+            }
+            out
+        }
+        for path in [
+            "/", "//", "/a", "/a/b", "/a/", "/a//b", "/a/./b", "/a/../b", "/..", "/a/b/.",
+            "/a/b/..", "a/b", ".", "", "/.hidden", "/a..b/c.", "/...",
+        ] {
+            assert_eq!(normalize(Path::new(path)), by_components(path), "{path:?}");
+        }
+        let layout = Layout::new(Some("/w"));
+        assert_eq!(place(&layout, "/w/a/b"), Place::Workspace("a/b".into()));
+        assert_eq!(place(&layout, "/w//a/./b/"), Place::Workspace("a/b".into()));
+        assert_eq!(place(&layout, "/wx/a"), Place::Elsewhere("/wx/a".into()));
     }
 
     #[test]
