@@ -485,6 +485,10 @@ fn grep_over_a_file_prints_what_grep_over_its_stream_prints() {
         b"caf\xe9 alpha\nna\xefve b\nalpha\n".as_slice(),
     );
     ws.write("empty.txt", "");
+    // Big enough that a search running on past each line end would cost
+    // the square of its length (`^[^#]*$` on it did, before classes lost
+    // the newline: out of fuel), and past a stream's 4 KiB pieces.
+    ws.write("big.txt", "code line\n# comment\n".repeat(20_000));
     let patterns = [
         "alpha",
         "^alpha",
@@ -504,6 +508,12 @@ fn grep_over_a_file_prints_what_grep_over_its_stream_prints() {
         r"\W+",
         "[[:punct:]]",
         "e.a",
+        "$",
+        r"\>",
+        r"\`a",
+        r"a\'",
+        "^[^#]*$",
+        r"\Bb",
         "nomatch",
     ];
     let flags = [
@@ -526,6 +536,12 @@ fn grep_over_a_file_prints_what_grep_over_its_stream_prints() {
         "-F",
         "-niF",
         "-P",
+        "-n",
+        "-xn",
+        "-c -m2",
+        "-l -m1",
+        "-I -n",
+        "-a -n",
     ];
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let list = |items: &[&str]| items.iter().map(|s| quote(s)).collect::<Vec<_>>().join(" ");
@@ -540,9 +556,13 @@ fn grep_over_a_file_prints_what_grep_over_its_stream_prints() {
          \"$fl\" \"$p\" \"$f\" \"$a\" \"$b\"\n\
          n=$((n + 1))\n\
          done\ndone\ndone\n\
-         echo \"$n cases\"\n",
+         echo \"$n cases\"\n\
+         grep -c '^[^#]*$' big.txt; grep -c '$' big.txt; grep -n 'co[^x]*t$' big.txt | tail -1\n",
         list(&patterns),
         list(&flags),
     );
-    assert_text(&bash(&ws, &[], &script), "1444 cases\n");
+    assert_text(
+        &bash(&ws, &[], &script),
+        "2500 cases\n20000\n40000\n40000:# comment\n",
+    );
 }

@@ -69,7 +69,14 @@ impl GuestFs {
         if none {
             return meta;
         }
-        self.with_mode(&dir.join(name), meta)
+        // `chmod` keeps what `place` gives: `s.sh` at the workspace's root,
+        // not `./s.sh`.
+        let path = if dir == Path::new(".") {
+            PathBuf::from(name)
+        } else {
+            dir.join(name)
+        };
+        self.with_mode(&path, meta)
     }
 
     /// The guest path std opens for `path`, or the scratch path.
@@ -443,6 +450,9 @@ fn list_kinds(preopens: &[(Descriptor, String)], path: &Path) -> Option<Vec<(Str
         let kind = match entry.type_ {
             DescriptorType::Directory => FileType::Directory,
             DescriptorType::SymbolicLink => FileType::Symlink,
+            // Not read by a walk (`grep -r` skips them, as GNU's does); the
+            // host refuses to open one anyway.
+            DescriptorType::Fifo => FileType::Fifo,
             _ => FileType::File,
         };
         Some((entry.name, kind))
@@ -487,6 +497,7 @@ fn wasi_metadata(stat: &wasip2::filesystem::types::DescriptorStat) -> Metadata {
     let file_type = match stat.type_ {
         DescriptorType::SymbolicLink => FileType::Symlink,
         DescriptorType::Directory => FileType::Directory,
+        DescriptorType::Fifo => FileType::Fifo,
         _ => FileType::File,
     };
     let time = |t: Option<wasip2::clocks::wall_clock::Datetime>| {

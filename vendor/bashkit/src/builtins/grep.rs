@@ -967,11 +967,11 @@ fn whole_text_search<'m>(sh: &Shared<'m>) -> Option<&'m super::grep_pattern::Who
 }
 
 /// Where the next invalid UTF-8 sequence at or after `from` starts
-/// (`bytes.len()` when there is none). Validated with SIMD where the
+/// (`usize::MAX` when there is none). Validated with SIMD where the
 /// target has it: the check reads every byte, as the search does.
 fn next_invalid(bytes: &[u8], from: usize) -> usize {
     match simdutf8::compat::from_utf8(&bytes[from..]) {
-        Ok(_) => bytes.len(),
+        Ok(_) => usize::MAX,
         Err(e) => from + e.valid_up_to(),
     }
 }
@@ -983,10 +983,8 @@ fn next_invalid(bytes: &[u8], from: usize) -> usize {
 /// the next invalid UTF-8; the lines before it are only
 /// counted, and that line (and the trailing context after it) goes
 /// through [`FileScan::feed`] as in the line-by-line scan, so what is
-/// printed is the same. A match is only a candidate: one that spans lines
-/// (`[^a]` and `\s` match a newline) fails the line's own test, and the
-/// search goes on from the next line. On valid UTF-8 the bytes pattern
-/// matches exactly where the text pattern does.
+/// printed is the same. On valid UTF-8 the bytes pattern matches in
+/// exactly the lines the text pattern does ([`super::grep_pattern::WholeText`]).
 #[allow(clippy::too_many_arguments)]
 async fn scan_whole_text(
     ctx: &Context<'_>,
@@ -1004,19 +1002,21 @@ async fn scan_whole_text(
     // fed on, so a file with no line to feed is never looked at for one.
     let mut binary_checked = false;
     // The next match and the next invalid UTF-8 at or after `pos`
-    // (`bytes.len()`: none), each searched for again only once `pos` has
-    // passed it: a match ahead of `pos` is still the leftmost from `pos`,
-    // so a file of many candidate lines is still read once.
+    // (`usize::MAX`: none; a match may start at `bytes.len()`, as `$`
+    // does after a last line with no newline), each searched for again
+    // only once `pos` has passed it: a match ahead of `pos` is still the
+    // leftmost from `pos`, so a file of many candidate lines is still
+    // read once.
     let search = |from: usize| {
         whole
             .regex
-            .find_at(bytes, from)
-            .map_or(bytes.len(), |m| m.start())
+            .find(regex_automata::Input::new(bytes).range(from..))
+            .map_or(usize::MAX, |m| m.start())
     };
     // A pattern that cannot match U+FFFD needs no look for invalid UTF-8.
     let invalid_from = |from: usize| match whole.matches_replacement {
         true => next_invalid(bytes, from),
-        false => bytes.len(),
+        false => usize::MAX,
     };
     let mut found = search(0);
     let mut invalid = invalid_from(0);
@@ -1029,16 +1029,20 @@ async fn scan_whole_text(
             if invalid < pos {
                 invalid = invalid_from(pos);
             }
-            let at = found.min(invalid);
-            let next = if at >= bytes.len() {
+            let at = found.min(invalid).min(bytes.len());
+            let next = memchr::memrchr(b'\n', &bytes[pos..at]).map_or(pos, |i| pos + i + 1);
+            let next = if found.min(invalid) == usize::MAX {
                 bytes.len()
             } else {
-                memchr::memrchr(b'\n', &bytes[pos..at]).map_or(pos, |i| pos + i + 1)
+                next
             };
             let skipped = &bytes[pos..next];
             // Counted with SIMD (memchr's iterator counts without stopping).
             scan.line_no += memchr::memchr_iter(b'\n', skipped).count();
             scan.byte_pos += skipped.len() as u64;
+            // Metered as the line-by-line scan meters its input: a unit
+            // per 4 KiB piece.
+            ctx.consume_budget_work(skipped.len().div_ceil(super::STREAM_CHUNK_BYTES) as u64)?;
             pos = next;
             if pos == bytes.len() {
                 break;
@@ -1058,7 +1062,7 @@ async fn scan_whole_text(
         scan.feed(sh, &bytes[pos..end], out);
         pos = end + 1;
         if let Some(s) = stream
-            && !out.is_empty()
+            && out.len() >= super::STREAM_CHUNK_BYTES
         {
             if !s.write(out).await? {
                 return Ok((scan.nlines, true));

@@ -622,15 +622,12 @@ impl PatternMatcher {
         }
     }
 
-    /// The pattern for searching many records at once, over bytes: a
-    /// match in a file's whole text starts at or before the first line
-    /// that [`PatternMatcher::is_match`] selects among lines of valid
-    /// UTF-8, in the same line or an earlier one, so the lines before that
-    /// match's line can be skipped without testing each. `^` and `$` match
-    /// at line ends (multi-line mode) as they match at a record's ends;
-    /// what matches a newline (`[^a]`, `\s`) can only make a match start
-    /// earlier. `None` for back-references and `-P` (backtracking) and for
-    /// `-z`.
+    /// The pattern for searching many records at once, over bytes
+    /// ([`within_lines`]: no match spans lines): a match in a file's whole
+    /// text starts in every line of valid UTF-8 that
+    /// [`PatternMatcher::is_match`] selects, and in no other, so the lines
+    /// before the next match can be skipped without testing each. `None`
+    /// for back-references and `-P` (backtracking) and for `-z`.
     pub(crate) fn whole_text(&self) -> Option<&WholeText> {
         match self {
             PatternMatcher::Posix(_, whole) => whole.as_deref(),
@@ -749,19 +746,9 @@ pub(crate) fn compile(
     // Built only where records are lines; a pattern too big for it keeps
     // the line-by-line search.
     let whole = (!o.null_data)
-        .then(|| {
-            let multi_line = format!("(?m){full}");
-            let regex = regex::bytes::RegexBuilder::new(&multi_line)
-                .size_limit(REGEX_SIZE_LIMIT)
-                .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
-                .build()
-                .ok()?;
-            Some(Box::new(WholeText {
-                regex,
-                matches_replacement: may_match_replacement(&multi_line),
-            }))
-        })
-        .flatten();
+        .then(|| whole_text(&format!("(?m){full}")))
+        .flatten()
+        .map(Box::new);
     AwkRegex::from_translated(full, true)
         .map(|re| (PatternMatcher::Posix(Box::new(re), whole), warnings))
         .map_err(|e| {
@@ -775,7 +762,7 @@ pub(crate) fn compile(
 
 /// A pattern for searching a file's whole bytes ([`PatternMatcher::whole_text`]).
 pub(crate) struct WholeText {
-    pub(crate) regex: regex::bytes::Regex,
+    pub(crate) regex: regex_automata::meta::Regex,
     /// Whether a match can hold U+FFFD, the character a line's lossy text
     /// has where its bytes are not UTF-8, or a word boundary (which the
     /// bytes pattern never finds next to invalid UTF-8): then a line with
@@ -785,37 +772,89 @@ pub(crate) struct WholeText {
     pub(crate) matches_replacement: bool,
 }
 
-/// Whether a match of `pattern` (in `regex` syntax) can hold U+FFFD or
-/// a word boundary ([`WholeText::matches_replacement`]); true when unsure.
-fn may_match_replacement(pattern: &str) -> bool {
-    use regex_syntax::hir::{Class, Hir, HirKind, Look};
-    fn holds(hir: &Hir) -> bool {
-        match hir.kind() {
-            HirKind::Empty => false,
-            // Line and text ends see U+FFFD as they see invalid bytes; a
-            // word boundary next to invalid UTF-8 never matches in bytes
-            // but may next to U+FFFD.
-            HirKind::Look(look) => !matches!(
-                look,
-                Look::Start
-                    | Look::End
-                    | Look::StartLF
-                    | Look::EndLF
-                    | Look::StartCRLF
-                    | Look::EndCRLF
-            ),
-            HirKind::Literal(literal) => String::from_utf8_lossy(&literal.0).contains('\u{FFFD}'),
-            HirKind::Class(Class::Unicode(class)) => class
-                .ranges()
-                .iter()
-                .any(|range| range.start() <= '\u{FFFD}' && '\u{FFFD}' <= range.end()),
-            HirKind::Class(Class::Bytes(_)) => true,
-            HirKind::Repetition(repetition) => holds(&repetition.sub),
-            HirKind::Capture(capture) => holds(&capture.sub),
-            HirKind::Concat(all) | HirKind::Alternation(all) => all.iter().any(holds),
+/// The whole-text form of `pattern` (in `regex` syntax, multi-line), or
+/// `None` where it cannot be built (the line-by-line search stays).
+fn whole_text(pattern: &str) -> Option<WholeText> {
+    let hir = regex_syntax::parse(pattern).ok()?;
+    let hir = within_lines(&hir);
+    let regex = regex_automata::meta::Regex::builder()
+        .configure(
+            regex_automata::meta::Config::new()
+                .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                .hybrid_cache_capacity(REGEX_DFA_SIZE_LIMIT),
+        )
+        .build_from_hir(&hir)
+        .ok()?;
+    Some(WholeText {
+        regex,
+        matches_replacement: may_match_replacement(&hir),
+    })
+}
+
+/// `hir` as it applies to one line of a text: no class matches a newline
+/// (so no match spans lines, and a search never runs on past a line end
+/// that the line's own search would stop at, which made `^[^#]*$`
+/// quadratic), and the text's start and end (`\``, `\'`) are a line's.
+fn within_lines(hir: &regex_syntax::hir::Hir) -> regex_syntax::hir::Hir {
+    use regex_syntax::hir::{
+        Capture, Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind,
+        Look, Repetition,
+    };
+    match hir.kind() {
+        HirKind::Empty => Hir::empty(),
+        HirKind::Literal(literal) => Hir::literal(literal.0.clone()),
+        HirKind::Class(Class::Unicode(class)) => {
+            let mut class = class.clone();
+            class.difference(&ClassUnicode::new([ClassUnicodeRange::new('\n', '\n')]));
+            Hir::class(Class::Unicode(class))
         }
+        HirKind::Class(Class::Bytes(class)) => {
+            let mut class = class.clone();
+            class.difference(&ClassBytes::new([ClassBytesRange::new(b'\n', b'\n')]));
+            Hir::class(Class::Bytes(class))
+        }
+        HirKind::Look(Look::Start) => Hir::look(Look::StartLF),
+        HirKind::Look(Look::End) => Hir::look(Look::EndLF),
+        HirKind::Look(look) => Hir::look(*look),
+        HirKind::Repetition(repetition) => Hir::repetition(Repetition {
+            min: repetition.min,
+            max: repetition.max,
+            greedy: repetition.greedy,
+            sub: Box::new(within_lines(&repetition.sub)),
+        }),
+        HirKind::Capture(capture) => Hir::capture(Capture {
+            index: capture.index,
+            name: capture.name.clone(),
+            sub: Box::new(within_lines(&capture.sub)),
+        }),
+        HirKind::Concat(all) => Hir::concat(all.iter().map(within_lines).collect()),
+        HirKind::Alternation(all) => Hir::alternation(all.iter().map(within_lines).collect()),
     }
-    regex_syntax::parse(pattern).map_or(true, |hir| holds(&hir))
+}
+
+/// Whether a match of `hir` can hold U+FFFD or a word boundary
+/// ([`WholeText::matches_replacement`]).
+fn may_match_replacement(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind, Look};
+    match hir.kind() {
+        HirKind::Empty => false,
+        // Line and text ends see U+FFFD as they see invalid bytes; a word
+        // boundary next to invalid UTF-8 never matches in bytes but may
+        // next to U+FFFD.
+        HirKind::Look(look) => !matches!(
+            look,
+            Look::Start | Look::End | Look::StartLF | Look::EndLF | Look::StartCRLF | Look::EndCRLF
+        ),
+        HirKind::Literal(literal) => String::from_utf8_lossy(&literal.0).contains('\u{FFFD}'),
+        HirKind::Class(Class::Unicode(class)) => class
+            .ranges()
+            .iter()
+            .any(|range| range.start() <= '\u{FFFD}' && '\u{FFFD}' <= range.end()),
+        HirKind::Class(Class::Bytes(_)) => true,
+        HirKind::Repetition(repetition) => may_match_replacement(&repetition.sub),
+        HirKind::Capture(capture) => may_match_replacement(&capture.sub),
+        HirKind::Concat(all) | HirKind::Alternation(all) => all.iter().any(may_match_replacement),
+    }
 }
 
 fn fancy_error(e: &fancy_regex::Error) -> String {

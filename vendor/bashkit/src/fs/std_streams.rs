@@ -240,6 +240,9 @@ impl FileSystem for StdStreamsFs {
     async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>> {
         self.inner.read_dir(path).await
     }
+    async fn read_dir_kinds(&self, path: &Path) -> Result<Vec<(String, super::FileType)>> {
+        self.inner.read_dir_kinds(path).await
+    }
     async fn exists(&self, path: &Path) -> Result<bool> {
         match std_stream_fd(path) {
             Some(_) => Ok(true),
