@@ -1029,12 +1029,11 @@ async fn scan_whole_text(
             if invalid < pos {
                 invalid = invalid_from(pos);
             }
-            let at = found.min(invalid).min(bytes.len());
-            let next = memchr::memrchr(b'\n', &bytes[pos..at]).map_or(pos, |i| pos + i + 1);
-            let next = if found.min(invalid) == usize::MAX {
-                bytes.len()
-            } else {
-                next
+            // The start of the candidate's line, or the end when there is
+            // none (no look back over the rest of the file then).
+            let next = match found.min(invalid) {
+                usize::MAX => bytes.len(),
+                at => memchr::memrchr(b'\n', &bytes[pos..at]).map_or(pos, |i| pos + i + 1),
             };
             let skipped = &bytes[pos..next];
             // Counted with SIMD (memchr's iterator counts without stopping).
