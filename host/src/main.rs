@@ -7,6 +7,15 @@ use clap::Parser as _;
 use toolhost::cli::{self, Cli};
 
 fn main() -> ExitCode {
+    // The helper that builds a native command's walls: first, before any
+    // thread starts (a process with threads cannot enter a user namespace).
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == toolhost::sandbox::exec_helper::ARGUMENT)
+    {
+        let code = toolhost::sandbox::exec_helper::main();
+        return ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX));
+    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

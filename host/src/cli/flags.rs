@@ -79,6 +79,10 @@ pub(super) struct SandboxArgs {
     /// Let TOOL read the host environment variable NAME (repeatable)
     #[arg(long, value_name = "TOOL=NAME")]
     pub(super) allow_env: Vec<String>,
+    /// Let a tool (or every tool) run PROGRAM, found on your PATH, inside
+    /// walls built from its grants; the `bash` tool runs it (repeatable)
+    #[arg(long, value_name = "[TOOL=]PROGRAM")]
+    pub(super) allow_exec: Vec<String>,
     #[command(flatten)]
     pub(super) cache: CacheArgs,
 }
@@ -95,6 +99,7 @@ impl SandboxArgs {
             allow_write: [&self.allow_write[..], &after.allow_write[..]].concat(),
             allow_net: [&self.allow_net[..], &after.allow_net[..]].concat(),
             allow_env: [&self.allow_env[..], &after.allow_env[..]].concat(),
+            allow_exec: [&self.allow_exec[..], &after.allow_exec[..]].concat(),
             cache: self.cache.then(&after.cache),
         }
     }
@@ -109,6 +114,7 @@ impl SandboxArgs {
             allow_write: self.allow_write.clone(),
             allow_net: self.allow_net.clone(),
             allow_env: self.allow_env.clone(),
+            allow_exec: self.allow_exec.clone(),
             cache_dir: self.cache.cache_dir.clone(),
             no_cache: self.cache.no_cache,
             host_writes: Vec::new(),

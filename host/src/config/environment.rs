@@ -21,6 +21,8 @@ pub(super) struct Environment {
     /// The variables the config files' `headers` name (`${NAME}`), those
     /// that are set: credentials, so [`fmt::Debug`] shows only the names.
     pub(super) header_variables: BTreeMap<String, String>,
+    /// `$PATH` and where the Rust toolchain is, for exec grants.
+    pub(super) programs: crate::sandbox::ProgramLookup,
 }
 
 impl Environment {
@@ -35,6 +37,7 @@ impl Environment {
             header_variables: names
                 .filter_map(|name| Some((name.to_string(), std::env::var(name).ok()?)))
                 .collect(),
+            programs: crate::sandbox::ProgramLookup::from_env(),
         }
     }
 

@@ -56,6 +56,24 @@ pub enum ConfigError {
         flag: String,
         workspace: PathBuf,
     },
+    #[error("exec grant `{grant}` (from {origin}) {problem}")]
+    ExecGrant {
+        grant: String,
+        origin: GrantOrigin,
+        problem: String,
+    },
+    #[error(
+        "exec grant `{grant}` (from {origin}) is refused: a workspace's own toolhost.toml may not \
+         let tools run your machine's programs (it may have come with the repository). To allow \
+         it, pass the grant yourself (`{flag}`), or trust this workspace (`toolhost trust {}`)",
+        .workspace.display()
+    )]
+    UntrustedExecGrant {
+        grant: String,
+        origin: Box<GrantOrigin>,
+        flag: String,
+        workspace: PathBuf,
+    },
     #[error("environment grant `{grant}` (from {origin}) {problem}")]
     EnvGrant {
         grant: String,

@@ -230,6 +230,8 @@ pub(crate) struct ToolSection {
     pub(crate) net: GrantList,
     /// Host variables this tool may read, by name.
     pub(crate) env: GrantList,
+    /// Native programs this tool may run, by name on `PATH` or absolute.
+    pub(crate) exec: GrantList,
     /// `[tools.<name>.headers."https://api.example.com"]`: headers the host
     /// adds to the tool's requests matching the pattern, `${VAR}` read from
     /// toolhost's environment.

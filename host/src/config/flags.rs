@@ -1,11 +1,13 @@
 //! The grants of the command line (`--allow-read`, `--allow-write`,
 //! `--allow-net`), each split into those for every tool and those that
-//! name one (`TOOL=`); and `--allow-env`, which always names one.
+//! name one (`TOOL=`), `--allow-exec` too; and `--allow-env`, which always
+//! names one.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::env_grants;
+use super::exec_grants;
 use super::grants::{self, GrantSpec};
 use super::inputs::ConfigInputs;
 use super::network::{self, NetSpec};
@@ -22,6 +24,8 @@ pub(super) struct FlagGrants {
     tool_net: BTreeMap<String, Vec<NetSpec>>,
     /// `--allow-env TOOL=NAME`, as written ([`env_grants`]).
     pub(super) env: Vec<String>,
+    /// `--allow-exec [TOOL=]PROGRAM`, as written ([`exec_grants`]).
+    pub(super) exec: Vec<String>,
 }
 
 impl FlagGrants {
@@ -39,6 +43,7 @@ impl FlagGrants {
             net,
             tool_net,
             env: inputs.allow_env.clone(),
+            exec: inputs.allow_exec.clone(),
         }
     }
 
@@ -50,6 +55,7 @@ impl FlagGrants {
             .chain(self.tool_net.keys())
             .cloned()
             .chain(env_grants::flag_tools(&self.env))
+            .chain(exec_grants::flag_tools(&self.exec))
     }
 
     /// Every write grant: those for every tool, then each tool's.

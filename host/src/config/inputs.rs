@@ -24,6 +24,8 @@ pub struct ConfigInputs {
     pub allow_net: Vec<String>,
     /// `--allow-env TOOL=NAME`.
     pub allow_env: Vec<String>,
+    /// `--allow-exec [TOOL=]PROGRAM`.
+    pub allow_exec: Vec<String>,
     /// `--cache-dir DIR`; falls back to the environment, then the user's cache.
     pub cache_dir: Option<PathBuf>,
     /// `--no-cache`: compile every plugin every time.

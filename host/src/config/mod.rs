@@ -37,6 +37,7 @@ mod dirs;
 mod env_grants;
 mod environment;
 mod error;
+mod exec_grants;
 pub(crate) mod file;
 mod file_grants;
 mod flags;

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::env_grants;
 use super::error::ConfigError;
+use super::exec_grants;
 use super::file_grants::{FILELESS_TOOLS, FileGrants};
 use super::flags::FlagGrants;
 use super::gather::Gathered;
@@ -37,6 +38,16 @@ pub(super) fn policy(
         network::for_tool(sources, specs, *trusted, workspace, tool, &mut net_notices)
     };
     env_grants::check_flags(&flags.env)?;
+    let exec_for = |tool: Option<&str>| {
+        exec_grants::for_tool(
+            sources,
+            &flags.exec,
+            *trusted,
+            workspace,
+            tool,
+            &gathered.env.programs,
+        )
+    };
     let (grants, lifted) = file_grants.for_tool(None)?;
     let defaults = ToolPolicy {
         fs: FsPolicy {
@@ -49,6 +60,7 @@ pub(super) fn policy(
             credentials: Vec::new(),
         },
         env: EnvPolicy::default(),
+        exec: exec_for(None)?,
         limits: defaults_limits,
     };
     let mut per_tool = BTreeMap::new();
@@ -71,6 +83,7 @@ pub(super) fn policy(
                 credentials,
             },
             env,
+            exec: exec_for(Some(&tool))?,
             limits: tool_limits,
         };
         per_tool.insert(tool, policy);

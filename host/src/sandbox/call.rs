@@ -30,8 +30,7 @@ use super::slots::CallSlot;
 /// Bytes of a guest's stdout and of its stderr kept per call.
 pub const CAPTURE_LIMIT: usize = 64 * 1024;
 
-/// Receives `host.progress` messages while a call runs.
-pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
+pub use super::capabilities::contract::ProgressSink;
 
 /// Per-store state: the guest's WASI context plus what the host tracks.
 pub(crate) struct State {
@@ -290,7 +289,11 @@ pub(crate) async fn run<E: Export>(
     } = policy;
     let start = Instant::now();
     let deadline = deadline.unwrap_or(start + limits.timeout);
-    let calls = match capabilities.prepare(&CallBounds { deadline, limits }) {
+    let calls = match capabilities.prepare(&CallBounds {
+        deadline,
+        limits,
+        progress: progress_sink.as_ref(),
+    }) {
         Ok(calls) => calls,
         Err(message) => {
             return Run {

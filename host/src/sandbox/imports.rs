@@ -11,8 +11,8 @@
 use wasmparser::{Chunk, ComponentTypeRef, Encoding, Parser, Payload, TypeBounds};
 
 /// The interfaces the sandbox links (`capabilities::add_wasi_to_linker`,
-/// `capabilities::network`, and the `host` and `tool-types` interfaces of
-/// the bindings), at the versions linked. Keep in step with those; the unit
+/// `capabilities::network`, `capabilities::exec`, and the `host` and
+/// `tool-types` interfaces of the bindings), at the versions linked. Keep in step with those; the unit
 /// test below checks each name against the real linker.
 pub(crate) const PROVIDED: &[&str] = &[
     "wasi:io/error@0.2.12",
@@ -46,6 +46,7 @@ pub(crate) const PROVIDED: &[&str] = &[
     "wasi:http/outgoing-handler@0.2.12",
     "toolhost:plugin/tool-types@0.1.0",
     "toolhost:plugin/host@0.1.0",
+    "toolhost:plugin/exec@0.1.0",
 ];
 
 /// Why a component was refused before it was compiled.
@@ -192,7 +193,7 @@ fn hint(name: &str) -> Option<&'static str> {
     let (package, version) = name.split_once('@').unwrap_or((name, ""));
     if package.starts_with("toolhost:plugin/") {
         return Some(
-            "toolhost:plugin@0.1.0 offers only `host` and `tool-types`: rebuild against \
+            "toolhost:plugin@0.1.0 offers only `host`, `tool-types` and `exec`: rebuild against \
              toolhost's wit/plugin.wit",
         );
     }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::capabilities::env::EnvPolicy;
+use super::capabilities::exec::ExecPolicy;
 use super::capabilities::filesystem::FsPolicy;
 use super::capabilities::network::NetPolicy;
 use super::limits::Limits;
@@ -18,6 +19,8 @@ pub struct ToolPolicy {
     pub net: NetPolicy,
     /// The host variables it may read.
     pub env: EnvPolicy,
+    /// The native programs it may run.
+    pub exec: ExecPolicy,
     pub limits: Limits,
 }
 

@@ -202,6 +202,7 @@ async fn instantiate_ahead(
     let bounds = CallBounds {
         deadline: Instant::now() + limits.timeout,
         limits,
+        progress: None,
     };
     let calls = nothing.prepare(&bounds).ok()?;
     let mut fresh = Fresh::new(&code.engine, limits, calls, None);

@@ -65,8 +65,9 @@ fn a_program_of_the_machine_says_it_is_not_here_and_what_to_use() {
     assert_text(
         &bash(&ws, &[], "cargo test; echo next"),
         "next\n--- stderr ---\nbash: cargo: not available in this sandbox: this shell runs only \
-         its built-in utilities, inside WebAssembly, not the machine's programs. Programs of the \
-         machine do not run here; ask the user to run it.\n",
+         its built-in utilities, inside WebAssembly, not the machine's programs. The user can \
+         grant it to this tool (`--allow-exec bash=cargo`); it then runs natively, inside walls \
+         built from the tool's grants.\n",
     );
     assert_text(
         &bash(&ws, &[], "python3 -c 'print(1)'"),

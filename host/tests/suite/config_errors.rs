@@ -119,7 +119,7 @@ fn a_bad_config_file_names_the_file_and_key() {
   |
 2 | wirte = [\"out\"]
   | ^^^^^
-unknown field `wirte`, expected one of `read`, `write`, `net`, `env`, `headers`, `limits`, `paths`, `read_only`
+unknown field `wirte`, expected one of `read`, `write`, `net`, `env`, `exec`, `headers`, `limits`, `paths`, `read_only`
 
 ",
         ),

@@ -13,6 +13,7 @@ mod docs_format;
 mod env;
 mod escape;
 mod examples;
+mod exec;
 mod fetch;
 mod git_and_links;
 mod grants;

@@ -29,8 +29,10 @@ pub const DESCRIPTION: &str = "Run a bash command in a sandboxed shell whose wor
     if/for/while/case, functions, here-documents, `set -e` and `-o pipefail` work. The utilities \
     are built in: ls, cat, head, tail, wc, grep, find, sed, awk, sort, uniq, cut, tr, diff, xargs, \
     jq, tar, patch, sha256sum, base64 and more. It reaches only the directories this tool was \
-    granted (writes fail where it may not write) and has no network; programs of the machine \
-    (cargo, git, npm, python3, curl) do not run here. Each call is a fresh shell: `cd`, variables \
+    granted (writes fail where it may not write) and has no network. Programs of the machine \
+    (cargo, git, npm, python3, curl) do not run here, but for those the user granted this tool \
+    (its `native programs`): each of those runs natively, held by the kernel to the same \
+    directories, without network, until the call's deadline. Each call is a fresh shell: `cd`, variables \
     and functions do not carry over, and `/tmp` is in memory for the call. The result is stdout, \
     then `--- stderr ---` and stderr if any, then `exit code N` if not 0. To search a large \
     tree, `search_text` is about ten times faster than `grep -r` here.";
@@ -59,7 +61,7 @@ pub fn input_schema() -> serde_json::Value {
 mod component {
     use super::*;
 
-    wit_bindgen::generate!({ world: "plugin", path: "../../wit" });
+    wit_bindgen::generate!({ world: "plugin-exec", path: "../../wit" });
 
     struct Component;
 
@@ -96,8 +98,11 @@ mod component {
         toolhost::plugin::host::progress(line);
     }
 
+    /// The host's native programs (`toolhost:plugin/exec`).
+    pub(crate) use toolhost::plugin::exec;
+
     export!(Component);
 }
 
 #[cfg(target_family = "wasm")]
-use component::progress;
+use component::{exec, progress};

@@ -12,9 +12,16 @@ pub const NOT_FOUND: i32 = 127;
 /// the programs they name, with [`message`].
 pub const SHADOWED: &[&str] = &["curl", "wget", "http", "sudo"];
 
-/// What to use instead of `program`, when it is one the shell knows
-/// models ask for.
-fn instead(program: &str) -> Option<&'static str> {
+/// What to do instead of running `program`, when it is one the shell
+/// knows models ask for.
+enum Hint {
+    /// Use another tool.
+    Use(&'static str),
+    /// Ask the user to grant the program.
+    Grant,
+}
+
+fn instead(program: &str) -> Option<Hint> {
     let hint = match program {
         "python" | "python3" | "pip" | "pip3" | "pytest" | "uv" => {
             "For Python, use the `python` tool (`toolhost plugin install python` adds it)."
@@ -35,17 +42,23 @@ fn instead(program: &str) -> Option<&'static str> {
         | "gcc" | "g++" | "cc" | "clang" | "go" | "java" | "javac" | "mvn" | "gradle"
         | "docker" | "podman" | "kubectl" | "ssh" | "scp" | "rsync" | "sudo" | "apt"
         | "apt-get" | "brew" | "ruby" | "gem" | "perl" | "php" | "dotnet" | "swift" => {
-            "Programs of the machine do not run here; ask the user to run it."
+            return Some(Hint::Grant);
         }
         _ => return None,
     };
-    Some(hint)
+    Some(Hint::Use(hint))
 }
 
 /// The shell's message for `program` when it is a program of the machine
 /// that does not run here.
 pub fn message(program: &str) -> Option<String> {
-    let hint = instead(program)?;
+    let hint = match instead(program)? {
+        Hint::Use(hint) => hint.to_string(),
+        Hint::Grant => format!(
+            "The user can grant it to this tool (`--allow-exec bash={program}`); it then runs \
+             natively, inside walls built from the tool's grants."
+        ),
+    };
     Some(format!(
         "bash: {program}: not available in this sandbox: this shell runs only its built-in \
          utilities, inside WebAssembly, not the machine's programs. {hint}\n"
@@ -68,7 +81,15 @@ mod tests {
             )
         );
         assert!(message("python3").is_some_and(|m| m.contains("`python` tool")));
-        assert!(message("cargo").is_some_and(|m| m.starts_with("bash: cargo: not available")));
+        assert_eq!(
+            message("cargo").as_deref(),
+            Some(
+                "bash: cargo: not available in this sandbox: this shell runs only its built-in \
+                 utilities, inside WebAssembly, not the machine's programs. The user can grant it \
+                 to this tool (`--allow-exec bash=cargo`); it then runs natively, inside walls \
+                 built from the tool's grants.\n"
+            )
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use bashkit::{
 use crate::guest_fs::GuestFs;
 use crate::paths::Layout;
 use crate::result::{self, Ending, STDERR_KEPT, STDOUT_KEPT};
-use crate::{missing, progress};
+use crate::{exec, missing, progress};
 
 /// How often a running command's latest line is sent as progress.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
@@ -39,7 +39,9 @@ pub async fn run(command: &str, timeout: Option<Duration>, workspace: Option<&st
         .hostname("sandbox")
         .limits(limits(timeout))
         .builtin_filter(|name| !missing::SHADOWED.contains(&name))
-        .command_resolver(Arc::new(NotHere))
+        .command_resolver(Arc::new(Programs {
+            granted: exec::programs(),
+        }))
         .build();
     let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
     let mut live = Live::default();
@@ -168,13 +170,58 @@ impl Live {
     }
 }
 
-/// Programs of the machine a model reaches for ([`missing`]).
-struct NotHere;
+/// Programs of the machine: those the user granted this tool run
+/// natively in the host's walls ([`Native`]); those a model reaches for
+/// otherwise fail saying why ([`missing`]). A name the shell has a
+/// built-in for never gets here: `grep` is the shell's own.
+struct Programs {
+    granted: Vec<String>,
+}
 
-impl CommandResolver for NotHere {
+impl CommandResolver for Programs {
     fn resolve(&self, name: &str) -> Option<Arc<dyn Builtin>> {
+        if self.granted.iter().any(|granted| granted == name) {
+            return Some(Arc::new(Native(name.to_string())));
+        }
         let message = missing::message(name)?;
         Some(Arc::new(Missing(message)))
+    }
+}
+
+/// Variables the shell sets for itself, which a native command gets from
+/// its walls instead (its `HOME` is an empty one of its own).
+const SHELL_OWN: &[&str] = &["HOME", "PWD", "OLDPWD", "USER", "TMPDIR", "PATH", "SHLVL"];
+
+/// A granted program, run by the host.
+struct Native(String);
+
+#[async_trait]
+impl Builtin for Native {
+    async fn execute(&self, ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
+        let mut env: Vec<(String, String)> = ctx
+            .env
+            .iter()
+            .filter(|(name, _)| !SHELL_OWN.contains(&name.as_str()))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        env.sort();
+        let command = exec::Command {
+            program: self.0.clone(),
+            args: ctx.args.to_vec(),
+            cwd: ctx.cwd.display().to_string(),
+            env,
+            stdin: ctx.stdin.map(|s| s.as_bytes().to_vec()).unwrap_or_default(),
+        };
+        Ok(match exec::run(&command) {
+            Ok(finished) => ExecResult {
+                stdout: finished.stdout.into(),
+                stderr: finished.stderr.into(),
+                exit_code: finished.exit_code,
+                ..ExecResult::default()
+            },
+            // Not started: bash's "cannot execute" (126).
+            Err(why) => ExecResult::err(format!("bash: {}: {why}\n", self.0), 126),
+        })
     }
 }
 

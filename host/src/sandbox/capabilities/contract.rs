@@ -18,13 +18,14 @@
 //! [`crate::sandbox::ToolPolicy`], a line in that list and its config
 //! section.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use wasmtime::component::{Linker, ResourceTable};
 use wasmtime_wasi::WasiCtx;
 
+use super::grants::Grant;
 use super::held::TableCharge;
 use super::protect::Protection;
 use crate::sandbox::limits::{Limits, MemoryAccount};
@@ -41,10 +42,26 @@ pub(crate) struct Start<'a> {
     pub(crate) ca_file: Option<&'a Path>,
 }
 
-/// What bounds one call: when it ends and what it may spend.
+/// Receives a call's progress messages (`host.progress`, a native
+/// command's latest line) while it runs.
+pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// A tool's file grants as the file system capability holds them.
+pub(crate) struct FileGrants<'a> {
+    /// Its directories, each read-only or read-write.
+    pub(crate) dirs: &'a [Grant],
+    /// The protected paths the user lifted for it.
+    pub(crate) lifted: &'a [PathBuf],
+    /// It may read the saved results (`read_file` alone).
+    pub(crate) reads_saved_outputs: bool,
+}
+
+/// What bounds one call: when it ends and what it may spend; where its
+/// progress goes.
 pub(crate) struct CallBounds<'a> {
     pub(crate) deadline: Instant,
     pub(crate) limits: &'a Limits,
+    pub(crate) progress: Option<&'a ProgressSink>,
 }
 
 /// One capability a tool can be given.
@@ -65,8 +82,14 @@ pub(crate) trait Capability: Sized + 'static {
     /// At start.
     fn start(start: &Start<'_>) -> Self::Shared;
 
-    /// At load, once per tool.
-    fn configure(policy: &Self::Policy, shared: &mut Self::Shared) -> Self::ForTool;
+    /// At load, once per tool. `files` are the tool's file grants, for a
+    /// capability the file system's grants hold (a native command's walls
+    /// are the tool's directories).
+    fn configure(
+        policy: &Self::Policy,
+        files: &FileGrants<'_>,
+        shared: &mut Self::Shared,
+    ) -> Self::ForTool;
 
     /// For each call, before the guest runs: its fresh state, or why the
     /// call cannot run at all (a granted directory that is gone).

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use wasmtime::component::{HasData, Linker};
 use wasmtime_wasi::p2::bindings::cli::environment;
 
-use super::contract::{CallBounds, CallView, Capability, HasCall, Start};
+use super::contract::{CallBounds, CallView, Capability, FileGrants, HasCall, Start};
 use crate::sandbox::reach::Reach;
 
 /// The host variables a tool may read, by name.
@@ -54,7 +54,7 @@ impl Capability for Env {
         start.workspace.to_str().map(str::to_string)
     }
 
-    fn configure(policy: &EnvPolicy, cwd: &mut Option<String>) -> Variables {
+    fn configure(policy: &EnvPolicy, _: &FileGrants<'_>, cwd: &mut Option<String>) -> Variables {
         let variables = policy
             .names
             .iter()
@@ -129,6 +129,12 @@ impl environment::Host for Granted<'_> {
 mod tests {
     use super::*;
 
+    const NO_FILES: FileGrants<'static> = FileGrants {
+        dirs: &[],
+        lifted: &[],
+        reads_saved_outputs: false,
+    };
+
     fn policy(names: &[&str]) -> EnvPolicy {
         EnvPolicy {
             names: names.iter().map(|n| n.to_string()).collect(),
@@ -141,7 +147,11 @@ mod tests {
     fn a_tool_gets_only_the_variables_named_that_are_set() {
         let path = std::env::var("PATH").expect("PATH is set");
         let mut cwd = Some("/ws".to_string());
-        let given = Env::configure(&policy(&["PATH", "TOOLHOST_ENV_TEST_NEVER_SET"]), &mut cwd);
+        let given = Env::configure(
+            &policy(&["PATH", "TOOLHOST_ENV_TEST_NEVER_SET"]),
+            &NO_FILES,
+            &mut cwd,
+        );
         assert_eq!(
             *given,
             Environment {
@@ -149,7 +159,11 @@ mod tests {
                 cwd: Some("/ws".into()),
             }
         );
-        assert!(Env::configure(&policy(&[]), &mut cwd).variables.is_empty());
+        assert!(
+            Env::configure(&policy(&[]), &NO_FILES, &mut cwd)
+                .variables
+                .is_empty()
+        );
     }
 
     #[test]

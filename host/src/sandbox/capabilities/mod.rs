@@ -1,7 +1,9 @@
 //! What a tool may touch, one capability per room, each keeping the
 //! [`contract`]: the file system ([`filesystem`]: directory grants, lifts,
 //! the guard), the network ([`network`]: `wasi:http` through host grants),
-//! the environment ([`env`]: the host variables the user names).
+//! the environment ([`env`]: the host variables the user names), native
+//! programs ([`exec`]: run inside walls the kernel builds from the same
+//! grants).
 //! The list below gives each tool and each call one slot per capability.
 //!
 //! Beside them, what every call gets alike: a deny-by-default `WasiCtx`
@@ -13,6 +15,7 @@
 mod beneath;
 pub(crate) mod contract;
 pub(crate) mod env;
+pub(crate) mod exec;
 pub(crate) mod filesystem;
 pub(crate) mod git_config;
 mod grants;
@@ -79,7 +82,11 @@ macro_rules! capabilities {
             /// Each capability's part of `policy`, configured.
             pub(crate) fn configure(policy: &ToolPolicy, shared: &mut SharedCapabilities) -> Self {
                 ToolCapabilities {
-                    $($field: <$capability>::configure(&policy.$field, &mut shared.$field),)+
+                    $($field: <$capability>::configure(
+                        &policy.$field,
+                        &policy.fs.file_grants(),
+                        &mut shared.$field,
+                    ),)+
                 }
             }
 
@@ -183,6 +190,7 @@ capabilities! {
     fs: filesystem::Filesystem,
     net: network::Network,
     env: env::Env,
+    exec: exec::Exec,
 }
 
 /// The resource table alone, for `wasi:io`.

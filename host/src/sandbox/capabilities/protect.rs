@@ -243,6 +243,13 @@ impl Protection {
         &self.every_repository
     }
 
+    /// toolhost's records, where they are on the host, with which each is.
+    pub(crate) fn records(&self) -> impl Iterator<Item = (&Path, Record)> {
+        self.records
+            .iter()
+            .map(|(path, kind)| (path.as_path(), *kind))
+    }
+
     /// The protected paths, as configured.
     pub fn paths(&self) -> impl Iterator<Item = &ProtectedPath> {
         self.paths.iter().map(|resolved| &resolved.spec)

@@ -10944,6 +10944,32 @@ impl Interpreter {
                 .execute_registered_builtin(&cmd, &argv, stdin.as_ref(), redirects)
                 .await;
         }
+        // toolhost: an interpreter that is no builtin and no shell goes to
+        // the last-chance resolver, as a command naming it would: the
+        // embedder's programs run it (or refuse it), instead of the script
+        // being parsed as bash.
+        if let Some((cmd, mut argv)) = shebang_interpreter(content)
+            && !self.builtins.contains_key(cmd.as_str())
+            && let Some(resolver) = self.command_resolver.clone()
+        {
+            let resolved = std::panic::catch_unwind(AssertUnwindSafe(|| resolver.resolve(&cmd)))
+                .ok()
+                .flatten();
+            if let Some(builtin) = resolved {
+                argv.push(name.to_string());
+                argv.extend(args.iter().cloned());
+                return self
+                    .execute_builtin_arc(
+                        &cmd,
+                        builtin,
+                        crate::builtins::BuiltinAccess::Scoped,
+                        &argv,
+                        stdin.as_ref(),
+                        redirects,
+                    )
+                    .await;
+            }
+        }
         // Strip shebang line if present
         let script_text = if content.starts_with("#!") {
             content

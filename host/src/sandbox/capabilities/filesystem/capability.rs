@@ -15,7 +15,9 @@ use super::guard::{FsGuard, Held};
 use super::host::{Guarded, GuardedFilesystem};
 use super::preopens::{GrantDirs, GrantedDirs, OpenDirs, Preopens, PreopensView};
 use super::rules::FsRules;
-use crate::sandbox::capabilities::contract::{CallBounds, CallView, Capability, HasCall, Start};
+use crate::sandbox::capabilities::contract::{
+    CallBounds, CallView, Capability, FileGrants, HasCall, Start,
+};
 use crate::sandbox::capabilities::grants::{Access, Grant, simplify};
 use crate::sandbox::capabilities::protect::Protection;
 use crate::sandbox::reach::{self, Reach};
@@ -39,6 +41,15 @@ pub struct FsPolicy {
 }
 
 impl FsPolicy {
+    /// Its grants, for the capabilities they hold ([`FileGrants`]).
+    pub(crate) fn file_grants(&self) -> FileGrants<'_> {
+        FileGrants {
+            dirs: &self.grants,
+            lifted: &self.lifted,
+            reads_saved_outputs: self.reads_saved_outputs,
+        }
+    }
+
     /// This policy for a tool that declares itself read-only: every grant
     /// read-only, nothing lifted.
     pub fn read_only(mut self) -> FsPolicy {
@@ -101,7 +112,7 @@ impl Capability for Filesystem {
         }
     }
 
-    fn configure(policy: &FsPolicy, shared: &mut FsShared) -> FsTool {
+    fn configure(policy: &FsPolicy, _: &FileGrants<'_>, shared: &mut FsShared) -> FsTool {
         let mut rules = FsRules::new(
             Arc::clone(&shared.protection),
             policy.lifted.clone(),

@@ -34,7 +34,7 @@ use wasmtime_wasi_http::{
     Error, RequestOptions, WasiBody, WasiHttp, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks,
 };
 
-use super::contract::{CallBounds, CallView, Capability, HasCall, Start};
+use super::contract::{CallBounds, CallView, Capability, FileGrants, HasCall, Start};
 use crate::sandbox::reach::Reach;
 use account::{NetAccount, NetDenial, NetRefusal, NetRequest};
 use bodies::{Capped, Metered};
@@ -85,7 +85,7 @@ impl Capability for Network {
         Arc::new(Tls::new(start.ca_file.map(std::path::Path::to_path_buf)))
     }
 
-    fn configure(policy: &NetPolicy, tls: &mut Arc<Tls>) -> NetAccess {
+    fn configure(policy: &NetPolicy, _: &FileGrants<'_>, tls: &mut Arc<Tls>) -> NetAccess {
         NetAccess {
             grants: Arc::from(policy.grants.clone()),
             credentials: Arc::from(policy.credentials.clone()),

@@ -1,0 +1,270 @@
+//! Native programs as a capability: a tool runs the programs the user
+//! granted it (`--allow-exec [TOOL=]PROGRAM`, `exec = [...]` under
+//! `[tools.NAME]`), and none by default, each inside walls built from the
+//! tool's own grants ([`walls`]): the kernel holds a native command to
+//! what the file system capability holds the tool's wasm to.
+//!
+//! The host answers `toolhost:plugin/exec` (only the standard `bash`
+//! imports it): a granted program's run is a [`plan`] handed to the
+//! helper process that builds the walls ([`helper`], `toolhost
+//! __exec-helper`), whose output comes back through [`run`].
+
+pub mod helper;
+mod plan;
+mod program;
+mod run;
+mod walls;
+
+use std::convert::Infallible;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use wasmtime::component::{HasData, Linker};
+
+use super::contract::{CallBounds, CallView, Capability, FileGrants, HasCall, ProgressSink, Start};
+use super::grants::Grant;
+use super::protect::Protection;
+use crate::sandbox::reach::Reach;
+use plan::WallLimits;
+pub use program::{ExecPolicy, Lookup, Program};
+use walls::{Command, Grants, Survey};
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "toolhost:plugin/exec-import",
+        imports: { default: async },
+    });
+}
+
+use bindings::toolhost::plugin::exec as wit;
+
+/// Processes and threads alive at once in one command.
+const PROCESSES: u32 = 512;
+/// Bytes of private writable memory per process: a build's compiler
+/// needs far more than a tool's wasm (256 MiB).
+const PROCESS_MEMORY: u64 = 4 << 30;
+/// Descriptors per process.
+const OPEN_FILES: u64 = 4096;
+/// Bytes of the private `/tmp` and `HOME`, each.
+const SCRATCH: u64 = 256 << 20;
+
+/// The native-programs capability.
+pub(crate) struct Exec;
+
+/// What a loaded tool holds: its programs, and what its walls are built
+/// from.
+pub(crate) struct ExecTool {
+    programs: Vec<Program>,
+    dirs: Vec<Grant>,
+    lifted: Vec<PathBuf>,
+    reads_outputs: bool,
+    protection: Arc<Protection>,
+}
+
+/// One call's programs and bounds.
+pub(crate) struct ExecCall {
+    tool: Arc<ExecTool>,
+    deadline: Instant,
+    output: usize,
+    write: u64,
+    progress: Option<ProgressSink>,
+}
+
+impl Capability for Exec {
+    type Policy = ExecPolicy;
+    type Shared = Arc<Protection>;
+    type ForTool = Arc<ExecTool>;
+    type InCall = ExecCall;
+    type Record = ();
+    /// None of its own: a program not granted is refused to the shell,
+    /// which prints why as the command's error (exit code 126), the one
+    /// place the model reads it.
+    type Refusal = Infallible;
+
+    fn start(start: &Start<'_>) -> Arc<Protection> {
+        Arc::clone(start.protection)
+    }
+
+    /// The walls are the file system capability's grants, held by the
+    /// kernel: the tool's directories, lifts and records as configured.
+    fn configure(
+        policy: &ExecPolicy,
+        files: &FileGrants<'_>,
+        protection: &mut Arc<Protection>,
+    ) -> Arc<ExecTool> {
+        Arc::new(ExecTool {
+            programs: policy.programs.clone(),
+            dirs: files.dirs.to_vec(),
+            lifted: files.lifted.to_vec(),
+            reads_outputs: files.reads_saved_outputs,
+            protection: Arc::clone(protection),
+        })
+    }
+
+    fn prepare(tool: &Arc<ExecTool>, bounds: &CallBounds<'_>) -> Result<ExecCall, String> {
+        Ok(ExecCall {
+            tool: Arc::clone(tool),
+            deadline: bounds.deadline,
+            output: bounds.limits.output,
+            write: bounds.limits.write,
+            progress: bounds.progress.cloned(),
+        })
+    }
+
+    fn link<T: HasCall<Self>>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+        wit::add_to_linker::<T, ExecHost>(linker, |t| {
+            let CallView { own, .. } = t.call_view();
+            Running(own)
+        })
+    }
+
+    fn close(_: &mut ExecCall) -> ((), Option<Infallible>) {
+        ((), None)
+    }
+
+    fn describe<'a>(policy: &'a ExecPolicy, reach: &mut Reach<'a>) {
+        if !policy.programs.is_empty() {
+            let programs: Vec<String> = policy
+                .programs
+                .iter()
+                .map(|p| format!("{} ({})", p.name, p.path.display()))
+                .collect();
+            reach
+                .more
+                .push(format!("native programs: {}", programs.join(", ")));
+        }
+    }
+
+    /// None: a repository's plugin runs no program of the machine until
+    /// the user trusts it.
+    fn shipped(full: &ExecPolicy, _: &ExecPolicy, _: &Path) -> (ExecPolicy, Vec<&'static str>) {
+        let withheld = if full.programs.is_empty() {
+            Vec::new()
+        } else {
+            vec!["native programs"]
+        };
+        (ExecPolicy::default(), withheld)
+    }
+}
+
+/// `toolhost:plugin/exec` from a call's [`ExecCall`].
+struct ExecHost;
+
+impl HasData for ExecHost {
+    type Data<'a> = Running<'a>;
+}
+
+struct Running<'a>(&'a mut ExecCall);
+
+impl wit::Host for Running<'_> {
+    async fn programs(&mut self) -> Vec<String> {
+        self.0
+            .tool
+            .programs
+            .iter()
+            .map(|p| p.name.clone())
+            .collect()
+    }
+
+    async fn run(&mut self, command: wit::Command) -> Result<wit::Finished, String> {
+        run_granted(self.0, command).await
+    }
+}
+
+/// Runs `command` in its walls, when its program is granted.
+async fn run_granted(call: &ExecCall, command: wit::Command) -> Result<wit::Finished, String> {
+    let Some(program) = call
+        .tool
+        .programs
+        .iter()
+        .find(|p| p.name == command.program || p.path.as_os_str() == command.program.as_str())
+    else {
+        return Err(format!(
+            "`{}` is not a program this tool may run; only the user can grant one, with \
+             `--allow-exec TOOL={}`",
+            command.program, command.program
+        ));
+    };
+    let cwd = PathBuf::from(&command.cwd);
+    if !cwd.is_absolute() {
+        return Err(format!(
+            "the working directory `{}` is not absolute",
+            command.cwd
+        ));
+    }
+    let tool = Arc::clone(&call.tool);
+    let before = survey(&tool).await?;
+    let limits = WallLimits {
+        processes: PROCESSES,
+        file_size: call.write,
+        memory: PROCESS_MEMORY,
+        open_files: OPEN_FILES,
+        cpu_seconds: call
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs()
+            + 1,
+        scratch: SCRATCH,
+    };
+    let timeout_ms = call
+        .deadline
+        .saturating_duration_since(Instant::now())
+        .as_millis()
+        .try_into()
+        .unwrap_or(u64::MAX);
+    let plan = walls::plan(
+        Command {
+            program,
+            args: &command.args,
+            cwd: &cwd,
+            env: &command.env,
+            stdin: command.stdin,
+        },
+        &grants(&tool),
+        &before,
+        limits,
+        timeout_ms,
+    )?;
+    let finished = run::run(&plan, call.deadline, call.output, call.progress.as_ref())
+        .await
+        .map_err(|e| format!("the command could not be started: {e}"))?;
+    let mut stderr = finished.stderr;
+    let after = survey(&tool).await;
+    if let Ok(after) = after {
+        let made = after.made_since(&before, &tool.protection);
+        stderr.extend_from_slice(walls::remove_made(&made, &tool.protection).as_bytes());
+    }
+    if finished.dropped > 0 {
+        stderr.extend_from_slice(
+            format!(
+                "toolhost: {} bytes of output past the tool's limit of {} were dropped\n",
+                finished.dropped, call.output
+            )
+            .as_bytes(),
+        );
+    }
+    Ok(wit::Finished {
+        stdout: finished.stdout,
+        stderr,
+        exit_code: finished.exit_code,
+    })
+}
+
+fn grants(tool: &ExecTool) -> Grants<'_> {
+    Grants {
+        dirs: &tool.dirs,
+        lifted: &tool.lifted,
+        protection: &tool.protection,
+        reads_outputs: tool.reads_outputs,
+    }
+}
+
+/// The tool's protected paths, looked for off the async threads.
+async fn survey(tool: &Arc<ExecTool>) -> Result<Survey, String> {
+    let tool = Arc::clone(tool);
+    tokio::task::spawn_blocking(move || Survey::of(&grants(&tool)))
+        .await
+        .map_err(|e| format!("looking for protected paths failed: {e}"))?
+}

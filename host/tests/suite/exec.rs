@@ -1,0 +1,543 @@
+//! Native commands on a grant (`--allow-exec`) through the real binary:
+//! the `bash` tool runs a granted program inside walls built from its
+//! grants, and every escape the issue names is tried from inside with raw
+//! calls (`tests/fixtures/exec/probe.py`, run as a granted `python3`),
+//! each refused or bounded and followed by a command that works. Each
+//! attack runs twice: as the user running the tests (root, here and in
+//! CI) and as `nobody` through `setpriv`, so both the privileged and the
+//! unprivileged way into the namespaces are tested.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use super::common::{Workspace, assert_text, shared_cache, stream_json_run};
+
+/// The probe, in every workspace.
+const PROBE: &str = include_str!("../fixtures/exec/probe.py");
+
+/// The granted interpreter the probe runs in, by its absolute path.
+const PYTHON: &str = "/usr/bin/python3";
+
+/// Who runs toolhost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum User {
+    /// The user running the tests.
+    Me,
+    /// `nobody`, through `setpriv`: no privilege of any kind.
+    Nobody,
+}
+
+const USERS: [User; 2] = [User::Me, User::Nobody];
+
+/// A workspace for the probe: a git repository with a hook and a config,
+/// `toolhost.toml`, `.toolhost/`, a read-only `docs` and a writable `src`
+/// (granted by the flags of [`walled`]), open to `nobody`.
+fn workspace() -> Workspace {
+    let ws = Workspace::new();
+    ws.write("probe.py", PROBE);
+    ws.write("docs/guide.md", "# guide\n");
+    ws.write("src/ok.txt", "fine\n");
+    ws.write("src/lib/.git/config", "[core]\n");
+    ws.write(".git/HEAD", "ref: refs/heads/main\n");
+    ws.write(".git/config", "[core]\n\tbare = false\n");
+    ws.write(".git/hooks/README", "hooks live here\n");
+    ws.write("toolhost.toml", "# the workspace's config\n");
+    ws.write(".toolhost/state", "kept\n");
+    open_to_everyone(ws.path());
+    open_to_everyone(ws.user_config());
+    ws
+}
+
+fn open_to_everyone(path: &Path) {
+    let mode = if path.is_dir() { 0o777 } else { 0o666 };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).expect("read dir").flatten() {
+            open_to_everyone(&entry.path());
+        }
+    }
+}
+
+/// The flags every probe runs under: the workspace readable, `src`
+/// writable, `python3` granted.
+fn walled() -> Vec<String> {
+    vec![
+        "--allow-write".into(),
+        "bash=src".into(),
+        "--allow-exec".into(),
+        format!("bash={PYTHON}"),
+    ]
+}
+
+/// `toolhost` as `user`, in `ws`, with a home of its own that holds an
+/// SSH key and a secret in its environment.
+fn toolhost_as(user: User, ws: &Workspace) -> Command {
+    let home = home();
+    let mut command = match user {
+        User::Me => Command::new(assert_cmd::cargo::cargo_bin("toolhost")),
+        User::Nobody => {
+            let mut setpriv = Command::new("setpriv");
+            setpriv
+                .args([
+                    "--reuid=65534",
+                    "--regid=65534",
+                    "--clear-groups",
+                    "--inh-caps=-all",
+                    "--bounding-set=-all",
+                ])
+                .arg(assert_cmd::cargo::cargo_bin("toolhost"));
+            setpriv
+        }
+    };
+    let cache = match user {
+        User::Me => shared_cache(),
+        User::Nobody => nobody_cache(),
+    };
+    command
+        .current_dir(ws.path())
+        .env("HOME", &home)
+        .env("TOOLHOST_CACHE_DIR", cache)
+        .env("TOOLHOST_CONFIG_DIR", ws.user_config())
+        .env("TOOLHOST_BACKGROUND_COMPILE", "off")
+        .env("TOOLHOST_TEST_SECRET", SECRET)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("TOOLHOST_BASELINE_MIN_BYTES");
+    command
+}
+
+/// A value no program in the walls may see.
+const SECRET: &str = "sk-toolhost-exec-test-7f3a";
+
+/// The home toolhost runs with: it holds `.ssh/id_ed25519`.
+fn home() -> PathBuf {
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("exec-home");
+    std::fs::create_dir_all(home.join(".ssh")).expect("mkdir");
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE KEY\n").expect("key");
+    open_to_everyone(&home);
+    home
+}
+
+/// `nobody`'s compile cache: the shared one is the test user's.
+fn nobody_cache() -> PathBuf {
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("exec-nobody-cache");
+    std::fs::create_dir_all(&cache).expect("mkdir");
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    cache
+}
+
+/// What `bash` answers `command` with, run by `user` under `flags`.
+fn bash_as(user: User, ws: &Workspace, flags: &[String], command: &str) -> String {
+    let input = json!({ "command": command }).to_string();
+    let output = toolhost_as(user, ws)
+        .args(flags)
+        .args(["call", "bash", &input])
+        .output()
+        .expect("run toolhost");
+    assert!(
+        output.status.success(),
+        "toolhost as {user:?} failed ({}):\nstdout: {}\nstderr: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+/// The probe's attacks, one per line (`NAME ARG...`), run one after the
+/// other in one call, then a command that works.
+fn probe_as(user: User, ws: &Workspace, attacks: &[String]) -> String {
+    let mut command: Vec<String> = attacks
+        .iter()
+        .map(|attack| format!("python3 probe.py {attack}"))
+        .collect();
+    command.push("python3 -c 'print(open(\"src/ok.txt\").read().strip())'".into());
+    bash_as(user, ws, &walled(), &command.join("; "))
+}
+
+#[test]
+fn a_granted_program_runs_in_its_grants_and_prints_as_bash_does() {
+    for user in USERS {
+        let ws = workspace();
+        assert_text(
+            &bash_as(
+                user,
+                &ws,
+                &walled(),
+                "python3 -c 'import os; print(os.getcwd()); open(\"src/new.txt\", \"w\").write(\"made\")' \
+                 && cat src/new.txt && echo; echo in | python3 -c 'import sys; print(sys.stdin.read().upper(), end=\"\"); sys.exit(3)'",
+            ),
+            &ws.expand("{ws}\nmade\nIN\nexit code 3\n"),
+        );
+    }
+}
+
+#[test]
+fn what_lies_outside_the_grants_is_not_there() {
+    let home = home();
+    for user in USERS {
+        let ws = workspace();
+        let attacks = [
+            format!("read {}", home.join(".ssh/id_ed25519").display()),
+            format!("list {}", ws.user_config().display()),
+            "read /etc/shadow".into(),
+            "read /proc/1/environ".into(),
+            format!("list /proc/{}/root", std::process::id()),
+            format!(
+                "symlink-read {} src/key",
+                home.join(".ssh/id_ed25519").display()
+            ),
+        ];
+        assert_text(
+            &probe_as(user, &ws, &attacks),
+            "read: refused (ENOENT)\nlist: refused (ENOENT)\nread: refused (ENOENT)\nread: \
+             refused (EACCES)\nlist: refused (ENOENT)\nsymlink-read: refused (ENOENT)\nfine\n",
+        );
+    }
+}
+
+#[test]
+fn writes_outside_the_write_grants_and_to_protected_paths_are_refused() {
+    for user in USERS {
+        let ws = workspace();
+        let attacks = [
+            "append docs/guide.md",
+            "create notes.txt",
+            "create .git/hooks/pre-commit",
+            "append .git/config",
+            "append toolhost.toml",
+            "create .toolhost/plugins.wasm",
+            "rename .git src/git",
+            "rename src/ok.txt docs/ok.txt",
+            "rename .git .git-old",
+            "append src/lib/.git/config",
+            "rename src/lib/.git src/lib/git",
+            "rename src/lib src/lib2",
+            "remove-tree src/lib/.git",
+            "remove-tree .git/hooks",
+            "hardlink docs/guide.md src/guide.md",
+            "umount .git",
+        ]
+        .map(String::from);
+        assert_text(
+            &probe_as(user, &ws, &attacks),
+            "append: refused (EROFS)\ncreate: refused (EROFS)\ncreate: refused (EROFS)\nappend: \
+             refused (EROFS)\nappend: refused (EROFS)\ncreate: refused (EROFS)\nrename: refused \
+             (EXDEV)\nrename: refused (EXDEV)\nrename: refused (EROFS)\nappend: refused (EROFS)\n\
+             rename: refused (EBUSY)\nrename: refused (EBUSY)\nremove-tree: refused (EBUSY)\n\
+             remove-tree: refused (EROFS)\nhardlink: refused \
+             (EXDEV)\numount: refused (EPERM)\nfine\n",
+        );
+        assert_eq!(ws.read(".git/config"), "[core]\n\tbare = false\n");
+        assert_eq!(ws.read("toolhost.toml"), "# the workspace's config\n");
+    }
+}
+
+#[test]
+fn a_protected_path_a_command_makes_is_removed_and_the_model_is_told() {
+    for user in USERS {
+        let ws = workspace();
+        std::fs::remove_file(ws.path().join("toolhost.toml")).expect("rm");
+        let flags = vec![
+            "--allow-write".into(),
+            "bash=.".into(),
+            "--allow-exec".into(),
+            format!("bash={PYTHON}"),
+        ];
+        assert_text(
+            &bash_as(
+                user,
+                &ws,
+                &flags,
+                "python3 probe.py create toolhost.toml; mkdir -p sub && python3 probe.py create \
+                 sub/HEAD; echo next",
+            ),
+            "create: done\ncreate: done\nnext\n--- stderr ---\ntoolhost: the command made \
+             `toolhost.toml`, which is protected (it is toolhost's configuration of a workspace, \
+             which decides what every tool may do); it was removed\ntoolhost: the command made \
+             `sub/HEAD`, which is protected (it holds a `HEAD`, so git may take it for a \
+             repository (with its objects and refs beside it, or where a `commondir` file says) \
+             and run what its config and hooks say, so a change could run code outside the \
+             sandbox); it was removed\n",
+        );
+        assert!(!ws.path().join("toolhost.toml").exists());
+        assert!(!ws.path().join("sub/HEAD").exists());
+    }
+}
+
+#[test]
+fn the_kernel_refuses_what_a_build_never_needs() {
+    for user in USERS {
+        let ws = workspace();
+        let attacks = [
+            "ptrace 1".to_string(),
+            format!("kill {}", std::process::id()),
+            "kill 1".into(),
+            "unshare-user".into(),
+            "mount src".into(),
+            "vsock".into(),
+            "privileges".into(),
+        ];
+        assert_text(
+            &probe_as(user, &ws, &attacks),
+            "ptrace: refused (EPERM)\nkill: refused (ESRCH)\nkill: refused (EPERM)\n\
+             unshare-user: refused (EPERM)\nmount: refused (EPERM)\nvsock: refused (EPERM)\n\
+             privileges: done NoNewPrivs=1 CapEff=0000000000000000\nfine\n",
+        );
+    }
+}
+
+#[test]
+fn no_network_reaches_out_of_the_walls() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("addr").port();
+    let name = format!("toolhost-exec-test-{}", std::process::id());
+    let abstract_socket = {
+        use std::os::linux::net::SocketAddrExt as _;
+        let address = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
+            .expect("an abstract name");
+        std::os::unix::net::UnixListener::bind_addr(&address).expect("bind abstract")
+    };
+    for user in USERS {
+        let ws = workspace();
+        let attacks = [
+            format!("connect-tcp 127.0.0.1 {port}"),
+            format!("connect-abstract {name}"),
+            "connect-tcp 192.0.2.1 80".into(),
+        ];
+        assert_text(
+            &probe_as(user, &ws, &attacks),
+            "connect-tcp: refused (ENETUNREACH)\nconnect-abstract: refused (ECONNREFUSED)\n\
+             connect-tcp: refused (ENETUNREACH)\nfine\n",
+        );
+    }
+    drop((listener, abstract_socket));
+}
+
+#[test]
+fn the_hosts_environment_does_not_reach_a_command() {
+    for user in USERS {
+        let ws = workspace();
+        assert_text(
+            &probe_as(user, &ws, &[format!("secret {SECRET}")]),
+            "secret: done not found\nfine\n",
+        );
+    }
+}
+
+#[test]
+fn processes_and_file_size_are_bounded() {
+    for user in USERS {
+        let ws = workspace();
+        ws.write("toolhost.toml", "[tools.bash.limits]\nwrite_mib = 1\n");
+        open_to_everyone(ws.path());
+        let attacks = ["fork-bomb".to_string(), "big-file src/big".into()];
+        assert_text(
+            &probe_as(user, &ws, &attacks),
+            "fork-bomb: done bounded (EAGAIN after <600 processes)\nbig-file: refused (EFBIG)\n\
+             fine\n",
+        );
+        assert_eq!(
+            std::fs::metadata(ws.path().join("src/big"))
+                .expect("big")
+                .len(),
+            1 << 20
+        );
+    }
+}
+
+#[test]
+fn no_process_outlives_the_calls_deadline() {
+    for user in USERS {
+        let ws = workspace();
+        ws.write("toolhost.toml", "[tools.bash.limits]\ntimeout_ms = 3000\n");
+        open_to_everyone(ws.path());
+        let marker = 900_000 + u64::from(std::process::id() % 90_000) + user as u64;
+        let started = std::time::Instant::now();
+        let input = json!({"command": format!(
+            "python3 probe.py sleep-detached {marker}; python3 -c 'import time; time.sleep(60)'"
+        )})
+        .to_string();
+        let out = toolhost_as(user, &ws)
+            .args(walled())
+            .args(["call", "bash", &input])
+            .output()
+            .expect("run toolhost");
+        assert_text(
+            &String::from_utf8_lossy(&out.stderr),
+            "error: `bash` did not finish within its time limit of 3 s and was stopped. Ask for \
+             less work in one call, or do not call it again with the same arguments.\n",
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        // The detached sleeper went with the command's namespace.
+        assert_eq!(sleepers(marker), Vec::<String>::new());
+    }
+}
+
+/// The host's processes sleeping for `seconds`.
+fn sleepers(seconds: u64) -> Vec<String> {
+    let out = Command::new("pgrep")
+        .args(["-a", "-f", &format!("^sleep {seconds}$")])
+        .output()
+        .expect("pgrep");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_program_not_granted_is_refused_whatever_the_route() {
+    for user in USERS {
+        let ws = workspace();
+        ws.write("run.sh", "python3 -c 'print(1)'\n");
+        ws.write("hello.py", "#!/usr/bin/python3\nprint('hello')\n");
+        open_to_everyone(ws.path());
+        let flags = ["--allow-exec".to_string(), "bash=/bin/dash".into()];
+        let refusal = "bash: python3: not available in this sandbox: this shell runs only its \
+                       built-in utilities, inside WebAssembly, not the machine's programs. For \
+                       Python, use the `python` tool (`toolhost plugin install python` adds it).\n";
+        assert_text(
+            &bash_as(
+                user,
+                &ws,
+                &flags,
+                "env python3 -c 1; echo 1 | xargs python3; bash run.sh; chmod +x hello.py; \
+                 ./hello.py; dash -c 'echo dash runs'",
+            ),
+            &format!("dash runs\n--- stderr ---\n{refusal}{refusal}{refusal}{refusal}"),
+        );
+    }
+}
+
+/// The tool's reach shows each granted program where it is.
+#[test]
+fn a_granted_program_is_shown_with_its_path() {
+    let ws = workspace();
+    let out = toolhost_as(User::Me, &ws)
+        .args(["--allow-exec", "bash=dash", "tools"])
+        .output()
+        .expect("tools");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("native programs: dash (/usr/bin/dash)")
+            || text.contains("native programs: dash (/bin/dash)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_untrusted_workspaces_exec_grant_is_refused_at_start() {
+    let ws = Workspace::new();
+    ws.write("toolhost.toml", "[tools.bash]\nexec = [\"dash\"]\n");
+    let out = ws.toolhost().args(["tools"]).output().expect("tools");
+    assert!(!out.status.success());
+    assert_text(
+        &String::from_utf8_lossy(&out.stderr),
+        &ws.expand(
+            "error: exec grant `dash` (from {ws}/toolhost.toml:2 [tools.bash] exec) is refused: \
+             a workspace's own toolhost.toml may not let tools run your machine's programs (it \
+             may have come with the repository). To allow it, pass the grant yourself \
+             (`--allow-exec bash=dash`), or trust this workspace (`toolhost trust {ws}`)\n",
+        ),
+    );
+}
+
+/// The issue's demo with a scripted model: `cargo test` on a crate with a
+/// failing test, the fix, `cargo test` green; cargo's own files
+/// read-only, the crate's `target/` written.
+#[test]
+fn a_model_runs_the_tests_fixes_the_failing_one_and_runs_them_green() {
+    let Some(cargo) = which("cargo") else {
+        panic!("cargo is on PATH wherever these tests build");
+    };
+    let ws = Workspace::new();
+    ws.write(
+        "Cargo.toml",
+        "[package]\nname = \"adder\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    ws.write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[test]\nfn adds() {\n    \
+         assert_eq!(add(2, 2), 4);\n}\n",
+    );
+    let test = |id: &str| {
+        json!({"tool_calls": [{"id": id, "name": "bash", "arguments": {
+            "command": "cargo test --offline --quiet 2>&1 | grep -E '^test result|panicked'"}}]})
+    };
+    let script = ws
+        .write(
+            "script.json",
+            json!({"turns": [
+                test("t1"),
+                {"tool_calls": [{"id": "e1", "name": "edit_file", "arguments": {
+                    "path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}}]},
+                test("t2"),
+                {"text": "fixed"}
+            ]})
+            .to_string(),
+        )
+        .display()
+        .to_string();
+    let events = stream_json_run_with(
+        &ws,
+        &["--allow-write", "bash=.", "--allow-write", "edit_file=src"],
+        &["--allow-exec", "bash=cargo"],
+        &script,
+    );
+    let results: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end" && e["tool"] == "bash")
+        .map(|e| e["text"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(results.len(), 2, "{events:?}");
+    assert!(
+        results[0].contains("test result: FAILED. 0 passed; 1 failed"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].starts_with("test result: ok. 1 passed; 0 failed"),
+        "{}",
+        results[1]
+    );
+    assert!(ws.path().join("target/debug").is_dir());
+    let _ = cargo;
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|path| path.is_file())
+}
+
+/// [`stream_json_run`] with grants before the command.
+fn stream_json_run_with(
+    ws: &Workspace,
+    writes: &[&str],
+    exec: &[&str],
+    script: &str,
+) -> Vec<Value> {
+    let _ = stream_json_run;
+    let out = ws
+        .toolhost()
+        .args(writes)
+        .args(exec)
+        .args([
+            "run",
+            "--output-format",
+            "stream-json",
+            "--script",
+            script,
+            "go",
+        ])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect()
+}
