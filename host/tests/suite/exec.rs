@@ -13,7 +13,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::common::{Workspace, assert_text, shared_cache, stream_json_run};
+use super::common::{Workspace, assert_text, mask_between, shared_cache};
 
 /// The probe, in every workspace.
 const PROBE: &str = include_str!("../fixtures/exec/probe.py");
@@ -279,13 +279,25 @@ fn the_kernel_refuses_what_a_build_never_needs() {
             "mount src".into(),
             "vsock".into(),
             "privileges".into(),
+            "chmod src/suid 4755".into(),
+            "chmod src/sgid 2755".into(),
+            "create-mode src/made 4755".into(),
+            "chmod src/plain 755".into(),
         ];
         assert_text(
             &probe_as(user, &ws, &attacks),
             "ptrace: refused (EPERM)\nkill: refused (ESRCH)\nkill: refused (EPERM)\n\
              unshare-user: refused (EPERM)\nmount: refused (EPERM)\nvsock: refused (EPERM)\n\
-             privileges: done NoNewPrivs=1 CapEff=0000000000000000\nfine\n",
+             privileges: done NoNewPrivs=1 CapEff=0000000000000000\nchmod: refused (EPERM)\n\
+             chmod: refused (EPERM)\ncreate-mode: refused (EPERM)\nchmod: done\nfine\n",
         );
+        // No file the command made runs as its owner for another user.
+        for name in ["suid", "sgid", "made", "plain"] {
+            let mode = std::fs::metadata(ws.path().join("src").join(name))
+                .map(|m| m.permissions().mode())
+                .unwrap_or_default();
+            assert_eq!(mode & 0o6000, 0, "src/{name} has mode {mode:o}");
+        }
     }
 }
 
@@ -445,99 +457,63 @@ fn an_untrusted_workspaces_exec_grant_is_refused_at_start() {
     );
 }
 
-/// The issue's demo with a scripted model: `cargo test` on a crate with a
-/// failing test, the fix, `cargo test` green; cargo's own files
-/// read-only, the crate's `target/` written.
+/// The issue's demo with a scripted model (`examples/adder`, as
+/// docs/using/exec.md runs it): `cargo test` on a crate with a failing
+/// test, the fix, `cargo test` green; cargo's own files read-only, the
+/// crate's `target/` written.
 #[test]
 fn a_model_runs_the_tests_fixes_the_failing_one_and_runs_them_green() {
-    let Some(cargo) = which("cargo") else {
-        panic!("cargo is on PATH wherever these tests build");
-    };
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let ws = Workspace::new();
-    ws.write(
-        "Cargo.toml",
-        "[package]\nname = \"adder\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-    );
-    ws.write(
-        "src/lib.rs",
-        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[test]\nfn adds() {\n    \
-         assert_eq!(add(2, 2), 4);\n}\n",
-    );
-    let test = |id: &str| {
-        json!({"tool_calls": [{"id": id, "name": "bash", "arguments": {
-            "command": "cargo test --offline --quiet 2>&1 | grep -E '^test result|panicked'"}}]})
-    };
-    let script = ws
-        .write(
-            "script.json",
-            json!({"turns": [
-                test("t1"),
-                {"tool_calls": [{"id": "e1", "name": "edit_file", "arguments": {
-                    "path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}}]},
-                test("t2"),
-                {"text": "fixed"}
-            ]})
-            .to_string(),
-        )
-        .display()
-        .to_string();
-    let events = stream_json_run_with(
-        &ws,
-        &["--allow-write", "bash=.", "--allow-write", "edit_file=src"],
-        &["--allow-exec", "bash=cargo"],
-        &script,
-    );
-    let results: Vec<&str> = events
-        .iter()
-        .filter(|e| e["type"] == "tool_execution_end" && e["tool"] == "bash")
-        .map(|e| e["text"].as_str().unwrap_or_default())
-        .collect();
-    assert_eq!(results.len(), 2, "{events:?}");
-    assert!(
-        results[0].contains("test result: FAILED. 0 passed; 1 failed"),
-        "{}",
-        results[0]
-    );
-    assert!(
-        results[1].starts_with("test result: ok. 1 passed; 0 failed"),
-        "{}",
-        results[1]
-    );
-    assert!(ws.path().join("target/debug").is_dir());
-    let _ = cargo;
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(program))
-        .find(|path| path.is_file())
-}
-
-/// [`stream_json_run`] with grants before the command.
-fn stream_json_run_with(
-    ws: &Workspace,
-    writes: &[&str],
-    exec: &[&str],
-    script: &str,
-) -> Vec<Value> {
-    let _ = stream_json_run;
+    for file in ["Cargo.toml", "src/lib.rs"] {
+        ws.write(
+            file,
+            std::fs::read(examples.join("adder").join(file)).expect("the example"),
+        );
+    }
+    let script = examples.join("scripts/adder.json").display().to_string();
     let out = ws
         .toolhost()
-        .args(writes)
-        .args(exec)
+        .args(["--allow-write", "bash=.", "--allow-write", "edit_file=src"])
+        .args(["--allow-exec", "bash=cargo"])
         .args([
             "run",
             "--output-format",
             "stream-json",
             "--script",
-            script,
+            &script,
             "go",
         ])
         .output()
         .expect("run");
     assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout)
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|line| serde_json::from_str(line).expect("each line is JSON"))
-        .collect()
+        .collect();
+    let results: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .map(|e| e["text"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(results.len(), 3, "{events:?}");
+    let first = mask_between(results[0], "finished in ", "s\n", "_");
+    assert_text(
+        &mask_between(&first, "(", ")", "_"),
+        "thread 'adds' (_) panicked at src/lib.rs:8:5:\nassertion `left == right` failed\n  left: 0\n \
+         right: 4\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered \
+         out; finished in _s\n",
+    );
+    assert_text(
+        &mask_between(results[2], "finished in ", "s\n", "_"),
+        "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in \
+         _s\n",
+    );
+    assert!(ws.path().join("target/debug").is_dir());
+    assert_eq!(
+        ws.read("src/lib.rs"),
+        std::fs::read_to_string(examples.join("adder/src/lib.rs"))
+            .expect("the example")
+            .replace("a - b", "a + b")
+    );
 }

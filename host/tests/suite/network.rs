@@ -964,14 +964,27 @@ fn a_credential_on_localhost_goes_to_127_0_0_1_alone() {
     if !private_hosts_file() {
         return;
     }
-    // Another user's server on [::1]:P; nothing listens on 127.0.0.1:P.
-    let other = match std::net::TcpListener::bind("[::1]:0") {
-        Ok(listener) => listener,
-        Err(e) => {
-            eprintln!("note: skipping this test: cannot listen on [::1] here ({e})");
-            return;
+    // Another user's server on [::1]:P; on 127.0.0.1:P a listener of this
+    // test's that hangs up at once, so no other test's server can take
+    // that port meanwhile and answer in its place.
+    let (other, hang_up) = loop {
+        let other = match std::net::TcpListener::bind("[::1]:0") {
+            Ok(listener) => listener,
+            Err(e) => {
+                eprintln!("note: skipping this test: cannot listen on [::1] here ({e})");
+                return;
+            }
+        };
+        let port = other.local_addr().expect("addr").port();
+        if let Ok(hang_up) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            break (other, hang_up);
         }
     };
+    std::thread::spawn(move || {
+        for stream in hang_up.incoming() {
+            drop(stream);
+        }
+    });
     let other_port = other.local_addr().expect("addr").port();
     let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
     {

@@ -269,19 +269,29 @@ fn mount_c(
     check(rc.into(), || "mount".into()).map(drop)
 }
 
-/// Remounts the bind at `target` (a `/proc/self/fd` path) read-only,
-/// keeping the flags the kernel locked on it (`noexec` and the like:
-/// dropping one fails in a user namespace).
-fn read_only(target: &CString) -> Result<(), Refused> {
+/// Remounts the bind at `target` (a `/proc/self/fd` path) `nosuid` and
+/// `nodev`, and read-only unless `writable`, keeping the flags the kernel
+/// locked on it (`noexec`, `ro`, the atime ones: changing one fails in a
+/// user namespace).
+fn restrict(target: &CString, writable: bool) -> Result<(), Refused> {
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     check(
         unsafe { libc::statvfs(target.as_ptr(), &mut st) }.into(),
         || "statvfs".into(),
     )?;
-    let mut flags =
-        libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
-    if st.f_flag & libc::ST_NOEXEC != 0 {
-        flags |= libc::MS_NOEXEC;
+    let mut flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_NOSUID | libc::MS_NODEV;
+    if !writable || st.f_flag & libc::ST_RDONLY != 0 {
+        flags |= libc::MS_RDONLY;
+    }
+    for (kept, flag) in [
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ] {
+        if st.f_flag & kept != 0 {
+            flags |= flag;
+        }
     }
     mount_c(None, target, None, flags, None)
 }
@@ -358,7 +368,8 @@ fn open_beneath(dir: &OwnedFd, name: &CString) -> std::io::Result<OwnedFd> {
 }
 
 /// Binds `source` at `path` below the root (made there when missing, a
-/// file when `file`), read-only unless `writable`.
+/// file when `file`), read-only unless `writable`, and never `suid` or
+/// with devices.
 fn bind(source: &Source, root: &OwnedFd, path: &Path, writable: bool) -> Result<(), Refused> {
     let at = target(root, path, Some(source.file))?;
     let from = fd_path(source.fd.as_raw_fd())?;
@@ -369,13 +380,10 @@ fn bind(source: &Source, root: &OwnedFd, path: &Path, writable: bool) -> Result<
         libc::MS_BIND | libc::MS_REC,
         None,
     )?;
-    if !writable {
-        // `at` still names what is under the new mount: open the path
-        // again, through it.
-        let at = target(root, path, None)?;
-        read_only(&fd_path(at.as_raw_fd())?)?;
-    }
-    Ok(())
+    // `at` still names what is under the new mount: open the path again,
+    // through it.
+    let at = target(root, path, None)?;
+    restrict(&fd_path(at.as_raw_fd())?, writable)
 }
 
 fn write_file(path: &str, text: &str) -> Result<(), Refused> {
@@ -559,7 +567,7 @@ fn hold_protected(root: &OwnedFd, plan: &Plan, binds: &[(Source, bool)]) -> Resu
         let c = fd_path(at.as_raw_fd())?;
         mount_c(Some(&c), &c, None, libc::MS_BIND | libc::MS_REC, None)?;
         let at = target(root, path, None)?;
-        read_only(&fd_path(at.as_raw_fd())?)?;
+        restrict(&fd_path(at.as_raw_fd())?, false)?;
     }
     Ok(())
 }
@@ -907,6 +915,36 @@ fn seccomp_filter() -> Result<(), Refused> {
     };
     rules.insert(libc::SYS_socket, vec![other_family()?]);
     rules.insert(libc::SYS_socketpair, vec![other_family()?]);
+    // No setuid or setgid file: one made here is the host user's on the
+    // host (root's, when toolhost runs as root), for anyone to run later.
+    let setid = |mode_arg: u8, also: Option<(u8, u64)>| -> Result<Vec<SeccompRule>, Refused> {
+        [libc::S_ISUID, libc::S_ISGID]
+            .iter()
+            .map(|&bit| {
+                let bit = u64::from(bit);
+                let mut conditions = vec![cond(mode_arg, SeccompCmpOp::MaskedEq(bit), bit)?];
+                if let Some((arg, flag)) = also {
+                    conditions.push(cond(arg, SeccompCmpOp::MaskedEq(flag), flag)?);
+                }
+                SeccompRule::new(conditions).map_err(|e| Refused(format!("seccomp: {e}")))
+            })
+            .collect()
+    };
+    rules.insert(libc::SYS_chmod, setid(1, None)?);
+    rules.insert(libc::SYS_fchmod, setid(1, None)?);
+    rules.insert(libc::SYS_fchmodat, setid(2, None)?);
+    rules.insert(libc::SYS_fchmodat2, setid(2, None)?);
+    rules.insert(libc::SYS_mknod, setid(1, None)?);
+    rules.insert(libc::SYS_mknodat, setid(2, None)?);
+    rules.insert(libc::SYS_creat, setid(1, None)?);
+    let created = u64::try_from(libc::O_CREAT).unwrap_or_default();
+    let temporary = u64::try_from(libc::O_TMPFILE).unwrap_or_default();
+    let mut open = setid(2, Some((1, created)))?;
+    open.extend(setid(2, Some((1, temporary)))?);
+    rules.insert(libc::SYS_open, open);
+    let mut openat = setid(3, Some((2, created)))?;
+    openat.extend(setid(3, Some((2, temporary)))?);
+    rules.insert(libc::SYS_openat, openat);
     let namespaces = [
         libc::CLONE_NEWUSER,
         libc::CLONE_NEWNS,
@@ -938,8 +976,16 @@ fn seccomp_filter() -> Result<(), Refused> {
         .map_err(|e| Refused(format!("seccomp: {e}")))
     };
     let deny = compile(rules, libc::EPERM)?;
+    // Their arguments are in structs the filter cannot read (clone3's
+    // namespace flags, openat2's mode): they answer ENOSYS, as on an older
+    // kernel, and libc falls back to `clone` and `openat`.
     let clone3 = compile(
-        [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
+        [
+            (libc::SYS_clone3, Vec::new()),
+            (libc::SYS_openat2, Vec::new()),
+        ]
+        .into_iter()
+        .collect(),
         libc::ENOSYS,
     )?;
     for filter in [&clone3, &deny] {
