@@ -267,6 +267,156 @@ fn a_protected_path_a_command_makes_is_removed_and_the_model_is_told() {
     }
 }
 
+/// Before the rule (the red team's findings on the first landing), a
+/// protected path the command made survived when the survey after it
+/// could not look everywhere: a link at a protected name made it fail, a
+/// path past `PATH_MAX` and a directory its owner may not read were
+/// skipped. Each is now found and removed, and the result says so.
+#[test]
+fn a_protected_path_made_where_the_survey_hardly_reaches_is_removed() {
+    for user in USERS {
+        let ws = workspace();
+        let made = bash_as(
+            user,
+            &ws,
+            &walled(),
+            "python3 probe.py symlink nowhere src/.idea; python3 probe.py deep-protected \
+             src/deep; python3 probe.py closed-protected src/hid; echo next",
+        );
+        let deep = format!("src/deep/{}", vec!["d".repeat(250); 20].join("/"));
+        assert_text(
+            &made,
+            &format!(
+                "symlink: done\ndeep-protected: done\nclosed-protected: done\nnext\n--- stderr \
+                 ---\ntoolhost: the command made `src/.idea`, which is protected (JetBrains IDEs \
+                 run the configurations and startup tasks there); it was removed\ntoolhost: the command made `{deep}/.git`, which is protected (git \
+                 runs hooks and reads its configuration from there, so a change could run code \
+                 outside the sandbox); it was removed\ntoolhost: the command made \
+                 `src/hid/.claude`, which is protected (Claude Code runs the hooks, commands and \
+                 MCP servers its settings there name); it was removed\n"
+            ),
+        );
+        assert!(!ws.path().join("src/.idea").exists());
+        assert!(!ws.path().join("src/hid/.claude").exists());
+        assert!(ws.path().join("src/hid").is_dir());
+    }
+}
+
+/// Before the rule, what a nested repository's configuration names (its
+/// `core.hooksPath`, an included file) could be written natively, though
+/// the file system guard refuses it: git runs those hooks, and an included
+/// file can name a program (`core.fsmonitor`).
+#[test]
+fn what_a_nested_repositorys_configuration_names_is_held() {
+    for user in USERS {
+        let ws = workspace();
+        ws.write(
+            "src/lib/.git/config",
+            "[core]\n\thooksPath = githooks\n[include]\n\tpath = ../../extra.cfg\n",
+        );
+        ws.write("src/lib/githooks/README", "hooks\n");
+        open_to_everyone(ws.path());
+        let made = bash_as(
+            user,
+            &ws,
+            &walled(),
+            "python3 probe.py create src/lib/githooks/pre-commit; python3 probe.py create \
+             src/extra.cfg; echo next",
+        );
+        assert_text(
+            &made,
+            "create: refused (EROFS)\ncreate: done\nnext\n--- stderr ---\ntoolhost: the command \
+             made `src/extra.cfg`, which is protected (a git repository's configuration includes \
+             it, and git configuration can name programs to run (`core.fsmonitor`, \
+             `core.hooksPath`)); it was removed\n",
+        );
+        assert!(!ws.path().join("src/extra.cfg").exists());
+        assert!(!ws.path().join("src/lib/githooks/pre-commit").exists());
+    }
+}
+
+/// Before the rule, a file of a writable grant with another name (a hard
+/// link the repository holds to `.git/config` or to a read-only grant's
+/// file) could be written through that name: the file system guard
+/// refuses a file with two names, the walls did not.
+#[test]
+fn a_file_with_a_name_outside_the_writable_grant_is_read_only() {
+    for user in USERS {
+        let ws = workspace();
+        std::fs::hard_link(
+            ws.path().join(".git/config"),
+            ws.path().join("src/gitconfig"),
+        )
+        .expect("link");
+        std::fs::hard_link(
+            ws.path().join("docs/guide.md"),
+            ws.path().join("src/guide.md"),
+        )
+        .expect("link");
+        ws.write("src/both/a", "a\n");
+        std::fs::hard_link(ws.path().join("src/both/a"), ws.path().join("src/both/b"))
+            .expect("link");
+        open_to_everyone(ws.path());
+        let attacks = [
+            "append src/gitconfig",
+            "append src/guide.md",
+            "append src/both/a",
+        ]
+        .map(String::from);
+        assert_text(
+            &probe_as(user, &ws, &attacks),
+            "append: refused (EROFS)\nappend: refused (EROFS)\nappend: done\nfine\n",
+        );
+        assert_eq!(ws.read(".git/config"), "[core]\n\tbare = false\n");
+        assert_eq!(ws.read("docs/guide.md"), "# guide\n");
+    }
+}
+
+/// Before the rule, a command reached a host service listening on a Unix
+/// socket in a granted directory (a mount does not stop `connect`), space
+/// reserved with `fallocate` escaped the file-size limit, and a Cargo
+/// home's registry token was readable.
+#[test]
+fn sockets_reserved_space_and_registry_tokens_are_out_of_reach() {
+    let ws = workspace();
+    let socket = ws.path().join("src/service.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).expect("listen");
+    ws.write("toolhost.toml", "[tools.bash.limits]\nwrite_mib = 1\n");
+    let cargo_home = tempfile::tempdir().expect("a cargo home");
+    std::fs::create_dir_all(cargo_home.path().join("bin")).expect("mkdir");
+    std::fs::copy("/bin/dash", cargo_home.path().join("bin/toolchain-sh")).expect("copy");
+    std::fs::write(
+        cargo_home.path().join("credentials.toml"),
+        "token = \"cio-secret\"\n",
+    )
+    .expect("token");
+    let out = toolhost_as(User::Me, &ws)
+        .env("CARGO_HOME", cargo_home.path())
+        .args(walled())
+        .args(["--allow-exec".to_string(), format!("bash={}/bin/toolchain-sh", cargo_home.path().display())])
+        .args([
+            "call",
+            "bash",
+            &json!({"command": "python3 probe.py connect-unix src/service.sock; python3 probe.py \
+                fallocate src/reserved 2147483648; toolchain-sh -c 'cat \"$CARGO_HOME/credentials.toml\"; \
+                echo end'"})
+            .to_string(),
+        ])
+        .output()
+        .expect("run");
+    assert_text(
+        &String::from_utf8_lossy(&out.stdout),
+        "connect-unix: refused (ECONNREFUSED)\nfallocate: refused (EFBIG)\nend\n",
+    );
+    listener.set_nonblocking(true).expect("nonblocking");
+    assert!(listener.accept().is_err(), "the host's service was reached");
+    let reserved = std::fs::metadata(ws.path().join("src/reserved")).expect("reserved");
+    assert!(
+        std::os::unix::fs::MetadataExt::blocks(&reserved) * 512 <= 1 << 20,
+        "{reserved:?}"
+    );
+}
+
 #[test]
 fn the_kernel_refuses_what_a_build_never_needs() {
     for user in USERS {
@@ -369,7 +519,8 @@ fn no_process_outlives_the_calls_deadline() {
         let marker = 900_000 + u64::from(std::process::id() % 90_000) + user as u64;
         let started = std::time::Instant::now();
         let input = json!({"command": format!(
-            "python3 probe.py sleep-detached {marker}; python3 -c 'import time; time.sleep(60)'"
+            "python3 probe.py sleep-detached {marker}; python3 probe.py create src/.envrc; \
+             python3 -c 'import time; time.sleep(60)'"
         )})
         .to_string();
         let out = toolhost_as(user, &ws)
@@ -385,6 +536,9 @@ fn no_process_outlives_the_calls_deadline() {
         assert!(started.elapsed() < std::time::Duration::from_secs(20));
         // The detached sleeper went with the command's namespace.
         assert_eq!(sleepers(marker), Vec::<String>::new());
+        // What it made of protected paths is gone though the call was
+        // stopped before its answer.
+        assert!(!ws.path().join("src/.envrc").exists());
     }
 }
 

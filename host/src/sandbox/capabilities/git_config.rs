@@ -177,6 +177,20 @@ impl Environment {
     }
 }
 
+/// Why the hooks directory a nested repository's configuration names is
+/// protected.
+pub(crate) const NESTED_HOOKS_WHY: &str = "the `core.hooksPath` of the git repository it is in names it, and \
+     git runs the hooks there";
+
+/// Why a file a nested repository's configuration includes is protected.
+pub(crate) const INCLUDED_WHY: &str = "a git repository's configuration includes it, and git configuration \
+     can name programs to run (`core.fsmonitor`, `core.hooksPath`)";
+
+/// Why a nested repository whose configuration could not be read is
+/// protected inside.
+pub(crate) const UNREADABLE_WHY: &str = "it is a git repository whose configuration toolhost could not read \
+     (not a regular file, over 1 MiB or not UTF-8), and git may run what it names";
+
 /// What git's configuration says about `workspace`, with this process's
 /// environment.
 pub(crate) fn seen(workspace: &Path) -> Seen {

@@ -13,11 +13,13 @@ pub mod helper;
 mod plan;
 mod program;
 mod run;
+mod survey;
 mod walls;
 
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use wasmtime::component::{HasData, Linker};
@@ -28,7 +30,8 @@ use super::protect::Protection;
 use crate::sandbox::reach::Reach;
 use plan::WallLimits;
 pub use program::{ExecPolicy, Lookup, Program};
-use walls::{Command, Grants, Survey};
+use survey::{Grants, Survey, When};
+use walls::Command;
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -173,13 +176,17 @@ impl wit::Host for Running<'_> {
     }
 }
 
-/// Runs `command` in its walls, when its program is granted.
+/// Runs `command` in its walls, when its program is granted. The run and
+/// what follows it happen on a blocking thread that always finishes
+/// ([`run`]): dropping this future (a cancel, the call's deadline) stops
+/// the command, and the protected paths it made are still removed.
 async fn run_granted(call: &ExecCall, command: wit::Command) -> Result<wit::Finished, String> {
     let Some(program) = call
         .tool
         .programs
         .iter()
         .find(|p| p.name == command.program || p.path.as_os_str() == command.program.as_str())
+        .cloned()
     else {
         return Err(format!(
             "`{}` is not a program this tool may run; only the user can grant one, with \
@@ -194,26 +201,52 @@ async fn run_granted(call: &ExecCall, command: wit::Command) -> Result<wit::Fini
             command.cwd
         ));
     }
+    let stop = Arc::new(AtomicBool::new(false));
+    let _stop_when_dropped = StopWhenDropped(Arc::clone(&stop));
     let tool = Arc::clone(&call.tool);
-    let before = survey(&tool).await?;
+    let bounds = run::Bounds {
+        deadline: call.deadline,
+        output_limit: call.output,
+        progress: call.progress.clone(),
+        stop,
+    };
+    let write = call.write;
+    tokio::task::spawn_blocking(move || run_blocking(&tool, &program, command, cwd, write, &bounds))
+        .await
+        .map_err(|e| format!("the command's thread failed: {e}"))?
+}
+
+/// Sets its flag when dropped: the host call waiting for a command is
+/// gone, so the command stops.
+struct StopWhenDropped(Arc<AtomicBool>);
+
+impl Drop for StopWhenDropped {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The survey, the walls' plan, the run, and what the command made of
+/// protected paths removed and said.
+fn run_blocking(
+    tool: &ExecTool,
+    program: &Program,
+    command: wit::Command,
+    cwd: PathBuf,
+    write: u64,
+    bounds: &run::Bounds,
+) -> Result<wit::Finished, String> {
+    let grants = grants(tool);
+    let before = Survey::of(&grants, When::Before)?;
+    let left = bounds.deadline.saturating_duration_since(Instant::now());
     let limits = WallLimits {
         processes: PROCESSES,
-        file_size: call.write,
+        file_size: write,
         memory: PROCESS_MEMORY,
         open_files: OPEN_FILES,
-        cpu_seconds: call
-            .deadline
-            .saturating_duration_since(Instant::now())
-            .as_secs()
-            + 1,
+        cpu_seconds: left.as_secs() + 1,
         scratch: SCRATCH,
     };
-    let timeout_ms = call
-        .deadline
-        .saturating_duration_since(Instant::now())
-        .as_millis()
-        .try_into()
-        .unwrap_or(u64::MAX);
     let plan = walls::plan(
         Command {
             program,
@@ -222,32 +255,35 @@ async fn run_granted(call: &ExecCall, command: wit::Command) -> Result<wit::Fini
             env: &command.env,
             stdin: command.stdin,
         },
-        &grants(&tool),
+        &grants,
+        tool.reads_outputs,
         &before,
         limits,
-        timeout_ms,
+        left.as_millis().try_into().unwrap_or(u64::MAX),
     )?;
-    let finished = run::run(&plan, call.deadline, call.output, call.progress.as_ref())
-        .await
-        .map_err(|e| format!("the command could not be started: {e}"))?;
-    let mut stderr = finished.stderr;
-    let after = survey(&tool).await;
-    if let Ok(after) = after {
-        let made = after.made_since(&before, &tool.protection);
-        stderr.extend_from_slice(walls::remove_made(&made, &tool.protection).as_bytes());
+    let finished = run::run(&plan, bounds);
+    // Whatever became of the command, what it made is looked for.
+    let mut stderr = Vec::new();
+    match Survey::of(&grants, When::After) {
+        Ok(after) => {
+            let made = after.made_since(&before, &tool.protection);
+            stderr.extend_from_slice(survey::remove_made(&made, &tool.protection).as_bytes());
+        }
+        Err(why) => stderr.extend_from_slice(format!("toolhost: {why}\n").as_bytes()),
     }
+    let finished = finished.map_err(|e| format!("the command could not be started: {e}"))?;
     if finished.dropped > 0 {
         stderr.extend_from_slice(
             format!(
                 "toolhost: {} bytes of output past the tool's limit of {} were dropped\n",
-                finished.dropped, call.output
+                finished.dropped, bounds.output_limit
             )
             .as_bytes(),
         );
     }
     Ok(wit::Finished {
         stdout: finished.stdout,
-        stderr,
+        stderr: [finished.stderr, stderr].concat(),
         exit_code: finished.exit_code,
     })
 }
@@ -257,14 +293,5 @@ fn grants(tool: &ExecTool) -> Grants<'_> {
         dirs: &tool.dirs,
         lifted: &tool.lifted,
         protection: &tool.protection,
-        reads_outputs: tool.reads_outputs,
     }
-}
-
-/// The tool's protected paths, looked for off the async threads.
-async fn survey(tool: &Arc<ExecTool>) -> Result<Survey, String> {
-    let tool = Arc::clone(tool);
-    tokio::task::spawn_blocking(move || Survey::of(&grants(&tool)))
-        .await
-        .map_err(|e| format!("looking for protected paths failed: {e}"))?
 }

@@ -23,7 +23,13 @@ pub struct Program {
     pub toolchain: Vec<PathBuf>,
     /// Variables it needs to find its toolchain (`CARGO_HOME`).
     pub env: Vec<(String, String)>,
+    /// Files of its toolchain it never sees: the registry tokens of a
+    /// Cargo home.
+    pub secrets: Vec<PathBuf>,
 }
+
+/// The files of a Cargo home that hold registry tokens (`cargo login`).
+const CARGO_SECRETS: &[&str] = &["credentials.toml", "credentials"];
 
 /// The system's directories, read-only in every command's walls: a
 /// program there needs no toolchain of its own.
@@ -92,11 +98,21 @@ impl Program {
                 .ok_or_else(|| "is no program on your PATH".to_string())?
         };
         let (toolchain, env) = toolchain(&path, lookup);
+        let secrets = env
+            .iter()
+            .filter(|(name, _)| name == "CARGO_HOME")
+            .flat_map(|(_, home)| {
+                CARGO_SECRETS
+                    .iter()
+                    .map(move |file| Path::new(home).join(file))
+            })
+            .collect();
         Ok(Program {
             name: name.rsplit('/').next().unwrap_or(name).to_string(),
             path,
             toolchain,
             env,
+            secrets,
         })
     }
 }

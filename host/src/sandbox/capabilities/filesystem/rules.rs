@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::denial::Denial;
-use crate::sandbox::capabilities::git_config::{self as git, GitRead};
+use crate::sandbox::capabilities::git_config::{
+    self as git, GitRead, INCLUDED_WHY, NESTED_HOOKS_WHY, UNREADABLE_WHY,
+};
 use crate::sandbox::capabilities::protect::{self, Hit, Protection};
 use crate::sandbox::capabilities::{Access, Grant, beneath};
 
@@ -85,20 +87,6 @@ pub(super) fn other_names(stat: &rustix::fs::Stat) -> Option<u64> {
     let names = stat.st_nlink as u64;
     (file == rustix::fs::FileType::RegularFile && names > 1).then_some(names)
 }
-
-/// Why the hooks directory a nested repository's configuration names is
-/// protected.
-const NESTED_HOOKS_WHY: &str = "the `core.hooksPath` of the git repository it is in names it, and \
-     git runs the hooks there";
-
-/// Why a file a nested repository's configuration includes is protected.
-const INCLUDED_WHY: &str = "a git repository's configuration includes it, and git configuration \
-     can name programs to run (`core.fsmonitor`, `core.hooksPath`)";
-
-/// Why a nested repository whose configuration could not be read is
-/// protected inside.
-const UNREADABLE_WHY: &str = "it is a git repository whose configuration toolhost could not read \
-     (not a regular file, over 1 MiB or not UTF-8), and git may run what it names";
 
 impl FsRules {
     pub(crate) fn new(protection: Arc<Protection>, lifted: Vec<PathBuf>, grants: &[Grant]) -> Self {

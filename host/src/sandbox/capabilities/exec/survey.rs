@@ -1,0 +1,449 @@
+//! What the walls must hold that only a look at the grants finds, before
+//! a command and after it: the protected paths in writable grants (held
+//! read-only; one the command made is removed after it), files of a
+//! writable grant with a name elsewhere (a hard link to `.git/config`, to
+//! a read-only grant's file: held read-only, as the file system guard
+//! refuses writing a file with two names), and Unix sockets (hidden: a
+//! host service listening in a granted directory is not for a command to
+//! reach).
+//!
+//! The look is by descriptor, name by name, no link followed, so no path
+//! is too long for it, and it fails closed: a directory the command made
+//! unreadable is opened up for its owner (it is the user's), and what
+//! still cannot be looked into is an error, never skipped.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::{OsStr, OsString};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::sandbox::capabilities::git_config as git;
+use crate::sandbox::capabilities::grants::{Access, Grant};
+use crate::sandbox::capabilities::protect::{self, Hit, Protection};
+
+/// Entries the survey before a command looks at before it gives up: a
+/// grant bigger than this is refused native commands rather than left
+/// unwatched. The survey after one has no cap: what the command made must
+/// be found, however much it made.
+const SURVEY_ENTRIES: usize = 2_000_000;
+
+/// When a survey is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum When {
+    /// Before the command: capped, and a protected path that is a link
+    /// refuses the command (a mount cannot hold a link itself).
+    Before,
+    /// After it: everything looked at, a link at a protected name found
+    /// like any entry (to be removed).
+    After,
+}
+
+/// What a survey looks over, for one tool.
+pub(crate) struct Grants<'a> {
+    pub(crate) dirs: &'a [Grant],
+    pub(crate) lifted: &'a [PathBuf],
+    pub(crate) protection: &'a Protection,
+}
+
+/// What a survey found, by host path.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Survey {
+    /// Protected by name or path in a writable grant: held read-only whole.
+    named: BTreeSet<PathBuf>,
+    /// Directories of a writable grant holding a `HEAD`: read-only whole,
+    /// and made one by the `HEAD` in them.
+    repositories: BTreeSet<PathBuf>,
+    /// Files of a writable grant with a name outside what the survey saw
+    /// of the writable grants (a protected path, a read-only grant, outside
+    /// every grant).
+    shared: BTreeSet<PathBuf>,
+    /// Unix sockets in any grant.
+    sockets: BTreeSet<PathBuf>,
+    /// What the configuration of a repository in a writable grant names
+    /// (its `core.hooksPath`, its included files) and is there: held
+    /// read-only, and removed when a command made it. With why.
+    configured: BTreeMap<PathBuf, &'static str>,
+}
+
+/// A regular file with more than one name, as seen so far.
+struct Names {
+    links: u64,
+    seen: Vec<PathBuf>,
+}
+
+impl Survey {
+    /// Looks over every grant.
+    pub(crate) fn of(grants: &Grants<'_>, when: When) -> Result<Survey, String> {
+        let mut look = Look {
+            grants,
+            when,
+            seen: 0,
+            survey: Survey::default(),
+            names: BTreeMap::new(),
+        };
+        for grant in grants.dirs {
+            look.grant(grant)?;
+        }
+        let Look {
+            mut survey, names, ..
+        } = look;
+        survey.configured = configured(&survey, grants);
+        survey.shared = names
+            .into_values()
+            .filter(|names| (names.seen.len() as u64) < names.links)
+            .flat_map(|names| names.seen)
+            .collect();
+        Ok(survey)
+    }
+
+    /// Every path held read-only.
+    pub(crate) fn read_only(&self) -> Vec<PathBuf> {
+        self.named
+            .iter()
+            .chain(&self.repositories)
+            .chain(&self.shared)
+            .chain(self.configured.keys())
+            .cloned()
+            .collect()
+    }
+
+    /// Every socket, to hide.
+    pub(crate) fn sockets(&self) -> impl Iterator<Item = &PathBuf> {
+        self.sockets.iter()
+    }
+
+    /// What a command made of protected paths, given the survey from
+    /// before it ran: each path to remove (a protected path made, or the
+    /// `HEAD` that made a directory a repository), with the hit to report.
+    pub(crate) fn made_since(
+        &self,
+        before: &Survey,
+        protection: &Protection,
+    ) -> Vec<(PathBuf, Hit)> {
+        let named: Vec<(PathBuf, Hit)> = self
+            .named
+            .difference(&before.named)
+            .map(|path| {
+                let hit = protection
+                    .covering(path, &[], protection.workspace())
+                    .unwrap_or_else(|| protection.repository_hit(path));
+                (path.clone(), hit)
+            })
+            .collect();
+        // What a repository made by the command names goes with it.
+        let made_repository = |path: &Path| {
+            named
+                .iter()
+                .any(|(made, _)| made.starts_with(path) || path.starts_with(made))
+        };
+        let repositories = self
+            .repositories
+            .difference(&before.repositories)
+            .filter(|dir| !before.named.iter().any(|n| dir.starts_with(n)))
+            .map(|dir| (dir.join(protect::HEAD), protection.repository_hit(dir)));
+        let configured = self
+            .configured
+            .iter()
+            .filter(|(path, _)| !before.configured.contains_key(*path) && !made_repository(path))
+            .map(|(path, why)| {
+                let hit = Hit {
+                    protected: protection.shown(path),
+                    why: (*why).to_string(),
+                };
+                (path.clone(), hit)
+            });
+        let rest: Vec<(PathBuf, Hit)> = repositories.chain(configured).collect();
+        named.into_iter().chain(rest).collect()
+    }
+}
+
+/// One survey under way.
+struct Look<'a, 'g> {
+    grants: &'a Grants<'g>,
+    when: When,
+    seen: usize,
+    survey: Survey,
+    /// Regular files of writable grants with more than one name, by inode.
+    names: BTreeMap<(u64, u64), Names>,
+}
+
+impl Look<'_, '_> {
+    fn grant(&mut self, grant: &Grant) -> Result<(), String> {
+        let writable = grant.access == Access::Write;
+        let protection = self.grants.protection;
+        let base = if grant.host_path.starts_with(protection.workspace()) {
+            protection.workspace()
+        } else {
+            grant.host_path.as_path()
+        };
+        let root = open_path(&grant.host_path)
+            .map_err(|e| format!("cannot look over {}: {e}", grant.host_path.display()))?;
+        if writable && holds_head(&root) && !self.lifted(&grant.host_path) {
+            self.survey.repositories.insert(grant.host_path.clone());
+            return Ok(());
+        }
+        let mut stack = vec![(root, grant.host_path.clone())];
+        while let Some((dir, path)) = stack.pop() {
+            let entries = Dir::read_from(&dir)
+                .map_err(|e| format!("cannot look into {}: {e}", path.display()))?;
+            for entry in entries {
+                let entry =
+                    entry.map_err(|e| format!("cannot look into {}: {e}", path.display()))?;
+                let name = OsStr::from_bytes(entry.file_name().to_bytes());
+                if name == "." || name == ".." {
+                    continue;
+                }
+                self.seen += 1;
+                if self.when == When::Before && self.seen > SURVEY_ENTRIES {
+                    return Err(format!(
+                        "the tool's directories hold more than {SURVEY_ENTRIES} entries, too many \
+                         to look over for protected paths; grant a smaller directory"
+                    ));
+                }
+                let child = path.join(name);
+                let kind = match entry.file_type() {
+                    FileType::Unknown => rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                        .map(|stat| FileType::from_raw_mode(stat.st_mode))
+                        .unwrap_or(FileType::Unknown),
+                    kind => kind,
+                };
+                if writable && let Some(hit) = protection.covering(&child, self.grants.lifted, base)
+                {
+                    if kind == FileType::Symlink && self.when == When::Before {
+                        return Err(link_refusal(protection, &child, &hit));
+                    }
+                    self.survey.named.insert(child);
+                    continue;
+                }
+                match kind {
+                    FileType::Socket => {
+                        self.survey.sockets.insert(child);
+                    }
+                    FileType::Directory => {
+                        let opened = open_dir(&dir, name)
+                            .map_err(|e| format!("cannot look into {}: {e}", child.display()))?;
+                        if writable && holds_head(&opened) && !self.lifted(&child) {
+                            self.survey.repositories.insert(child);
+                        } else {
+                            stack.push((opened, child));
+                        }
+                    }
+                    FileType::RegularFile if writable => self.names_of(&dir, name, child)?,
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn lifted(&self, dir: &Path) -> bool {
+        protect::is_lifted(dir, dir, self.grants.lifted)
+    }
+
+    /// Counts a name of a regular file that has more than one.
+    fn names_of(&mut self, dir: &OwnedFd, name: &OsStr, path: PathBuf) -> Result<(), String> {
+        let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| format!("cannot look at {}: {e}", path.display()))?;
+        if stat.st_nlink > 1 {
+            self.names
+                .entry((stat.st_dev, stat.st_ino))
+                .or_insert_with(|| Names {
+                    links: stat.st_nlink,
+                    seen: Vec::new(),
+                })
+                .seen
+                .push(path);
+        }
+        Ok(())
+    }
+}
+
+/// What the repositories of the writable grants name in their
+/// configuration, found as the file system guard finds it
+/// ([`git::read_repository`]): each hooks directory and included file in a
+/// writable grant that is there, unless lifted. A repository whose
+/// configuration cannot be read is held read-only whole (git may run what
+/// toolhost could not read).
+fn configured(survey: &Survey, grants: &Grants<'_>) -> BTreeMap<PathBuf, &'static str> {
+    let every = grants.protection.every_repository();
+    let home = every.home.as_deref();
+    let mut read = |path: &Path| crate::text_file::read_text(path);
+    let writable = |path: &Path| {
+        grants
+            .dirs
+            .iter()
+            .any(|g| g.access == Access::Write && path.starts_with(&g.host_path))
+            && !protect::is_lifted(path, path, grants.lifted)
+    };
+    let mut found = BTreeMap::new();
+    let working_trees = survey
+        .named
+        .iter()
+        .filter(|path| path.file_name() == Some(OsStr::new(".git")))
+        .filter_map(|dot_git| dot_git.parent());
+    for top in working_trees {
+        let config = git::read_repository(top, home, &mut read);
+        if !config.unreadable.is_empty() && writable(top) {
+            found.insert(top.to_path_buf(), git::UNREADABLE_WHY);
+            continue;
+        }
+        let hooks = config
+            .hooks
+            .iter()
+            .chain(&every.hooks)
+            .map(|value| (git::hooks_dir(top, value, home), git::NESTED_HOOKS_WHY));
+        let included = config
+            .included
+            .iter()
+            .map(|file| (git::lexical(&top.join(file)), git::INCLUDED_WHY));
+        for (path, why) in hooks.chain(included) {
+            let held = survey
+                .named
+                .iter()
+                .chain(&survey.repositories)
+                .any(|n| path.starts_with(n));
+            if !held && writable(&path) && path.symlink_metadata().is_ok() {
+                found.insert(path, why);
+            }
+        }
+    }
+    found
+}
+
+fn open_path(path: &Path) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+/// `name` in `dir`, opened to be looked into; made readable and searchable
+/// for its owner first when it is not (a command may have made it so; its
+/// files are the user's).
+fn open_dir(dir: &OwnedFd, name: &OsStr) -> rustix::io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+        Err(Errno::ACCESS) => {
+            rustix::fs::chmodat(dir, name, Mode::RWXU, AtFlags::empty())?;
+            rustix::fs::openat(dir, name, flags, Mode::empty())
+        }
+        opened => opened,
+    }
+}
+
+fn holds_head(dir: &OwnedFd) -> bool {
+    rustix::fs::statat(dir, protect::HEAD, AtFlags::SYMLINK_NOFOLLOW).is_ok()
+}
+
+fn link_refusal(protection: &Protection, path: &Path, hit: &Hit) -> String {
+    format!(
+        "`{}` is protected ({}) and is a symbolic link, which the walls cannot hold read-only; \
+         native commands do not run while one is in a writable directory (ask the user to \
+         replace it, or to grant a directory without it)",
+        protection.shown(path),
+        hit.why
+    )
+}
+
+/// Removes what a command made of protected paths (`made`), and says so
+/// for the model. The command's processes are gone by now; the path is
+/// opened name by name and nothing is followed through a link, and what
+/// the command made unreadable or unwritable is opened up for its owner
+/// first.
+pub(crate) fn remove_made(made: &[(PathBuf, Hit)], protection: &Protection) -> String {
+    let mut said = String::new();
+    for (path, hit) in made {
+        let how = match remove(path) {
+            Ok(()) => "it was removed".to_string(),
+            Err(e) => {
+                format!("removing it failed ({e}): remove it before you run git or an editor there")
+            }
+        };
+        said.push_str(&format!(
+            "toolhost: the command made `{}`, which is protected ({}); {how}\n",
+            protection.shown(path),
+            hit.why
+        ));
+    }
+    said
+}
+
+/// Removes `path` (absolute, no link on the way) and all it holds.
+fn remove(path: &Path) -> rustix::io::Result<()> {
+    let mut names: Vec<OsString> = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::RootDir => {}
+            Component::Normal(name) => names.push(name.to_os_string()),
+            _ => return Err(Errno::INVAL),
+        }
+    }
+    let Some(last) = names.pop() else {
+        return Err(Errno::INVAL);
+    };
+    let mut dir = open_path(Path::new("/"))?;
+    for name in &names {
+        dir = open_dir(&dir, name)?;
+    }
+    remove_at(&dir, &last)
+}
+
+/// Removes `name` in `dir`: a file or link, or a directory and all it
+/// holds.
+fn remove_at(dir: &OwnedFd, name: &OsStr) -> rustix::io::Result<()> {
+    let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
+        return rustix::fs::unlinkat(dir, name, AtFlags::empty());
+    }
+    rustix::fs::chmodat(dir, name, Mode::RWXU, AtFlags::empty())?;
+    let inside = open_dir(dir, name)?;
+    let mut children = Vec::new();
+    for entry in Dir::read_from(&inside)? {
+        let entry = entry?;
+        let child = OsStr::from_bytes(entry.file_name().to_bytes());
+        if child != "." && child != ".." {
+            children.push(child.to_os_string());
+        }
+    }
+    for child in children {
+        remove_at(&inside, &child)?;
+    }
+    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tree deeper than `PATH_MAX` and a directory with no permissions
+    /// are both removed: nothing the command made is out of reach.
+    #[test]
+    fn what_a_command_made_is_removed_however_deep_or_closed() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("a dir");
+        let top = dir.path().join("deep");
+        let mut at = open_path(dir.path()).expect("open");
+        rustix::fs::mkdirat(&at, "deep", Mode::RWXU).expect("mkdir");
+        at = open_dir(&at, OsStr::new("deep")).expect("open");
+        let long = "d".repeat(250);
+        for _ in 0..20 {
+            rustix::fs::mkdirat(&at, long.as_str(), Mode::RWXU).expect("mkdir");
+            at = open_dir(&at, OsStr::new(&long)).expect("open");
+        }
+        rustix::fs::openat(&at, "config", OFlags::CREATE | OFlags::WRONLY, Mode::RUSR)
+            .expect("a file at the bottom");
+        let closed = dir.path().join("closed");
+        std::fs::create_dir_all(closed.join("inner")).expect("mkdir");
+        std::fs::set_permissions(closed.join("inner"), std::fs::Permissions::from_mode(0o0))
+            .expect("chmod");
+        std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o500)).expect("chmod");
+        remove(&top).expect("the deep tree is removed");
+        remove(&closed).expect("the closed one is removed");
+        assert!(!top.exists() && !closed.exists());
+    }
+}
