@@ -34,7 +34,7 @@ pub use cache::CacheStatus;
 pub use call::{CAPTURE_LIMIT, CallStats, Captured, ProgressSink};
 pub use capabilities::env::EnvPolicy;
 pub use capabilities::exec::helper as exec_helper;
-pub use capabilities::exec::{ExecPolicy, Lookup as ProgramLookup, Program};
+pub use capabilities::exec::{ExecPolicy, Lookup as ProgramLookup, Program, WallsRefusal};
 pub use capabilities::filesystem::{Denial, FsPolicy, Held};
 pub(crate) use capabilities::git_config;
 pub use capabilities::network::NetPolicy;

@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::capabilities::exec::WallsRefusal;
 use super::capabilities::filesystem::{self, Denial, Held};
 use super::capabilities::network::{self, account::NetDenial};
 use super::capabilities::{Access, Grant};
@@ -106,6 +107,10 @@ pub enum ToolFault {
     /// private address, over the call's budget), and the call then failed.
     #[error("refused a network request: {} {} ({})", .0.method, .0.url, .0.refusal)]
     NetDenied(NetDenial),
+    /// A native command's output shows its walls refused it a write or the
+    /// network; the guest answered, and this follows its answer.
+    #[error("the walls refused `{}` something", .0.program)]
+    ExecWalls(WallsRefusal),
     /// The guest trapped: a panic, an uncaught exception, a stack overflow.
     #[error("crashed: {message}")]
     Trap { message: String },
@@ -124,6 +129,13 @@ impl From<Denial> for ToolFault {
 impl From<NetDenial> for ToolFault {
     fn from(denial: NetDenial) -> Self {
         ToolFault::NetDenied(denial)
+    }
+}
+
+/// A refusal of a native command's walls, as the call's note.
+impl From<WallsRefusal> for ToolFault {
+    fn from(refusal: WallsRefusal) -> Self {
+        ToolFault::ExecWalls(refusal)
     }
 }
 
@@ -153,6 +165,7 @@ impl ToolFault {
             ToolFault::HoldLimit { .. } => "hold_limit",
             ToolFault::FsDenied(_) => "fs_denied",
             ToolFault::NetDenied(_) => "net_denied",
+            ToolFault::ExecWalls(_) => "exec_walls",
             ToolFault::Trap { .. } => "trap",
             ToolFault::Cancelled => "cancelled",
         }
@@ -242,6 +255,7 @@ impl ToolFault {
             ),
             ToolFault::FsDenied(denial) => denial.model_text(tool),
             ToolFault::NetDenied(denial) => network::refusal::model_text(tool, denial),
+            ToolFault::ExecWalls(refusal) => refusal.model_text(tool),
             ToolFault::Trap { message } => format!(
                 "error: `{tool}` crashed: {message}\nThis is a bug in the tool, not in your arguments; \
                  calling it the same way will likely crash again."
@@ -325,6 +339,7 @@ mod tests {
                 declared: false, ..
             }) => 29,
             ToolFault::FsDenied(Denial::ReadOnly { declared: true, .. }) => 30,
+            ToolFault::ExecWalls(_) => 31,
         }
     }
 
@@ -598,6 +613,19 @@ mod tests {
                  in `state` (the command line names it), and no tool may read them, whatever its \
                  grants. Ask the user, who can show a session with `toolhost sessions show ID`.",
             ),
+            (
+                ToolFault::ExecWalls(WallsRefusal {
+                    program: "cargo".into(),
+                    writable: vec!["src".into(), "target".into()],
+                    write: true,
+                    network: true,
+                }),
+                "note: `cargo` ran natively, inside walls built from `t`'s grants, and they \
+                 refused it a write: it may write only in `src`, `target` (only the user can grant \
+                 more, with `--allow-write t=DIR`), and never to a protected path (`.git`, \
+                 `toolhost.toml`, ...), whatever the grant; and the network: a native program has \
+                 none, whatever the tool's network grants (build offline, or use `fetch`).",
+            ),
         ]
     }
 
@@ -607,7 +635,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 30;
+        let last = 31;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

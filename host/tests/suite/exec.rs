@@ -61,6 +61,13 @@ fn open_to_everyone(path: &Path) {
     }
 }
 
+/// What follows the answer of a call whose native command was refused a
+/// write, with `src` writable: which grant, and the flag.
+const WRITE_NOTE: &str = "--- toolhost ---\nnote: `python3` ran natively, inside walls built from \
+    `bash`'s grants, and they refused it a write: it may write only in `src` (only the user can \
+    grant more, with `--allow-write bash=DIR`), and never to a protected path (`.git`, \
+    `toolhost.toml`, ...), whatever the grant.\n";
+
 /// The flags every probe runs under: the workspace readable, `src`
 /// writable, `python3` granted.
 fn walled() -> Vec<String> {
@@ -223,12 +230,14 @@ fn writes_outside_the_write_grants_and_to_protected_paths_are_refused() {
         .map(String::from);
         assert_text(
             &probe_as(user, &ws, &attacks),
-            "append: refused (EROFS)\ncreate: refused (EROFS)\ncreate: refused (EROFS)\nappend: \
+            &format!(
+                "append: refused (EROFS)\ncreate: refused (EROFS)\ncreate: refused (EROFS)\nappend: \
              refused (EROFS)\nappend: refused (EROFS)\ncreate: refused (EROFS)\nrename: refused \
              (EXDEV)\nrename: refused (EXDEV)\nrename: refused (EROFS)\nappend: refused (EROFS)\n\
              rename: refused (EBUSY)\nrename: refused (EBUSY)\nremove-tree: refused (EBUSY)\n\
              remove-tree: refused (EROFS)\nhardlink: refused \
-             (EXDEV)\numount: refused (EPERM)\nfine\n",
+             (EXDEV)\numount: refused (EPERM)\nfine\n{WRITE_NOTE}"
+            ),
         );
         assert_eq!(ws.read(".git/config"), "[core]\n\tbare = false\n");
         assert_eq!(ws.read("toolhost.toml"), "# the workspace's config\n");
@@ -325,10 +334,12 @@ fn what_a_nested_repositorys_configuration_names_is_held() {
         );
         assert_text(
             &made,
-            "create: refused (EROFS)\ncreate: done\nnext\n--- stderr ---\ntoolhost: the command \
-             made `src/extra.cfg`, which is protected (a git repository's configuration includes \
-             it, and git configuration can name programs to run (`core.fsmonitor`, \
-             `core.hooksPath`)); it was removed\n",
+            &format!(
+                "create: refused (EROFS)\ncreate: done\nnext\n--- stderr ---\ntoolhost: the \
+                 command made `src/extra.cfg`, which is protected (a git repository's configuration \
+                 includes it, and git configuration can name programs to run (`core.fsmonitor`, \
+                 `core.hooksPath`)); it was removed\n{WRITE_NOTE}"
+            ),
         );
         assert!(!ws.path().join("src/extra.cfg").exists());
         assert!(!ws.path().join("src/lib/githooks/pre-commit").exists());
@@ -365,7 +376,9 @@ fn a_file_with_a_name_outside_the_writable_grant_is_read_only() {
         .map(String::from);
         assert_text(
             &probe_as(user, &ws, &attacks),
-            "append: refused (EROFS)\nappend: refused (EROFS)\nappend: done\nfine\n",
+            &format!(
+                "append: refused (EROFS)\nappend: refused (EROFS)\nappend: done\nfine\n{WRITE_NOTE}"
+            ),
         );
         assert_eq!(ws.read(".git/config"), "[core]\n\tbare = false\n");
         assert_eq!(ws.read("docs/guide.md"), "# guide\n");
@@ -472,7 +485,10 @@ fn no_network_reaches_out_of_the_walls() {
         assert_text(
             &probe_as(user, &ws, &attacks),
             "connect-tcp: refused (ENETUNREACH)\nconnect-abstract: refused (ECONNREFUSED)\n\
-             connect-tcp: refused (ENETUNREACH)\nfine\n",
+             connect-tcp: refused (ENETUNREACH)\nfine\n--- toolhost ---\nnote: `python3` ran \
+             natively, inside walls built from `bash`'s grants, and they refused it the network: a \
+             native program has none, whatever the tool's network grants (build offline, or use \
+             `fetch`).\n",
         );
     }
     drop((listener, abstract_socket));

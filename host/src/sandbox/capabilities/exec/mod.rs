@@ -12,11 +12,11 @@
 pub mod helper;
 mod plan;
 mod program;
+mod refusal;
 mod run;
 mod survey;
 mod walls;
 
-use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,6 +30,7 @@ use super::protect::Protection;
 use crate::sandbox::reach::Reach;
 use plan::WallLimits;
 pub use program::{ExecPolicy, Lookup, Program};
+pub use refusal::WallsRefusal;
 use survey::{Grants, Survey, When};
 use walls::Command;
 
@@ -66,13 +67,14 @@ pub(crate) struct ExecTool {
     protection: Arc<Protection>,
 }
 
-/// One call's programs and bounds.
+/// One call's programs and bounds, and the first refusal of its walls.
 pub(crate) struct ExecCall {
     tool: Arc<ExecTool>,
     deadline: Instant,
     output: usize,
     write: u64,
     progress: Option<ProgressSink>,
+    refused: Option<WallsRefusal>,
 }
 
 impl Capability for Exec {
@@ -81,10 +83,9 @@ impl Capability for Exec {
     type ForTool = Arc<ExecTool>;
     type InCall = ExecCall;
     type Record = ();
-    /// None of its own: a program not granted is refused to the shell,
-    /// which prints why as the command's error (exit code 126), the one
-    /// place the model reads it.
-    type Refusal = Infallible;
+    /// What the walls refused a command, as its output shows (a program
+    /// not granted is refused to the shell, which prints why).
+    type Refusal = WallsRefusal;
 
     fn start(start: &Start<'_>) -> Arc<Protection> {
         Arc::clone(start.protection)
@@ -113,6 +114,7 @@ impl Capability for Exec {
             output: bounds.limits.output,
             write: bounds.limits.write,
             progress: bounds.progress.cloned(),
+            refused: None,
         })
     }
 
@@ -123,8 +125,8 @@ impl Capability for Exec {
         })
     }
 
-    fn close(_: &mut ExecCall) -> ((), Option<Infallible>) {
-        ((), None)
+    fn close(call: &mut ExecCall) -> ((), Option<WallsRefusal>) {
+        ((), call.refused.take())
     }
 
     fn describe<'a>(policy: &'a ExecPolicy, reach: &mut Reach<'a>) {
@@ -172,7 +174,20 @@ impl wit::Host for Running<'_> {
     }
 
     async fn run(&mut self, command: wit::Command) -> Result<wit::Finished, String> {
-        run_granted(self.0, command).await
+        let program = command.program.clone();
+        let finished = run_granted(self.0, command).await?;
+        if self.0.refused.is_none() {
+            let tool = &self.0.tool;
+            let writable = tool
+                .dirs
+                .iter()
+                .filter(|grant| grant.access == super::grants::Access::Write)
+                .map(|grant| tool.protection.shown(&grant.host_path))
+                .collect();
+            self.0.refused =
+                WallsRefusal::seen_in(&program, writable, &[&finished.stdout, &finished.stderr]);
+        }
+        Ok(finished)
     }
 }
 
