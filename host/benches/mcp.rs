@@ -40,8 +40,14 @@ struct Server {
 
 impl Server {
     fn spawn(workspace: &Path) -> Server {
+        Server::spawn_with(workspace, &[])
+    }
+
+    /// [`Server::spawn`] with more flags before the command.
+    fn spawn_with(workspace: &Path, flags: &[&str]) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
         command
+            .args(flags)
             .args(["--workspace"])
             .arg(workspace)
             .arg("--cache-dir")
@@ -178,6 +184,7 @@ fn mcp(c: &mut Criterion) {
     group.finish();
 
     shell(c, &workspace);
+    native(c, &workspace);
     if std::env::var_os("TOOLHOST_PLUGIN_TOOLCHAINS").is_some() {
         code_tools(c, &workspace);
     } else {
@@ -269,6 +276,40 @@ fn shell(c: &mut Criterion, workspace: &Path) {
     timed_in_turn(c, "bash over MCP stdio", &calls, |tool, arguments| {
         call(&mut server, tool, arguments)
     });
+    server.close();
+}
+
+/// A granted native program run by `bash` (`dash -c true`) against the
+/// shell's own `true` in the same server: what the walls cost a command
+/// (the helper, the namespaces and mounts, Landlock and seccomp, the
+/// survey of the grants before and after).
+fn native(c: &mut Criterion, workspace: &Path) {
+    let mut server = Server::spawn_with(workspace, &["--allow-exec", "bash=dash"]);
+    server.initialize();
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut id = 0u64;
+    let mut call = |server: &mut Server, tool: &str, arguments: &Value| {
+        id += 1;
+        server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+        let answer = server.receive();
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "(no output)\n",
+            "{answer}"
+        );
+    };
+    let commands = [
+        ("the shell's true", "true"),
+        ("dash -c true", "dash -c true"),
+    ];
+    let mut group = c.benchmark_group("native over MCP stdio");
+    for (name, command) in commands {
+        let arguments = json!({ "command": command });
+        call(&mut server, "bash", &arguments);
+        group.bench_function(name, |b| b.iter(|| call(&mut server, "bash", &arguments)));
+    }
+    group.finish();
     server.close();
 }
 
