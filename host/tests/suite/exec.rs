@@ -266,10 +266,8 @@ fn a_protected_path_a_command_makes_is_removed_and_the_model_is_told() {
             "create: done\ncreate: done\nnext\n--- stderr ---\ntoolhost: the command made \
              `toolhost.toml`, which is protected (it is toolhost's configuration of a workspace, \
              which decides what every tool may do); it was removed\ntoolhost: the command made \
-             `sub/HEAD`, which is protected (it holds a `HEAD`, so git may take it for a \
-             repository (with its objects and refs beside it, or where a `commondir` file says) \
-             and run what its config and hooks say, so a change could run code outside the \
-             sandbox); it was removed\n",
+             `sub/HEAD`, which is protected (git takes a directory holding a `HEAD` for a \
+             repository and runs what its config says); it was removed\n",
         );
         assert!(!ws.path().join("toolhost.toml").exists());
         assert!(!ws.path().join("sub/HEAD").exists());
@@ -309,6 +307,161 @@ fn a_protected_path_made_where_the_survey_hardly_reaches_is_removed() {
         assert!(!ws.path().join("src/hid/.claude").exists());
         assert!(ws.path().join("src/hid").is_dir());
     }
+}
+
+/// The second red team's findings on the survey after a command, each
+/// reproduced before its rule: a `HEAD` made the survey skip all below it
+/// (a planted `.envrc`, `.vscode` and a repository running
+/// `core.fsmonitor` survived); a directory wider than the descriptor
+/// limit, or one left `r--` (as `nobody`), made it fail and remove
+/// nothing.
+#[test]
+fn nothing_a_command_makes_hides_a_protected_path_from_the_survey() {
+    for user in USERS {
+        let ws = workspace();
+        let made = bash_as(
+            user,
+            &ws,
+            &walled(),
+            "python3 probe.py plant src; python3 probe.py wide src/wide 1500; python3 probe.py \
+             create src/wide/.envrc; echo next",
+        );
+        assert_text(
+            &made,
+            "plant: done\nwide: done\ncreate: done\nnext\n--- stderr ---\ntoolhost: the command \
+             made `src/.envrc`, which is protected (direnv runs it when a shell enters the \
+             directory); it was removed\ntoolhost: the command made `src/.vscode`, which is \
+             protected (VS Code runs its tasks when the folder opens, and its settings name \
+             programs to run); it was removed\ntoolhost: the command made `src/HEAD`, which is protected (git takes a \
+             directory holding a `HEAD` for a repository and runs what its config says); it was \
+             removed\ntoolhost: the command made `src/sub/.git`, which is protected (git runs \
+             hooks and reads its configuration from there, so a change could run code outside \
+             the sandbox); it was removed\ntoolhost: the command made `src/wide/.envrc`, which \
+             is protected (direnv runs it when a shell enters the directory); it was removed\n",
+        );
+        for planted in [
+            "src/HEAD",
+            "src/.envrc",
+            "src/.vscode",
+            "src/sub/.git",
+            "src/wide/.envrc",
+        ] {
+            assert!(
+                !ws.path().join(planted).exists(),
+                "{planted} is still there"
+            );
+        }
+        assert!(ws.path().join("src/wide/closed/f").exists());
+    }
+}
+
+/// Before the rule, a repository the command made could name a directory
+/// of the user's as its `core.hooksPath`, and toolhost removed that
+/// directory (a repository of the user's in it included) as a protected
+/// path the command had made.
+#[test]
+fn what_a_made_repository_names_goes_with_it_and_nothing_of_the_users() {
+    for user in USERS {
+        let ws = workspace();
+        ws.write("src/projects/foo/.git/HEAD", "ref: refs/heads/main\n");
+        ws.write("src/projects/foo/README", "mine\n");
+        open_to_everyone(ws.path());
+        let made = bash_as(
+            user,
+            &ws,
+            &walled(),
+            "python3 probe.py write src/evil/.git/config '[core]\\n\\thooksPath = ../projects\\n'; \
+             echo next",
+        );
+        assert_text(
+            &made,
+            "write: done\nnext\n--- stderr ---\ntoolhost: the command made `src/evil/.git`, which \
+             is protected (git runs hooks and reads its configuration from there, so a change \
+             could run code outside the sandbox); it was removed\n",
+        );
+        assert_eq!(ws.read("src/projects/foo/README"), "mine\n");
+        assert!(ws.path().join("src/projects/foo/.git/HEAD").exists());
+    }
+}
+
+/// Before the rule, two commands at once in the same directory (two MCP
+/// calls, two processes): the second's survey took the first's planted
+/// `.envrc` for the user's own, and it survived both. One command at a
+/// time now holds the writable directories.
+#[test]
+fn a_second_command_at_once_waits_for_the_first() {
+    let ws = workspace();
+    let first = {
+        let mut command = toolhost_as(User::Me, &ws);
+        command.args(walled()).args([
+            "call",
+            "bash",
+            &json!({"command": "python3 probe.py create-then-sleep src/.envrc 2"}).to_string(),
+        ]);
+        command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the first call")
+    };
+    // The second starts while the first runs, its `.envrc` made.
+    let started = std::time::Instant::now();
+    let mut first = first;
+    while !ws.path().join("src/.envrc").exists() {
+        if started.elapsed().as_secs() > 30 || first.try_wait().is_ok_and(|s| s.is_some()) {
+            let _ = first.kill();
+            panic!(
+                "the first command never ran: {:?}",
+                first.wait_with_output()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = bash_as(
+        User::Me,
+        &ws,
+        &walled(),
+        "python3 probe.py write src/.envrc 'echo planted'",
+    );
+    let first = first.wait_with_output().expect("the first call");
+    assert!(first.status.success(), "{first:?}");
+    assert!(
+        String::from_utf8_lossy(&first.stdout).contains("made `src/.envrc`"),
+        "{first:?}"
+    );
+    assert_text(
+        &second,
+        "write: done\n--- stderr ---\ntoolhost: the command made `src/.envrc`, which is \
+         protected (direnv runs it when a shell enters the directory); it was removed\n",
+    );
+    assert!(!ws.path().join("src/.envrc").exists());
+}
+
+/// Before the rule, a socket inside a path held read-only (git's
+/// fsmonitor daemon's, in `.git`) was not looked for, and a command
+/// reached the service listening on it.
+#[test]
+fn a_socket_inside_a_held_path_is_hidden_too() {
+    let ws = workspace();
+    let socket = ws.path().join(".git/fsmonitor--daemon.ipc");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).expect("listen");
+    let flags = vec![
+        "--allow-write".into(),
+        "bash=.".into(),
+        "--allow-exec".into(),
+        format!("bash={PYTHON}"),
+    ];
+    assert_text(
+        &bash_as(
+            User::Me,
+            &ws,
+            &flags,
+            "python3 probe.py connect-unix .git/fsmonitor--daemon.ipc",
+        ),
+        "connect-unix: refused (ECONNREFUSED)\n",
+    );
+    listener.set_nonblocking(true).expect("nonblocking");
+    assert!(listener.accept().is_err(), "the host's service was reached");
 }
 
 /// Before the rule, what a nested repository's configuration names (its

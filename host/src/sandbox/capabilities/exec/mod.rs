@@ -10,6 +10,7 @@
 //! __exec-helper`), whose output comes back through [`run`].
 
 pub mod helper;
+mod lock;
 mod plan;
 mod program;
 mod refusal;
@@ -18,8 +19,8 @@ mod survey;
 mod walls;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use wasmtime::component::{HasData, Linker};
@@ -65,6 +66,9 @@ pub(crate) struct ExecTool {
     lifted: Vec<PathBuf>,
     reads_outputs: bool,
     protection: Arc<Protection>,
+    /// Set when a command left a directory that could not be looked into:
+    /// why no further command runs.
+    unknown: Mutex<Option<String>>,
 }
 
 /// One call's programs and bounds, and the first refusal of its walls.
@@ -104,6 +108,7 @@ impl Capability for Exec {
             lifted: files.lifted.to_vec(),
             reads_outputs: files.reads_saved_outputs,
             protection: Arc::clone(protection),
+            unknown: Mutex::new(None),
         })
     }
 
@@ -251,8 +256,20 @@ fn run_blocking(
     write: u64,
     bounds: &run::Bounds,
 ) -> Result<wit::Finished, String> {
+    if let Some(why) = tool
+        .unknown
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+    {
+        return Err(why.clone());
+    }
+    // One command at a time in the tool's writable directories, across
+    // calls and processes: each command's survey before it must not take
+    // what another is making for the user's own.
+    let _lock = lock::Exclusive::of(&tool.dirs, bounds)?;
     let grants = grants(tool);
-    let before = Survey::of(&grants, When::Before)?;
+    let before = Survey::of(&grants, When::Before, &[])?;
     let left = bounds.deadline.saturating_duration_since(Instant::now());
     let limits = WallLimits {
         processes: PROCESSES,
@@ -277,14 +294,21 @@ fn run_blocking(
         left.as_millis().try_into().unwrap_or(u64::MAX),
     )?;
     let finished = run::run(&plan, bounds);
-    // Whatever became of the command, what it made is looked for.
+    // Whatever became of the command, what it made is looked for; what
+    // was held read-only during it is not looked into again.
     let mut stderr = Vec::new();
-    match Survey::of(&grants, When::After) {
-        Ok(after) => {
-            let made = after.made_since(&before, &tool.protection);
-            stderr.extend_from_slice(survey::remove_made(&made, &tool.protection).as_bytes());
-        }
-        Err(why) => stderr.extend_from_slice(format!("toolhost: {why}\n").as_bytes()),
+    let after = Survey::of(&grants, When::After, &before.read_only())?;
+    let leftovers = after.leftovers(&before, &tool.protection);
+    stderr.extend_from_slice(survey::remove_made(&leftovers.remove, &tool.protection).as_bytes());
+    if let Some((path, why)) = leftovers.unknown.first() {
+        let said = format!(
+            "toolhost: after the command, `{}` could not be looked into ({why}), so what it left \
+             there is unknown: native commands are off in this session until the user looks at \
+             it",
+            tool.protection.shown(path)
+        );
+        stderr.extend_from_slice(format!("{said}\n").as_bytes());
+        *tool.unknown.lock().unwrap_or_else(PoisonError::into_inner) = Some(said);
     }
     let finished = finished.map_err(|e| format!("the command could not be started: {e}"))?;
     if finished.dropped > 0 {

@@ -12,7 +12,7 @@
 //! unreadable is opened up for its owner (it is the user's), and what
 //! still cannot be looked into is an error, never skipped.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt as _;
@@ -61,12 +61,31 @@ pub(crate) struct Survey {
     /// of the writable grants (a protected path, a read-only grant, outside
     /// every grant).
     shared: BTreeSet<PathBuf>,
-    /// Unix sockets in any grant.
+    /// Unix sockets in any grant, held paths included.
     sockets: BTreeSet<PathBuf>,
     /// What the configuration of a repository in a writable grant names
     /// (its `core.hooksPath`, its included files) and is there: held
-    /// read-only, and removed when a command made it. With why.
-    configured: BTreeMap<PathBuf, &'static str>,
+    /// read-only, and removed when a command made it. With why, and the
+    /// working tree of the repository that names it.
+    configured: BTreeMap<PathBuf, (&'static str, PathBuf)>,
+    /// Every directory looked into, by device and inode.
+    dirs: HashSet<Identity>,
+    /// After a command: what could not be looked into, with its identity
+    /// when known and why.
+    unlooked: Vec<(PathBuf, Option<Identity>, String)>,
+}
+
+/// A directory's device and inode.
+type Identity = (u64, u64);
+
+/// What to do with a command's leftovers, from the surveys before and
+/// after it.
+pub(crate) struct Leftovers {
+    /// What to remove, with the hit to report.
+    pub(crate) remove: Vec<(PathBuf, Hit)>,
+    /// Directories that were there before and could not be looked into
+    /// after: what the command left in them is unknown.
+    pub(crate) unknown: Vec<(PathBuf, String)>,
 }
 
 /// A regular file with more than one name, as seen so far.
@@ -76,11 +95,14 @@ struct Names {
 }
 
 impl Survey {
-    /// Looks over every grant.
-    pub(crate) fn of(grants: &Grants<'_>, when: When) -> Result<Survey, String> {
+    /// Looks over every grant: before a command, everything (a failure
+    /// refuses the command); after it, everything but what was held
+    /// read-only during it (`held`), noting what cannot be looked into.
+    pub(crate) fn of(grants: &Grants<'_>, when: When, held: &[PathBuf]) -> Result<Survey, String> {
         let mut look = Look {
             grants,
             when,
+            held: held.iter().cloned().collect(),
             seen: 0,
             survey: Survey::default(),
             names: BTreeMap::new(),
@@ -89,14 +111,20 @@ impl Survey {
             look.grant(grant)?;
         }
         let Look {
-            mut survey, names, ..
+            mut survey,
+            names,
+            held,
+            ..
         } = look;
-        survey.configured = configured(&survey, grants);
         survey.shared = names
             .into_values()
             .filter(|names| (names.seen.len() as u64) < names.links)
             .flat_map(|names| names.seen)
             .collect();
+        // After a command, the repositories held during it name what they
+        // named before; what they name may have been made since.
+        let trees: Vec<PathBuf> = survey.named.iter().chain(&held).cloned().collect();
+        survey.configured = configured(&trees, &survey, grants);
         Ok(survey)
     }
 
@@ -116,15 +144,18 @@ impl Survey {
         self.sockets.iter()
     }
 
-    /// What a command made of protected paths, given the survey from
-    /// before it ran: each path to remove (a protected path made, or the
-    /// `HEAD` that made a directory a repository), with the hit to report.
-    pub(crate) fn made_since(
-        &self,
-        before: &Survey,
-        protection: &Protection,
-    ) -> Vec<(PathBuf, Hit)> {
-        let named: Vec<(PathBuf, Hit)> = self
+    /// What a command left, given the survey from before it ran: each
+    /// protected path it made (or the `HEAD` that made a directory a
+    /// repository) and each new directory that could not be looked into,
+    /// to remove; never what was held read-only during it, nor what holds
+    /// such a path; and the old directories that could not be looked into.
+    pub(crate) fn leftovers(&self, before: &Survey, protection: &Protection) -> Leftovers {
+        let held = before.read_only();
+        let touches_held = |path: &Path| {
+            held.iter()
+                .any(|h| h.starts_with(path) || path.starts_with(h))
+        };
+        let mut remove: Vec<(PathBuf, Hit)> = self
             .named
             .difference(&before.named)
             .map(|path| {
@@ -134,110 +165,243 @@ impl Survey {
                 (path.clone(), hit)
             })
             .collect();
-        // What a repository made by the command names goes with it.
-        let made_repository = |path: &Path| {
-            named
+        // A `HEAD` that makes a directory a repository is a protected name
+        // of its own, found inside the directory (which was looked into:
+        // it was not held).
+        let made_git: BTreeSet<PathBuf> = remove.iter().map(|(path, _)| path.clone()).collect();
+        // What a repository the command made names goes with that
+        // repository, not in its own right (it may be the user's).
+        remove.extend(
+            self.configured
                 .iter()
-                .any(|(made, _)| made.starts_with(path) || path.starts_with(made))
-        };
-        let repositories = self
-            .repositories
-            .difference(&before.repositories)
-            .filter(|dir| !before.named.iter().any(|n| dir.starts_with(n)))
-            .map(|dir| (dir.join(protect::HEAD), protection.repository_hit(dir)));
-        let configured = self
-            .configured
-            .iter()
-            .filter(|(path, _)| !before.configured.contains_key(*path) && !made_repository(path))
-            .map(|(path, why)| {
+                .filter(|(path, (_, top))| {
+                    !before.configured.contains_key(*path) && !made_git.contains(&top.join(".git"))
+                })
+                .map(|(path, (why, _))| {
+                    let hit = Hit {
+                        protected: protection.shown(path),
+                        why: (*why).to_string(),
+                    };
+                    (path.clone(), hit)
+                }),
+        );
+        let mut unknown = Vec::new();
+        for (path, identity, why) in &self.unlooked {
+            let new = identity.is_some_and(|id| !before.dirs.contains(&id));
+            if new {
                 let hit = Hit {
                     protected: protection.shown(path),
-                    why: (*why).to_string(),
+                    why: format!("the command made it, and it could not be looked into ({why})"),
                 };
-                (path.clone(), hit)
-            });
-        let rest: Vec<(PathBuf, Hit)> = repositories.chain(configured).collect();
-        named.into_iter().chain(rest).collect()
+                remove.push((path.clone(), hit));
+            } else {
+                unknown.push((path.clone(), why.clone()));
+            }
+        }
+        remove.retain(|(path, _)| !touches_held(path));
+        Leftovers { remove, unknown }
     }
 }
+
+/// Directories deeper than this below a grant are not looked into (the
+/// survey holds one descriptor per level): before a command that refuses
+/// it, after one what is deeper is removed when the command made it.
+const DEPTH: usize = 200;
 
 /// One survey under way.
 struct Look<'a, 'g> {
     grants: &'a Grants<'g>,
     when: When,
+    /// After a command: what was held read-only during it, not looked into.
+    held: BTreeSet<PathBuf>,
     seen: usize,
     survey: Survey,
     /// Regular files of writable grants with more than one name, by inode.
     names: BTreeMap<(u64, u64), Names>,
 }
 
+/// How far a directory is looked into.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// Everything the survey looks for.
+    Full,
+    /// Sockets alone: a path held read-only whole, whose sockets a mount
+    /// does not stop.
+    Sockets,
+}
+
 impl Look<'_, '_> {
     fn grant(&mut self, grant: &Grant) -> Result<(), String> {
         let writable = grant.access == Access::Write;
-        let protection = self.grants.protection;
-        let base = if grant.host_path.starts_with(protection.workspace()) {
-            protection.workspace()
-        } else {
-            grant.host_path.as_path()
-        };
-        let root = open_path(&grant.host_path)
-            .map_err(|e| format!("cannot look over {}: {e}", grant.host_path.display()))?;
-        if writable && holds_head(&root) && !self.lifted(&grant.host_path) {
-            self.survey.repositories.insert(grant.host_path.clone());
+        if self.when == When::After && self.held.contains(&grant.host_path) {
             return Ok(());
         }
-        let mut stack = vec![(root, grant.host_path.clone())];
-        while let Some((dir, path)) = stack.pop() {
-            let entries = Dir::read_from(&dir)
-                .map_err(|e| format!("cannot look into {}: {e}", path.display()))?;
-            for entry in entries {
-                let entry =
-                    entry.map_err(|e| format!("cannot look into {}: {e}", path.display()))?;
-                let name = OsStr::from_bytes(entry.file_name().to_bytes());
-                if name == "." || name == ".." {
-                    continue;
-                }
-                self.seen += 1;
-                if self.when == When::Before && self.seen > SURVEY_ENTRIES {
-                    return Err(format!(
-                        "the tool's directories hold more than {SURVEY_ENTRIES} entries, too many \
-                         to look over for protected paths; grant a smaller directory"
-                    ));
-                }
-                let child = path.join(name);
-                let kind = match entry.file_type() {
-                    FileType::Unknown => rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
-                        .map(|stat| FileType::from_raw_mode(stat.st_mode))
-                        .unwrap_or(FileType::Unknown),
-                    kind => kind,
-                };
-                if writable && let Some(hit) = protection.covering(&child, self.grants.lifted, base)
-                {
-                    if kind == FileType::Symlink && self.when == When::Before {
-                        return Err(link_refusal(protection, &child, &hit));
-                    }
-                    self.survey.named.insert(child);
-                    continue;
-                }
-                match kind {
-                    FileType::Socket => {
-                        self.survey.sockets.insert(child);
-                    }
-                    FileType::Directory => {
-                        let opened = open_dir(&dir, name)
-                            .map_err(|e| format!("cannot look into {}: {e}", child.display()))?;
-                        if writable && holds_head(&opened) && !self.lifted(&child) {
-                            self.survey.repositories.insert(child);
-                        } else {
-                            stack.push((opened, child));
-                        }
-                    }
-                    FileType::RegularFile if writable => self.names_of(&dir, name, child)?,
-                    _ => {}
-                }
+        let root = match open_path(&grant.host_path) {
+            Ok(root) => root,
+            Err(e) => return self.failed(&grant.host_path, None, e),
+        };
+        let depth = if writable && holds_head(&root) && !self.lifted(&grant.host_path) {
+            self.survey.repositories.insert(grant.host_path.clone());
+            if self.when == When::Before {
+                Depth::Sockets
+            } else {
+                Depth::Full
+            }
+        } else {
+            Depth::Full
+        };
+        self.dir(&root, &grant.host_path, writable, depth, 0)
+    }
+
+    /// A failure to look at `path`: before a command, the command is
+    /// refused; after it, `path` is noted as not looked into.
+    fn failed(
+        &mut self,
+        path: &Path,
+        identity: Option<Identity>,
+        error: impl std::fmt::Display,
+    ) -> Result<(), String> {
+        match self.when {
+            When::Before => Err(format!("cannot look into {}: {error}", path.display())),
+            When::After => {
+                self.survey
+                    .unlooked
+                    .push((path.to_path_buf(), identity, error.to_string()));
+                Ok(())
             }
         }
+    }
+
+    /// Looks into the open directory `dir` at `path`, `level` below its
+    /// grant.
+    fn dir(
+        &mut self,
+        dir: &OwnedFd,
+        path: &Path,
+        writable: bool,
+        depth: Depth,
+        level: usize,
+    ) -> Result<(), String> {
+        let identity = rustix::fs::fstat(dir).ok().map(|s| (s.st_dev, s.st_ino));
+        if let Some(identity) = identity {
+            self.survey.dirs.insert(identity);
+        }
+        if level > DEPTH {
+            return self.failed(
+                path,
+                identity,
+                format!("more than {DEPTH} directories deep"),
+            );
+        }
+        let mut subdirs: Vec<(OsString, Depth)> = Vec::new();
+        let entries = match Dir::read_from(dir) {
+            Ok(entries) => entries,
+            Err(e) => return self.failed(path, identity, e),
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => return self.failed(path, identity, e),
+            };
+            let name = OsStr::from_bytes(entry.file_name().to_bytes());
+            if name == "." || name == ".." {
+                continue;
+            }
+            self.seen += 1;
+            if self.when == When::Before && self.seen > SURVEY_ENTRIES {
+                return Err(format!(
+                    "the tool's directories hold more than {SURVEY_ENTRIES} entries, too many \
+                     to look over for protected paths; grant a smaller directory"
+                ));
+            }
+            let kind = match entry.file_type() {
+                FileType::Unknown => rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map(|stat| FileType::from_raw_mode(stat.st_mode))
+                    .unwrap_or(FileType::Unknown),
+                kind => kind,
+            };
+            let child = path.join(name);
+            if kind == FileType::Socket {
+                self.survey.sockets.insert(child);
+                continue;
+            }
+            if depth == Depth::Sockets {
+                if kind == FileType::Directory {
+                    subdirs.push((name.to_os_string(), Depth::Sockets));
+                }
+                continue;
+            }
+            if self.when == When::After && self.held.contains(&child) {
+                continue;
+            }
+            if writable && let Some(hit) = self.protected(&child) {
+                if kind == FileType::Symlink && self.when == When::Before {
+                    return Err(link_refusal(self.grants.protection, &child, &hit));
+                }
+                self.survey.named.insert(child);
+                // Held whole before a command; removed whole after it.
+                if self.when == When::Before && kind == FileType::Directory {
+                    subdirs.push((name.to_os_string(), Depth::Sockets));
+                }
+                continue;
+            }
+            match kind {
+                FileType::Directory => subdirs.push((name.to_os_string(), Depth::Full)),
+                FileType::RegularFile if writable => self.names_of(dir, name, child)?,
+                _ => {}
+            }
+        }
+        for (name, depth) in subdirs {
+            let child = path.join(&name);
+            let opened = match open_dir(dir, &name, self.when == When::After) {
+                Ok(opened) => opened,
+                Err(e) => {
+                    let identity = rustix::fs::statat(dir, &name, AtFlags::SYMLINK_NOFOLLOW)
+                        .ok()
+                        .map(|s| (s.st_dev, s.st_ino));
+                    self.failed(&child, identity, e)?;
+                    continue;
+                }
+            };
+            let depth = if depth == Depth::Full
+                && writable
+                && holds_head(&opened)
+                && !self.lifted(&child)
+            {
+                self.survey.repositories.insert(child.clone());
+                // A repository is held whole before a command; after it,
+                // one the command made is looked into like any directory.
+                if self.when == When::Before {
+                    Depth::Sockets
+                } else {
+                    Depth::Full
+                }
+            } else {
+                depth
+            };
+            self.dir(&opened, &child, writable, depth, level + 1)?;
+        }
         Ok(())
+    }
+
+    /// The protected path `path` is, in a writable grant.
+    fn protected(&self, path: &Path) -> Option<Hit> {
+        let protection = self.grants.protection;
+        let base = self
+            .grants
+            .dirs
+            .iter()
+            .filter(|g| path.starts_with(&g.host_path))
+            .map(|g| {
+                if g.host_path.starts_with(protection.workspace()) {
+                    protection.workspace()
+                } else {
+                    g.host_path.as_path()
+                }
+            })
+            .next()
+            .unwrap_or(protection.workspace());
+        protection.covering(path, self.grants.lifted, base)
     }
 
     fn lifted(&self, dir: &Path) -> bool {
@@ -246,8 +410,10 @@ impl Look<'_, '_> {
 
     /// Counts a name of a regular file that has more than one.
     fn names_of(&mut self, dir: &OwnedFd, name: &OsStr, path: PathBuf) -> Result<(), String> {
-        let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(|e| format!("cannot look at {}: {e}", path.display()))?;
+        let stat = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => stat,
+            Err(e) => return self.failed(&path, None, e),
+        };
         if stat.st_nlink > 1 {
             self.names
                 .entry((stat.st_dev, stat.st_ino))
@@ -265,10 +431,14 @@ impl Look<'_, '_> {
 /// What the repositories of the writable grants name in their
 /// configuration, found as the file system guard finds it
 /// ([`git::read_repository`]): each hooks directory and included file in a
-/// writable grant that is there, unless lifted. A repository whose
-/// configuration cannot be read is held read-only whole (git may run what
-/// toolhost could not read).
-fn configured(survey: &Survey, grants: &Grants<'_>) -> BTreeMap<PathBuf, &'static str> {
+/// writable grant that is there, unless lifted, with the working tree that
+/// names it. A repository whose configuration cannot be read is held
+/// read-only whole (git may run what toolhost could not read).
+fn configured(
+    named: &[PathBuf],
+    survey: &Survey,
+    grants: &Grants<'_>,
+) -> BTreeMap<PathBuf, (&'static str, PathBuf)> {
     let every = grants.protection.every_repository();
     let home = every.home.as_deref();
     let mut read = |path: &Path| crate::text_file::read_text(path);
@@ -280,15 +450,14 @@ fn configured(survey: &Survey, grants: &Grants<'_>) -> BTreeMap<PathBuf, &'stati
             && !protect::is_lifted(path, path, grants.lifted)
     };
     let mut found = BTreeMap::new();
-    let working_trees = survey
-        .named
+    let working_trees = named
         .iter()
         .filter(|path| path.file_name() == Some(OsStr::new(".git")))
         .filter_map(|dot_git| dot_git.parent());
     for top in working_trees {
         let config = git::read_repository(top, home, &mut read);
         if !config.unreadable.is_empty() && writable(top) {
-            found.insert(top.to_path_buf(), git::UNREADABLE_WHY);
+            found.insert(top.to_path_buf(), (git::UNREADABLE_WHY, top.to_path_buf()));
             continue;
         }
         let hooks = config
@@ -307,7 +476,7 @@ fn configured(survey: &Survey, grants: &Grants<'_>) -> BTreeMap<PathBuf, &'stati
                 .chain(&survey.repositories)
                 .any(|n| path.starts_with(n));
             if !held && writable(&path) && path.symlink_metadata().is_ok() {
-                found.insert(path, why);
+                found.insert(path, (why, top.to_path_buf()));
             }
         }
     }
@@ -322,18 +491,26 @@ fn open_path(path: &Path) -> rustix::io::Result<OwnedFd> {
     )
 }
 
-/// `name` in `dir`, opened to be looked into; made readable and searchable
-/// for its owner first when it is not (a command may have made it so; its
-/// files are the user's).
-fn open_dir(dir: &OwnedFd, name: &OsStr) -> rustix::io::Result<OwnedFd> {
+/// `name` in `dir`, opened to be looked into. With `repair` (after a
+/// command, which may have closed it: its files are the user's), first
+/// made readable, writable and searchable by its owner when it is not,
+/// its other bits kept.
+fn open_dir(dir: &OwnedFd, name: &OsStr, repair: bool) -> rustix::io::Result<OwnedFd> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    match rustix::fs::openat(dir, name, flags, Mode::empty()) {
-        Err(Errno::ACCESS) => {
-            rustix::fs::chmodat(dir, name, Mode::RWXU, AtFlags::empty())?;
-            rustix::fs::openat(dir, name, flags, Mode::empty())
-        }
-        opened => opened,
+    if !repair {
+        return rustix::fs::openat(dir, name, flags, Mode::empty());
     }
+    let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    let mode = stat.st_mode & 0o7777;
+    if FileType::from_raw_mode(stat.st_mode) == FileType::Directory && mode & 0o700 != 0o700 {
+        rustix::fs::chmodat(
+            dir,
+            name,
+            Mode::from_raw_mode(mode | 0o700),
+            AtFlags::empty(),
+        )?;
+    }
+    rustix::fs::openat(dir, name, flags, Mode::empty())
 }
 
 fn holds_head(dir: &OwnedFd) -> bool {
@@ -388,7 +565,7 @@ fn remove(path: &Path) -> rustix::io::Result<()> {
     };
     let mut dir = open_path(Path::new("/"))?;
     for name in &names {
-        dir = open_dir(&dir, name)?;
+        dir = open_dir(&dir, name, true)?;
     }
     remove_at(&dir, &last)
 }
@@ -400,8 +577,7 @@ fn remove_at(dir: &OwnedFd, name: &OsStr) -> rustix::io::Result<()> {
     if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
         return rustix::fs::unlinkat(dir, name, AtFlags::empty());
     }
-    rustix::fs::chmodat(dir, name, Mode::RWXU, AtFlags::empty())?;
-    let inside = open_dir(dir, name)?;
+    let inside = open_dir(dir, name, true)?;
     let mut children = Vec::new();
     for entry in Dir::read_from(&inside)? {
         let entry = entry?;
@@ -429,11 +605,11 @@ mod tests {
         let top = dir.path().join("deep");
         let mut at = open_path(dir.path()).expect("open");
         rustix::fs::mkdirat(&at, "deep", Mode::RWXU).expect("mkdir");
-        at = open_dir(&at, OsStr::new("deep")).expect("open");
+        at = open_dir(&at, OsStr::new("deep"), true).expect("open");
         let long = "d".repeat(250);
         for _ in 0..20 {
             rustix::fs::mkdirat(&at, long.as_str(), Mode::RWXU).expect("mkdir");
-            at = open_dir(&at, OsStr::new(&long)).expect("open");
+            at = open_dir(&at, OsStr::new(&long), true).expect("open");
         }
         rustix::fs::openat(&at, "config", OFlags::CREATE | OFlags::WRONLY, Mode::RUSR)
             .expect("a file at the bottom");

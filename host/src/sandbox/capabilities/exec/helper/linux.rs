@@ -714,7 +714,18 @@ fn set_limits(limits: &WallLimits) -> Result<(), Refused> {
     };
     set(libc::RLIMIT_FSIZE, limits.file_size, "RLIMIT_FSIZE")?;
     set(libc::RLIMIT_DATA, limits.memory, "RLIMIT_DATA")?;
-    set(libc::RLIMIT_NOFILE, limits.open_files, "RLIMIT_NOFILE")?;
+    // Never above the hard limit it was started with (raising it needs a
+    // privilege the walls do not keep).
+    let mut nofile = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    let open_files = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut nofile) } == 0 {
+        limits.open_files.min(nofile.rlim_max)
+    } else {
+        limits.open_files
+    };
+    set(libc::RLIMIT_NOFILE, open_files, "RLIMIT_NOFILE")?;
     set(libc::RLIMIT_CPU, limits.cpu_seconds.max(1), "RLIMIT_CPU")?;
     set(libc::RLIMIT_CORE, 0, "RLIMIT_CORE")
 }
@@ -1009,10 +1020,39 @@ fn seccomp_filter() -> Result<(), Refused> {
         [(libc::SYS_fallocate, Vec::new())].into_iter().collect(),
         libc::EOPNOTSUPP,
     )?;
-    for filter in [&clone3, &unsupported, &deny] {
+    for filter in [&x32(), &clone3, &unsupported, &deny] {
         seccompiler::apply_filter(filter).map_err(|e| Refused(format!("seccomp: {e}")))?;
     }
     Ok(())
+}
+
+/// seccompiler checks the architecture but not the x32 bit of a call's
+/// number: on a kernel built with x32, a call numbered from `0x40000000`
+/// would pass every rule keyed by its x86_64 number. Any such call is
+/// refused before the rules are asked.
+#[cfg(target_arch = "x86_64")]
+fn x32() -> seccompiler::BpfProgram {
+    use seccompiler::sock_filter;
+    const BPF_LD_W_ABS: u16 = 0x20;
+    const BPF_JMP_JEQ_K: u16 = 0x15;
+    const BPF_JMP_JGE_K: u16 = 0x35;
+    const BPF_RET_K: u16 = 0x06;
+    const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+    const RET_KILL_PROCESS: u32 = 0x8000_0000;
+    const RET_ERRNO: u32 = 0x0005_0000;
+    const RET_ALLOW: u32 = 0x7fff_0000;
+    let op = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    vec![
+        // seccomp_data.arch
+        op(BPF_LD_W_ABS, 0, 0, 4),
+        op(BPF_JMP_JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+        op(BPF_RET_K, 0, 0, RET_KILL_PROCESS),
+        // seccomp_data.nr
+        op(BPF_LD_W_ABS, 0, 0, 0),
+        op(BPF_JMP_JGE_K, 0, 1, 0x4000_0000),
+        op(BPF_RET_K, 0, 0, RET_ERRNO | libc::ENOSYS as u32),
+        op(BPF_RET_K, 0, 0, RET_ALLOW),
+    ]
 }
 
 /// Only x86_64's system calls are listed so far: elsewhere the walls are
