@@ -351,6 +351,19 @@ impl Look<'_, '_> {
                 _ => {}
             }
         }
+        self.subdirs(dir, path, subdirs, writable, level)
+    }
+
+    /// Looks into each of `subdirs` of `dir`, one at a time (one
+    /// descriptor per level).
+    fn subdirs(
+        &mut self,
+        dir: &OwnedFd,
+        path: &Path,
+        subdirs: Vec<(OsString, Depth)>,
+        writable: bool,
+        level: usize,
+    ) -> Result<(), String> {
         for (name, depth) in subdirs {
             let child = path.join(&name);
             let opened = match open_dir(dir, &name, self.when == When::After) {
