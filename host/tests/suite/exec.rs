@@ -711,6 +711,29 @@ fn no_process_outlives_the_calls_deadline() {
     }
 }
 
+/// The shell's `timeout_ms` holds a native command too (before the rule
+/// it ran on to the tool's own deadline, the shell waiting for it).
+#[test]
+fn a_calls_timeout_ms_stops_a_native_command() {
+    let ws = workspace();
+    let started = std::time::Instant::now();
+    let input = json!({
+        "command": "python3 -c 'import time; time.sleep(30)'; echo after",
+        "timeout_ms": 1000,
+    })
+    .to_string();
+    let out = toolhost_as(User::Me, &ws)
+        .args(walled())
+        .args(["call", "bash", &input])
+        .output()
+        .expect("run");
+    assert_text(
+        &String::from_utf8_lossy(&out.stdout),
+        "after\n--- stderr ---\ntoolhost: the command was stopped at its deadline\n",
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+}
+
 /// The host's processes sleeping for `seconds`.
 fn sleepers(seconds: u64) -> Vec<String> {
     let out = Command::new("pgrep")

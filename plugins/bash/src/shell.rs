@@ -41,6 +41,7 @@ pub async fn run(command: &str, timeout: Option<Duration>, workspace: Option<&st
         .builtin_filter(|name| !missing::SHADOWED.contains(&name))
         .command_resolver(Arc::new(Programs {
             granted: exec::programs(),
+            deadline: timeout.map(|timeout| Instant::now() + timeout),
         }))
         .build();
     let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
@@ -176,12 +177,15 @@ impl Live {
 /// built-in for never gets here: `grep` is the shell's own.
 struct Programs {
     granted: Vec<String>,
+    /// When the call's `timeout_ms` ends, which a native command is held
+    /// to as well.
+    deadline: Option<Instant>,
 }
 
 impl CommandResolver for Programs {
     fn resolve(&self, name: &str) -> Option<Arc<dyn Builtin>> {
         if self.granted.iter().any(|granted| granted == name) {
-            return Some(Arc::new(Native(name.to_string())));
+            return Some(Arc::new(Native(name.to_string(), self.deadline)));
         }
         let message = missing::message(name)?;
         Some(Arc::new(Missing(message)))
@@ -192,8 +196,9 @@ impl CommandResolver for Programs {
 /// its walls instead (its `HOME` is an empty one of its own).
 const SHELL_OWN: &[&str] = &["HOME", "PWD", "OLDPWD", "USER", "TMPDIR", "PATH", "SHLVL"];
 
-/// A granted program, run by the host.
-struct Native(String);
+/// A granted program, run by the host, and when the call's `timeout_ms`
+/// ends.
+struct Native(String, Option<Instant>);
 
 #[async_trait]
 impl Builtin for Native {
@@ -211,6 +216,10 @@ impl Builtin for Native {
             cwd: ctx.cwd.display().to_string(),
             env,
             stdin: ctx.stdin.map(|s| s.as_bytes().to_vec()).unwrap_or_default(),
+            timeout_ms: self.1.map(|deadline| {
+                let left = deadline.saturating_duration_since(Instant::now());
+                u64::try_from(left.as_millis()).unwrap_or(u64::MAX)
+            }),
         };
         Ok(match exec::run(&command) {
             Ok(finished) => ExecResult {

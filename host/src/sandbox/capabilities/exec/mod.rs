@@ -224,8 +224,13 @@ async fn run_granted(call: &ExecCall, command: wit::Command) -> Result<wit::Fini
     let stop = Arc::new(AtomicBool::new(false));
     let _stop_when_dropped = StopWhenDropped(Arc::clone(&stop));
     let tool = Arc::clone(&call.tool);
+    // The shell's own `timeout_ms`, when sooner than the call's deadline.
+    let deadline = command
+        .timeout_ms
+        .and_then(|ms| Instant::now().checked_add(std::time::Duration::from_millis(ms)))
+        .map_or(call.deadline, |sooner| sooner.min(call.deadline));
     let bounds = run::Bounds {
-        deadline: call.deadline,
+        deadline,
         output_limit: call.output,
         progress: call.progress.clone(),
         stop,

@@ -9,7 +9,7 @@
 //! down.
 
 use std::io::Write as _;
-use std::process::{Child, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -78,10 +78,13 @@ pub(crate) fn run(plan: &Plan, bounds: &Bounds) -> std::io::Result<Finished> {
         let _ = child.wait();
         return Err(std::io::Error::other("the helper's pipes are missing"));
     };
-    // A helper that dies before reading all of it says why on stderr.
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
+    // The plan's length and the plan; a helper that dies before reading
+    // all of it says why on stderr. The pipe stays open while the command
+    // may run: closing it stops the command.
+    let length = u64::try_from(input.len()).unwrap_or(u64::MAX).to_le_bytes();
+    let _ = stdin
+        .write_all(&length)
+        .and_then(|()| stdin.write_all(&input));
     let (sender, chunks) = mpsc::channel();
     for (stream, is_out) in [
         (Box::new(stdout) as Box<dyn std::io::Read + Send>, true),
@@ -91,7 +94,7 @@ pub(crate) fn run(plan: &Plan, bounds: &Bounds) -> std::io::Result<Finished> {
         std::thread::spawn(move || forward(stream, is_out, &sender));
     }
     drop(sender);
-    let printed = collect(&chunks, &mut child, bounds);
+    let printed = collect(&chunks, &mut stdin, &mut child, bounds);
     let status = child.wait()?;
     let (stdout, stderr, dropped, stopped) = printed;
     if stopped {
@@ -99,7 +102,7 @@ pub(crate) fn run(plan: &Plan, bounds: &Bounds) -> std::io::Result<Finished> {
             stdout,
             stderr: [
                 stderr,
-                b"toolhost: the command was stopped at the call's deadline\n".to_vec(),
+                b"toolhost: the command was stopped at its deadline\n".to_vec(),
             ]
             .concat(),
             exit_code: 124,
@@ -140,6 +143,7 @@ fn forward(mut stream: impl std::io::Read, is_out: bool, sender: &mpsc::Sender<(
 /// stopped.
 fn collect(
     chunks: &mpsc::Receiver<(bool, Vec<u8>)>,
+    control: &mut ChildStdin,
     child: &mut Child,
     bounds: &Bounds,
 ) -> (Vec<u8>, Vec<u8>, u64, bool) {
@@ -150,7 +154,16 @@ fn collect(
     loop {
         if !stopped && (Instant::now() >= bounds.deadline || bounds.stop.load(Ordering::Relaxed)) {
             stopped = true;
-            let _ = child.kill();
+            // The helper kills the walls' PID 1 and returns only when every
+            // process of the command is gone; if it cannot be told, it is
+            // killed, and PID 1 with it (its parent-death signal).
+            if control
+                .write_all(b"stop")
+                .and_then(|()| control.flush())
+                .is_err()
+            {
+                let _ = child.kill();
+            }
         }
         let (is_out, chunk) = match chunks.recv_timeout(TICK) {
             Ok(chunk) => chunk,

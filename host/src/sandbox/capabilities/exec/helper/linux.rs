@@ -70,6 +70,12 @@ fn cpath(path: &Path) -> Result<CString, Refused> {
 pub(super) fn run(plan: &Plan) -> Result<i32, Refused> {
     let uid = unsafe { libc::getuid() };
     let gid = unsafe { libc::getgid() };
+    // The host's end of the control pipe (its stdin): readable or closed
+    // when the command is to stop.
+    let control = check(
+        unsafe { libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3) }.into(),
+        || "dup the control pipe".into(),
+    )? as RawFd;
     stdin_from(&plan.stdin)?;
     let flags = libc::CLONE_NEWUSER
         | libc::CLONE_NEWNS
@@ -133,7 +139,11 @@ pub(super) fn run(plan: &Plan) -> Result<i32, Refused> {
         };
         unsafe { libc::_exit(code) };
     }
-    Ok(wait_or_kill(init, Duration::from_millis(plan.timeout_ms)))
+    Ok(wait_or_kill(
+        init,
+        control,
+        Duration::from_millis(plan.timeout_ms),
+    ))
 }
 
 /// The program's standard input: a memory file holding `bytes`.
@@ -153,10 +163,12 @@ fn stdin_from(bytes: &[u8]) -> Result<(), Refused> {
     Ok(())
 }
 
-/// Waits for init; at the deadline kills it, which kills every process in
-/// its namespace. The exit code bash would give: the program's, 128 and
-/// its signal, 124 at the deadline.
-fn wait_or_kill(init: libc::pid_t, timeout: Duration) -> i32 {
+/// Waits for init; at the deadline, or when the host closes the control
+/// pipe, kills it, which kills every process in its namespace: the kernel
+/// ends them all before init can be reaped, so when this returns none is
+/// left. The exit code bash would give: the program's, 128 and its
+/// signal, 124 when stopped.
+fn wait_or_kill(init: libc::pid_t, control: RawFd, timeout: Duration) -> i32 {
     let started = Instant::now();
     // Woken the moment init ends (a pidfd is readable then); without one
     // (a kernel before 5.3), every 5 ms.
@@ -173,16 +185,33 @@ fn wait_or_kill(init: libc::pid_t, timeout: Duration) -> i32 {
             unsafe { libc::waitpid(init, &mut status, 0) };
             return 124;
         }
-        if pidfd >= 0 {
-            let mut poll = libc::pollfd {
+        let mut polls = [
+            libc::pollfd {
+                fd: control,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
                 fd: pidfd,
                 events: libc::POLLIN,
                 revents: 0,
-            };
-            let wait = i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1);
-            unsafe { libc::poll(&mut poll, 1, wait) };
+            },
+        ];
+        // Without a pidfd (a kernel before 5.3), init is looked at every
+        // 5 ms.
+        let (count, wait) = if pidfd >= 0 {
+            (
+                2,
+                i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1),
+            )
         } else {
-            std::thread::sleep(Duration::from_millis(5));
+            (1, 5)
+        };
+        unsafe { libc::poll(polls.as_mut_ptr(), count, wait) };
+        if polls[0].revents != 0 {
+            unsafe { libc::kill(init, libc::SIGKILL) };
+            unsafe { libc::waitpid(init, &mut status, 0) };
+            return 124;
         }
     }
     if libc::WIFEXITED(status) {

@@ -19,14 +19,27 @@ use std::io::Read as _;
 use super::plan::Plan;
 use refused::{Refused, fail};
 
+/// The longest plan read (a command's standard input is in it).
+const MAX_PLAN: usize = 256 << 20;
+
 /// The argument that makes the `toolhost` binary this helper.
 pub const ARGUMENT: &str = "__exec-helper";
 
 /// The helper's whole life: the plan from stdin, the walls, the program.
 /// Call it first in `main`, before any thread starts.
 pub fn main() -> i32 {
+    // The plan's length, then the plan; the host then keeps the pipe open
+    // while the command may run, and closes it to stop the command (or
+    // dies, which closes it too).
+    let mut stdin = std::io::stdin().lock();
+    let mut length = [0u8; 8];
     let mut input = Vec::new();
-    if let Err(e) = std::io::stdin().lock().read_to_end(&mut input) {
+    let read = stdin.read_exact(&mut length).and_then(|()| {
+        let length = usize::try_from(u64::from_le_bytes(length)).unwrap_or(usize::MAX);
+        input = vec![0u8; length.min(MAX_PLAN)];
+        stdin.read_exact(&mut input)
+    });
+    if let Err(e) = read {
         return fail(&Refused(format!("cannot read the plan: {e}")));
     }
     let plan: Plan = match serde_json::from_slice(&input) {
