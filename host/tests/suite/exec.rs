@@ -437,6 +437,145 @@ fn a_second_command_at_once_waits_for_the_first() {
     assert!(!ws.path().join("src/.envrc").exists());
 }
 
+/// The third red team's findings, each reproduced before its rule: a
+/// held path replaced on the host while a command ran (an editor's save)
+/// was no longer held by its mount, and the survey after skipped it by
+/// name, so the command's write there stayed unseen.
+#[test]
+fn a_held_path_replaced_during_a_command_stops_native_commands() {
+    let ws = workspace();
+    ws.write("src/.envrc", "export A=0\n");
+    let envrc = ws.path().join("src/.envrc");
+    let replace = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let saved = envrc.with_file_name(".envrc.new");
+        std::fs::write(&saved, "export A=1\n").expect("save");
+        std::fs::rename(&saved, &envrc).expect("rename");
+    });
+    let out = bash_as(
+        User::Me,
+        &ws,
+        &walled(),
+        "python3 probe.py keep-writing src/.envrc 4; python3 probe.py create src/ok",
+    );
+    replace.join().expect("the editor");
+    assert_text(
+        &out,
+        "keep-writing: done wrote\n--- stderr ---\ntoolhost: after the command, `src/.envrc` \
+         could not be looked into (it was replaced while the command ran, and the walls no longer \
+         held it), so what it left there is unknown: native commands are off in this session \
+         until the user looks at it\nbash: python3: toolhost: after the command, `src/.envrc` \
+         could not be looked into (it was replaced while the command ran, and the walls no \
+         longer held it), so what it left there is unknown: native commands are off in this \
+         session until the user looks at it\nexit code 126\n",
+    );
+}
+
+/// Before the rule, two sessions whose writable grants overlapped (`.` in
+/// one, `src` in the other) locked different directories and ran at
+/// once.
+#[test]
+fn commands_in_overlapping_grants_wait_for_each_other() {
+    let ws = workspace();
+    let whole = vec![
+        "--allow-write".to_string(),
+        "bash=.".into(),
+        "--allow-exec".into(),
+        format!("bash={PYTHON}"),
+    ];
+    let first = toolhost_as(User::Me, &ws)
+        .args(&whole)
+        .args([
+            "call",
+            "bash",
+            &json!({"command": "python3 probe.py create-then-sleep src/.envrc 2"}).to_string(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the first call");
+    let started = std::time::Instant::now();
+    while !ws.path().join("src/.envrc").exists() {
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "the first command never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = bash_as(
+        User::Me,
+        &ws,
+        &walled(),
+        "python3 probe.py write src/.envrc planted",
+    );
+    let first = first.wait_with_output().expect("the first call");
+    assert!(first.status.success(), "{first:?}");
+    assert_text(
+        &second,
+        "write: done\n--- stderr ---\ntoolhost: the command made `src/.envrc`, which is \
+         protected (direnv runs it when a shell enters the directory); it was removed\n",
+    );
+    assert!(!ws.path().join("src/.envrc").exists());
+}
+
+/// Before the rule, the survey after every command made the user's
+/// read-only directories writable (`u+rwx`), and as `nobody` failed on
+/// one it did not own and stopped native commands; a repository shipping
+/// a tree 202 directories deep made every native command refuse.
+#[test]
+fn what_the_command_did_not_touch_keeps_its_mode_and_a_deep_tree_is_held() {
+    use std::os::unix::fs::PermissionsExt as _;
+    for user in USERS {
+        let ws = workspace();
+        ws.write("src/gomod/pkg/f.go", "package x\n");
+        open_to_everyone(ws.path());
+        for dir in ["src/gomod/pkg", "src/gomod"] {
+            std::fs::set_permissions(ws.path().join(dir), std::fs::Permissions::from_mode(0o555))
+                .expect("chmod");
+        }
+        let deep: PathBuf = std::iter::repeat_n("a", 202).collect();
+        std::fs::create_dir_all(ws.path().join("src").join(&deep)).expect("deep");
+        open_to_everyone(&ws.path().join("src/a"));
+        assert_text(
+            &bash_as(
+                user,
+                &ws,
+                &walled(),
+                "python3 probe.py create src/new; python3 probe.py \
+                create src/gomod/pkg/new.go; python3 probe.py create src/gomod/pkg/again.go",
+            ),
+            "create: done\ncreate: refused (EACCES)\ncreate: refused (EACCES)\n",
+        );
+        for dir in ["src/gomod/pkg", "src/gomod"] {
+            let mode = std::fs::metadata(ws.path().join(dir))
+                .expect("dir")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o555, "{dir}");
+        }
+    }
+}
+
+/// Before the rule, each protected path removed was a line of the report,
+/// without bound (2,000 deep ones were 100 MB, past the shell's memory).
+#[test]
+fn many_protected_paths_made_are_said_in_a_bounded_report() {
+    let ws = workspace();
+    let out = bash_as(User::Me, &ws, &walled(), "python3 probe.py many src/m 25");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2 + 20 + 1, "{out}");
+    assert_eq!(
+        lines.last().copied(),
+        Some("toolhost: and 5 more protected paths the command made were removed")
+    );
+    assert!(
+        std::fs::read_dir(ws.path().join("src/m"))
+            .expect("m")
+            .flatten()
+            .all(|dir| !dir.path().join(".envrc").exists())
+    );
+}
+
 /// Before the rule, a socket inside a path held read-only (git's
 /// fsmonitor daemon's, in `.git`) was not looked for, and a command
 /// reached the service listening on it.

@@ -2,10 +2,15 @@
 //! calls and processes: the survey before a command takes what exists for
 //! the user's own, so a protected path another command is making meanwhile
 //! must not be there to be taken. Each writable grant's directory is locked
-//! (`flock`, which two opens in one process contend for as two processes
-//! do), in path order, until the command's leftovers are removed.
+//! exclusively (`flock`, which two opens in one process contend for as two
+//! processes do), and each directory above it shared, up to the workspace
+//! (or, outside it, up to `/`): grants that overlap (`.` in one session,
+//! `src` in another) contend too. Locks are taken in path order, so two
+//! commands never wait for each other.
 
+use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -23,21 +28,44 @@ pub(crate) struct Exclusive {
 }
 
 impl Exclusive {
-    /// Each writable directory of `dirs` locked, waiting while another
-    /// command holds one, until the call's deadline or its stop.
-    pub(crate) fn of(dirs: &[Grant], bounds: &Bounds) -> Result<Exclusive, String> {
-        let mut writable: Vec<&Grant> = dirs.iter().filter(|g| g.access == Access::Write).collect();
-        writable.sort_by(|a, b| a.host_path.cmp(&b.host_path));
+    /// Each writable directory of `dirs` locked, and those above it
+    /// shared, waiting while another command holds one, until the call's
+    /// deadline or its stop.
+    pub(crate) fn of(
+        dirs: &[Grant],
+        workspace: &Path,
+        bounds: &Bounds,
+    ) -> Result<Exclusive, String> {
+        let mut locks: BTreeMap<PathBuf, bool> = BTreeMap::new();
+        for grant in dirs.iter().filter(|g| g.access == Access::Write) {
+            let top = if grant.host_path.starts_with(workspace) {
+                workspace
+            } else {
+                Path::new("/")
+            };
+            for above in grant.host_path.ancestors().skip(1) {
+                if !above.starts_with(top) || above == Path::new("/") {
+                    break;
+                }
+                locks.entry(above.to_path_buf()).or_insert(false);
+            }
+            locks.insert(grant.host_path.clone(), true);
+        }
         let mut held = Vec::new();
-        for grant in writable {
+        for (path, exclusive) in locks {
             let fd = rustix::fs::open(
-                &grant.host_path,
+                &path,
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                 Mode::empty(),
             )
-            .map_err(|e| format!("cannot open {}: {e}", grant.host_path.display()))?;
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let operation = if exclusive {
+                FlockOperation::NonBlockingLockExclusive
+            } else {
+                FlockOperation::NonBlockingLockShared
+            };
             loop {
-                match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+                match rustix::fs::flock(&fd, operation) {
                     Ok(()) => break,
                     Err(rustix::io::Errno::WOULDBLOCK) => {
                         if Instant::now() >= bounds.deadline || bounds.stop.load(Ordering::Relaxed)
@@ -45,13 +73,13 @@ impl Exclusive {
                             return Err(format!(
                                 "another native command is running in {} and did not end \
                                  before this call's deadline",
-                                grant.host_path.display()
+                                path.display()
                             ));
                         }
                         std::thread::sleep(RETRY);
                     }
                     Err(e) => {
-                        return Err(format!("cannot lock {}: {e}", grant.host_path.display()));
+                        return Err(format!("cannot lock {}: {e}", path.display()));
                     }
                 }
             }

@@ -32,7 +32,7 @@ use crate::sandbox::reach::Reach;
 use plan::WallLimits;
 pub use program::{ExecPolicy, Lookup, Program};
 pub use refusal::WallsRefusal;
-use survey::{Grants, Survey, When};
+use survey::{Grants, Survey};
 use walls::Command;
 
 mod bindings {
@@ -52,6 +52,9 @@ const PROCESSES: u32 = 512;
 const PROCESS_MEMORY: u64 = 4 << 30;
 /// Descriptors per process.
 const OPEN_FILES: u64 = 4096;
+/// How long after the host's deadline the helper stops a command itself.
+const HELPER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Bytes of the private `/tmp` and `HOME`, each.
 const SCRATCH: u64 = 256 << 20;
 
@@ -272,9 +275,9 @@ fn run_blocking(
     // One command at a time in the tool's writable directories, across
     // calls and processes: each command's survey before it must not take
     // what another is making for the user's own.
-    let _lock = lock::Exclusive::of(&tool.dirs, bounds)?;
+    let _lock = lock::Exclusive::of(&tool.dirs, tool.protection.workspace(), bounds)?;
     let grants = grants(tool);
-    let before = Survey::of(&grants, When::Before, &[])?;
+    let before = Survey::of(&grants, None)?;
     let left = bounds.deadline.saturating_duration_since(Instant::now());
     let limits = WallLimits {
         processes: PROCESSES,
@@ -296,13 +299,19 @@ fn run_blocking(
         tool.reads_outputs,
         &before,
         limits,
-        left.as_millis().try_into().unwrap_or(u64::MAX),
+        // The helper's own deadline is a backstop (the host stops the
+        // command at its deadline, and a host that dies closes the control
+        // pipe): later, so the host's stop is the one a result tells of.
+        (left + HELPER_GRACE)
+            .as_millis()
+            .try_into()
+            .unwrap_or(u64::MAX),
     )?;
     let finished = run::run(&plan, bounds);
     // Whatever became of the command, what it made is looked for; what
     // was held read-only during it is not looked into again.
     let mut stderr = Vec::new();
-    let after = Survey::of(&grants, When::After, &before.read_only())?;
+    let after = Survey::of(&grants, Some(&before))?;
     let leftovers = after.leftovers(&before, &tool.protection);
     stderr.extend_from_slice(survey::remove_made(&leftovers.remove, &tool.protection).as_bytes());
     if let Some((path, why)) = leftovers.unknown.first() {

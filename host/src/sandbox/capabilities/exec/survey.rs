@@ -73,6 +73,10 @@ pub(crate) struct Survey {
     /// After a command: what could not be looked into, with its identity
     /// when known and why.
     unlooked: Vec<(PathBuf, Option<Identity>, String)>,
+    /// Trees deeper than [`DEPTH`] below a grant: held read-only whole.
+    deep: BTreeSet<PathBuf>,
+    /// Before a command: each path held read-only, with its identity then.
+    held: BTreeMap<PathBuf, Identity>,
 }
 
 /// A directory's device and inode.
@@ -95,18 +99,45 @@ struct Names {
 }
 
 impl Survey {
-    /// Looks over every grant: before a command, everything (a failure
-    /// refuses the command); after it, everything but what was held
-    /// read-only during it (`held`), noting what cannot be looked into.
-    pub(crate) fn of(grants: &Grants<'_>, when: When, held: &[PathBuf]) -> Result<Survey, String> {
+    /// Looks over every grant: before a command (`before` is `None`),
+    /// everything, a failure refusing the command; after it, everything
+    /// but what was held read-only during it and is still what was held,
+    /// noting what cannot be looked into.
+    pub(crate) fn of(grants: &Grants<'_>, before: Option<&Survey>) -> Result<Survey, String> {
+        let when = if before.is_some() {
+            When::After
+        } else {
+            When::Before
+        };
         let mut look = Look {
             grants,
             when,
-            held: held.iter().cloned().collect(),
+            held: BTreeSet::new(),
             seen: 0,
+            kept: 0,
             survey: Survey::default(),
             names: BTreeMap::new(),
         };
+        if let Some(before) = before {
+            // A held path replaced on the host during the command (an
+            // editor's save, another command's removal) was no longer held
+            // by its mount: what is there now is unknown.
+            for (path, identity) in &before.held {
+                let now = rustix::fs::lstat(path.as_path())
+                    .ok()
+                    .map(|s| (s.st_dev, s.st_ino));
+                if now == Some(*identity) {
+                    look.held.insert(path.clone());
+                } else if now.is_some() {
+                    look.survey.unlooked.push((
+                        path.clone(),
+                        None,
+                        "it was replaced while the command ran, and the walls no longer held it"
+                            .into(),
+                    ));
+                }
+            }
+        }
         for grant in grants.dirs {
             look.grant(grant)?;
         }
@@ -125,6 +156,16 @@ impl Survey {
         // named before; what they name may have been made since.
         let trees: Vec<PathBuf> = survey.named.iter().chain(&held).cloned().collect();
         survey.configured = configured(&trees, &survey, grants);
+        if when == When::Before {
+            survey.held = survey
+                .read_only()
+                .into_iter()
+                .filter_map(|path| {
+                    let stat = rustix::fs::lstat(path.as_path()).ok()?;
+                    Some((path, (stat.st_dev, stat.st_ino)))
+                })
+                .collect();
+        }
         Ok(survey)
     }
 
@@ -135,6 +176,7 @@ impl Survey {
             .chain(&self.repositories)
             .chain(&self.shared)
             .chain(self.configured.keys())
+            .chain(&self.deep)
             .cloned()
             .collect()
     }
@@ -203,6 +245,11 @@ impl Survey {
     }
 }
 
+/// Bytes of paths a survey keeps (what it found, each a whole path): past
+/// them, before a command the command is refused, after one what is left
+/// is unknown and native commands stop.
+const PATHS_KEPT: usize = 64 << 20;
+
 /// Directories deeper than this below a grant are not looked into (the
 /// survey holds one descriptor per level): before a command that refuses
 /// it, after one what is deeper is removed when the command made it.
@@ -215,6 +262,8 @@ struct Look<'a, 'g> {
     /// After a command: what was held read-only during it, not looked into.
     held: BTreeSet<PathBuf>,
     seen: usize,
+    /// Bytes of the paths kept so far ([`PATHS_KEPT`]).
+    kept: usize,
     survey: Survey,
     /// Regular files of writable grants with more than one name, by inode.
     names: BTreeMap<(u64, u64), Names>,
@@ -253,6 +302,32 @@ impl Look<'_, '_> {
         self.dir(&root, &grant.host_path, writable, depth, 0)
     }
 
+    /// Counts `path` against [`PATHS_KEPT`]; false when past it (after a
+    /// command: noted, once, as not looked into).
+    fn keep(&mut self, path: &Path) -> Result<bool, String> {
+        self.kept += path.as_os_str().len();
+        if self.kept <= PATHS_KEPT {
+            return Ok(true);
+        }
+        match self.when {
+            When::Before => Err(format!(
+                "the tool's directories hold more than {} of paths to hold, too many to look \
+                 over; grant a smaller directory",
+                crate::units::bytes(PATHS_KEPT as u64)
+            )),
+            When::After => {
+                if self.kept - path.as_os_str().len() <= PATHS_KEPT {
+                    self.survey.unlooked.push((
+                        path.to_path_buf(),
+                        None,
+                        "the command made more than the survey after it keeps".into(),
+                    ));
+                }
+                Ok(false)
+            }
+        }
+    }
+
     /// A failure to look at `path`: before a command, the command is
     /// refused; after it, `path` is noted as not looked into.
     fn failed(
@@ -287,6 +362,14 @@ impl Look<'_, '_> {
             self.survey.dirs.insert(identity);
         }
         if level > DEPTH {
+            // Before a command a tree this deep is held read-only whole
+            // (a repository may ship one); after it, what is this deep and
+            // was not held is not looked into.
+            if self.when == When::Before {
+                self.keep(path)?;
+                self.survey.deep.insert(path.to_path_buf());
+                return Ok(());
+            }
             return self.failed(
                 path,
                 identity,
@@ -322,7 +405,9 @@ impl Look<'_, '_> {
             };
             let child = path.join(name);
             if kind == FileType::Socket {
-                self.survey.sockets.insert(child);
+                if self.keep(&child)? {
+                    self.survey.sockets.insert(child);
+                }
                 continue;
             }
             if depth == Depth::Sockets {
@@ -338,6 +423,9 @@ impl Look<'_, '_> {
                 if kind == FileType::Symlink && self.when == When::Before {
                     return Err(link_refusal(self.grants.protection, &child, &hit));
                 }
+                if !self.keep(&child)? {
+                    continue;
+                }
                 self.survey.named.insert(child);
                 // Held whole before a command; removed whole after it.
                 if self.when == When::Before && kind == FileType::Directory {
@@ -347,7 +435,10 @@ impl Look<'_, '_> {
             }
             match kind {
                 FileType::Directory => subdirs.push((name.to_os_string(), Depth::Full)),
-                FileType::RegularFile if writable => self.names_of(dir, name, child)?,
+                // Only what is held during a command needs them.
+                FileType::RegularFile if writable && self.when == When::Before => {
+                    self.names_of(dir, name, child)?;
+                }
                 _ => {}
             }
         }
@@ -366,8 +457,9 @@ impl Look<'_, '_> {
     ) -> Result<(), String> {
         for (name, depth) in subdirs {
             let child = path.join(&name);
-            let opened = match open_dir(dir, &name, self.when == When::After) {
-                Ok(opened) => opened,
+            let (opened, closed) = match open_dir(dir, &name) {
+                Ok(Some(opened)) => opened,
+                Ok(None) => continue,
                 Err(e) => {
                     let identity = rustix::fs::statat(dir, &name, AtFlags::SYMLINK_NOFOLLOW)
                         .ok()
@@ -392,7 +484,12 @@ impl Look<'_, '_> {
             } else {
                 depth
             };
-            self.dir(&opened, &child, writable, depth, level + 1)?;
+            let looked = self.dir(&opened, &child, writable, depth, level + 1);
+            if let Some(mode) = closed {
+                // As the command left it.
+                let _ = rustix::fs::fchmod(&opened, Mode::from_raw_mode(mode));
+            }
+            looked?;
         }
         Ok(())
     }
@@ -427,7 +524,7 @@ impl Look<'_, '_> {
             Ok(stat) => stat,
             Err(e) => return self.failed(&path, None, e),
         };
-        if stat.st_nlink > 1 {
+        if stat.st_nlink > 1 && self.keep(&path)? {
             self.names
                 .entry((stat.st_dev, stat.st_ino))
                 .or_insert_with(|| Names {
@@ -504,26 +601,42 @@ fn open_path(path: &Path) -> rustix::io::Result<OwnedFd> {
     )
 }
 
-/// `name` in `dir`, opened to be looked into. With `repair` (after a
-/// command, which may have closed it: its files are the user's), first
-/// made readable, writable and searchable by its owner when it is not,
-/// its other bits kept.
-fn open_dir(dir: &OwnedFd, name: &OsStr, repair: bool) -> rustix::io::Result<OwnedFd> {
+/// `name` in `dir`, opened to be looked into, and the mode it had when
+/// it had to be opened up; `None` when the user cannot get into it, and so
+/// neither can a command (it runs as the user, with no privilege). A
+/// directory of the user's that the user may not read or search (a
+/// command may have closed it) is first made so, through a descriptor of
+/// it (no link is followed), for the caller to put back.
+fn open_dir(dir: &OwnedFd, name: &OsStr) -> rustix::io::Result<Option<(OwnedFd, Option<u32>)>> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    if !repair {
-        return rustix::fs::openat(dir, name, flags, Mode::empty());
+    if let Ok(opened) = rustix::fs::openat(dir, name, flags, Mode::empty())
+        && rustix::fs::accessat(&opened, ".", rustix::fs::Access::EXEC_OK, AtFlags::EACCESS).is_ok()
+    {
+        return Ok(Some((opened, None)));
     }
-    let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    let held = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let stat = rustix::fs::fstat(&held)?;
+    if stat.st_uid != rustix::process::geteuid().as_raw() {
+        return Ok(None);
+    }
     let mode = stat.st_mode & 0o7777;
-    if FileType::from_raw_mode(stat.st_mode) == FileType::Directory && mode & 0o700 != 0o700 {
-        rustix::fs::chmodat(
-            dir,
-            name,
-            Mode::from_raw_mode(mode | 0o700),
-            AtFlags::empty(),
-        )?;
-    }
-    rustix::fs::openat(dir, name, flags, Mode::empty())
+    let through = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&held));
+    rustix::fs::chmod(through.as_str(), Mode::from_raw_mode(mode | 0o500))?;
+    let opened = rustix::fs::openat(&held, ".", flags, Mode::empty())?;
+    Ok(Some((opened, Some(mode))))
+}
+
+/// [`open_dir`] for what must be got into (a removal): an error when it
+/// cannot be.
+fn enter_dir(dir: &OwnedFd, name: &OsStr) -> rustix::io::Result<OwnedFd> {
+    open_dir(dir, name)?
+        .map(|(opened, _)| opened)
+        .ok_or(Errno::ACCESS)
 }
 
 fn holds_head(dir: &OwnedFd) -> bool {
@@ -540,6 +653,9 @@ fn link_refusal(protection: &Protection, path: &Path, hit: &Hit) -> String {
     )
 }
 
+/// The removals said one by one; past them, one line says how many more.
+const SAID: usize = 20;
+
 /// Removes what a command made of protected paths (`made`), and says so
 /// for the model. The command's processes are gone by now; the path is
 /// opened name by name and nothing is followed through a link, and what
@@ -547,7 +663,24 @@ fn link_refusal(protection: &Protection, path: &Path, hit: &Hit) -> String {
 /// first.
 pub(crate) fn remove_made(made: &[(PathBuf, Hit)], protection: &Protection) -> String {
     let mut said = String::new();
-    for (path, hit) in made {
+    for (at, (path, hit)) in made.iter().enumerate() {
+        if at == SAID {
+            // Removed all the same; said once.
+            let failed = made[at..]
+                .iter()
+                .filter(|(path, _)| remove(path).is_err())
+                .count();
+            said.push_str(&format!(
+                "toolhost: and {} more protected paths the command made were removed{}\n",
+                made.len() - at,
+                if failed == 0 {
+                    String::new()
+                } else {
+                    format!(" ({failed} could not be)")
+                }
+            ));
+            break;
+        }
         let how = match remove(path) {
             Ok(()) => "it was removed".to_string(),
             Err(e) => {
@@ -578,7 +711,7 @@ fn remove(path: &Path) -> rustix::io::Result<()> {
     };
     let mut dir = open_path(Path::new("/"))?;
     for name in &names {
-        dir = open_dir(&dir, name, true)?;
+        dir = enter_dir(&dir, name)?;
     }
     remove_at(&dir, &last)
 }
@@ -590,7 +723,8 @@ fn remove_at(dir: &OwnedFd, name: &OsStr) -> rustix::io::Result<()> {
     if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
         return rustix::fs::unlinkat(dir, name, AtFlags::empty());
     }
-    let inside = open_dir(dir, name, true)?;
+    let inside = enter_dir(dir, name)?;
+    rustix::fs::fchmod(&inside, Mode::RWXU)?;
     let mut children = Vec::new();
     for entry in Dir::read_from(&inside)? {
         let entry = entry?;
@@ -618,11 +752,11 @@ mod tests {
         let top = dir.path().join("deep");
         let mut at = open_path(dir.path()).expect("open");
         rustix::fs::mkdirat(&at, "deep", Mode::RWXU).expect("mkdir");
-        at = open_dir(&at, OsStr::new("deep"), true).expect("open");
+        at = enter_dir(&at, OsStr::new("deep")).expect("open");
         let long = "d".repeat(250);
         for _ in 0..20 {
             rustix::fs::mkdirat(&at, long.as_str(), Mode::RWXU).expect("mkdir");
-            at = open_dir(&at, OsStr::new(&long), true).expect("open");
+            at = enter_dir(&at, OsStr::new(&long)).expect("open");
         }
         rustix::fs::openat(&at, "config", OFlags::CREATE | OFlags::WRONLY, Mode::RUSR)
             .expect("a file at the bottom");
