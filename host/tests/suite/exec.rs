@@ -290,13 +290,15 @@ fn a_protected_path_made_where_the_survey_hardly_reaches_is_removed() {
             "python3 probe.py symlink nowhere src/.idea; python3 probe.py deep-protected \
              src/deep; python3 probe.py closed-protected src/hid; echo next",
         );
-        let deep = format!("src/deep/{}", vec!["d".repeat(250); 20].join("/"));
+        // A path past 240 bytes is shown cut in its middle.
+        let whole = format!("src/deep/{}/.git", vec!["d".repeat(250); 20].join("/"));
+        let deep = format!("{}…{}", &whole[..100], &whole[whole.len() - 100..]);
         assert_text(
             &made,
             &format!(
                 "symlink: done\ndeep-protected: done\nclosed-protected: done\nnext\n--- stderr \
                  ---\ntoolhost: the command made `src/.idea`, which is protected (JetBrains IDEs \
-                 run the configurations and startup tasks there); it was removed\ntoolhost: the command made `{deep}/.git`, which is protected (git \
+                 run the configurations and startup tasks there); it was removed\ntoolhost: the command made `{deep}`, which is protected (git \
                  runs hooks and reads its configuration from there, so a change could run code \
                  outside the sandbox); it was removed\ntoolhost: the command made \
                  `src/hid/.claude`, which is protected (Claude Code runs the hooks, commands and \
@@ -574,6 +576,60 @@ fn many_protected_paths_made_are_said_in_a_bounded_report() {
             .flatten()
             .all(|dir| !dir.path().join(".envrc").exists())
     );
+}
+
+/// The fourth red team's findings. Before the rule, past the paths the
+/// survey after a command keeps, what the command made was not removed
+/// (1,500 `.envrc` files 190 directories deep left some behind).
+#[test]
+fn protected_paths_past_what_the_survey_keeps_are_removed_all_the_same() {
+    let ws = workspace();
+    let out = bash_as(
+        User::Me,
+        &ws,
+        &walled(),
+        "python3 probe.py deep-many src/d 190 1500",
+    );
+    assert!(out.len() < 64 << 10, "the report is {} bytes", out.len());
+    assert!(
+        out.contains("more protected paths the command made were removed"),
+        "{out}"
+    );
+    let left = Command::new("find")
+        .arg(ws.path().join("src/d"))
+        .args(["-name", ".envrc"])
+        .output()
+        .expect("find");
+    assert_eq!(String::from_utf8_lossy(&left.stdout), "");
+}
+
+/// Before the rule, a directory not the user's that the user may search
+/// but not list (`0711`) was skipped by both surveys, and a repository
+/// inside it was written (as `nobody`).
+#[test]
+fn a_directory_the_user_may_search_but_not_list_refuses_the_command() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let ws = workspace();
+    ws.write("src/box/sub/.git/config", "[core]\n");
+    open_to_everyone(ws.path());
+    std::fs::set_permissions(
+        ws.path().join("src/box"),
+        std::fs::Permissions::from_mode(0o711),
+    )
+    .expect("chmod");
+    assert_text(
+        &bash_as(
+            User::Nobody,
+            &ws,
+            &walled(),
+            "python3 probe.py append src/box/sub/.git/config",
+        ),
+        &ws.expand(
+            "--- stderr ---\nbash: python3: cannot look into {ws}/src/box: Permission denied (os \
+             error 13)\nexit code 126\n",
+        ),
+    );
+    assert_eq!(ws.read("src/box/sub/.git/config"), "[core]\n");
 }
 
 /// Before the rule, a socket inside a path held read-only (git's

@@ -313,16 +313,27 @@ fn run_blocking(
     let mut stderr = Vec::new();
     let after = Survey::of(&grants, Some(&before))?;
     let leftovers = after.leftovers(&before, &tool.protection);
-    stderr.extend_from_slice(survey::remove_made(&leftovers.remove, &tool.protection).as_bytes());
+    // What stops native commands comes first: the list after it may be
+    // cut with the result.
     if let Some((path, why)) = leftovers.unknown.first() {
         let said = format!(
             "toolhost: after the command, `{}` could not be looked into ({why}), so what it left \
              there is unknown: native commands are off in this session until the user looks at \
              it",
-            tool.protection.shown(path)
+            survey::short(&tool.protection.shown(path))
         );
         stderr.extend_from_slice(format!("{said}\n").as_bytes());
         *tool.unknown.lock().unwrap_or_else(PoisonError::into_inner) = Some(said);
+    }
+    stderr.extend_from_slice(survey::remove_made(&leftovers.remove, &tool.protection).as_bytes());
+    if after.removed_beyond > 0 {
+        stderr.extend_from_slice(
+            format!(
+                "toolhost: and {} more protected paths the command made were removed\n",
+                after.removed_beyond
+            )
+            .as_bytes(),
+        );
     }
     let finished = finished.map_err(|e| format!("the command could not be started: {e}"))?;
     if finished.dropped > 0 {

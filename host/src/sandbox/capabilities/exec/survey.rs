@@ -77,6 +77,9 @@ pub(crate) struct Survey {
     deep: BTreeSet<PathBuf>,
     /// Before a command: each path held read-only, with its identity then.
     held: BTreeMap<PathBuf, Identity>,
+    /// After a command: protected paths it made past what the survey
+    /// keeps, removed as they were found.
+    pub(crate) removed_beyond: usize,
 }
 
 /// A directory's device and inode.
@@ -424,6 +427,11 @@ impl Look<'_, '_> {
                     return Err(link_refusal(self.grants.protection, &child, &hit));
                 }
                 if !self.keep(&child)? {
+                    // Past what the survey keeps: made by the command (what
+                    // was there before is held), so removed now, counted.
+                    if remove_at(dir, name).is_ok() {
+                        self.survey.removed_beyond += 1;
+                    }
                     continue;
                 }
                 self.survey.named.insert(child);
@@ -622,7 +630,14 @@ fn open_dir(dir: &OwnedFd, name: &OsStr) -> rustix::io::Result<Option<(OwnedFd, 
     )?;
     let stat = rustix::fs::fstat(&held)?;
     if stat.st_uid != rustix::process::geteuid().as_raw() {
-        return Ok(None);
+        // Not the user's: one the user may not search, a command cannot
+        // enter either; one the user may search but not list, a command
+        // can write in, and it cannot be looked into.
+        return match rustix::fs::accessat(&held, ".", rustix::fs::Access::EXEC_OK, AtFlags::EACCESS)
+        {
+            Ok(()) => Err(Errno::ACCESS),
+            Err(_) => Ok(None),
+        };
     }
     let mode = stat.st_mode & 0o7777;
     let through = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&held));
@@ -689,11 +704,28 @@ pub(crate) fn remove_made(made: &[(PathBuf, Hit)], protection: &Protection) -> S
         };
         said.push_str(&format!(
             "toolhost: the command made `{}`, which is protected ({}); {how}\n",
-            protection.shown(path),
+            short(&protection.shown(path)),
             hit.why
         ));
     }
     said
+}
+
+/// `path` as a report shows it: a path past 240 bytes is cut in its middle.
+pub(crate) fn short(path: &str) -> String {
+    const KEPT: usize = 100;
+    if path.len() <= 240 {
+        return path.to_string();
+    }
+    let mut head = KEPT;
+    while !path.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = path.len() - KEPT;
+    while !path.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}…{}", &path[..head], &path[tail..])
 }
 
 /// Removes `path` (absolute, no link on the way) and all it holds.
@@ -709,9 +741,16 @@ fn remove(path: &Path) -> rustix::io::Result<()> {
     let Some(last) = names.pop() else {
         return Err(Errno::INVAL);
     };
+    // The way down is only searched (no directory's mode is changed on
+    // it); what is removed is opened up as it is removed.
     let mut dir = open_path(Path::new("/"))?;
     for name in &names {
-        dir = enter_dir(&dir, name)?;
+        dir = rustix::fs::openat(
+            &dir,
+            name,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
     }
     remove_at(&dir, &last)
 }
