@@ -11,6 +11,7 @@ use futures_util::future::join_all;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::approval::{self, Granting};
 use super::config::LoopConfig;
 use super::events::{AgentEvent, Events};
 use super::ledger::{Message, ToolResultEntry, tool_calls};
@@ -133,6 +134,9 @@ pub(super) struct Tools<'a, T> {
     pub runner: &'a T,
     pub config: &'a LoopConfig,
     pub events: &'a Events,
+    /// The session's grants and who is asked for more; none in tests and
+    /// in front ends that keep no session's grants.
+    pub granting: Option<&'a Granting>,
 }
 
 /// What the batches of one run share: which tools only read (those run
@@ -303,10 +307,24 @@ impl<T: ToolRunner> Tools<'_, T> {
                 });
             forward
         });
-        let mut result = self
-            .runner
-            .call(&call.name, arguments, cancel, progress)
-            .await;
+        let mut result = match self.granting {
+            Some(granting) => {
+                let asking = approval::Asking {
+                    granting,
+                    events: self.events,
+                    call_id: &call.id,
+                };
+                asking
+                    .call(self.runner, &call.name, arguments, cancel, progress)
+                    .await
+            }
+            None => {
+                let none = std::sync::Arc::from([]);
+                self.runner
+                    .call(&call.name, arguments, cancel, progress, none)
+                    .await
+            }
+        };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let output_bytes = result.text.len() as u64;
         let mut saved_to = None;

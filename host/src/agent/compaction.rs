@@ -59,6 +59,8 @@ const SUMMARY_OVERHEAD: u64 = 512;
 pub(super) struct Compactor<'a, M> {
     pub model: &'a M,
     pub config: &'a LoopConfig,
+    /// The system prompt the next request is sent with.
+    pub system: &'a str,
     pub specs: &'a [ToolSpecForModel],
     pub events: &'a Events,
 }
@@ -73,7 +75,7 @@ pub(super) struct Threshold {
 impl<M: ModelClient> Compactor<'_, M> {
     /// The tokens the next request will hold, about (module `context`).
     pub(super) fn estimate(&self, ledger: &[Message]) -> u64 {
-        context::estimate_next_prompt(&self.config.system_prompt, self.specs, ledger)
+        context::estimate_next_prompt(self.system, self.specs, ledger)
     }
 
     /// Makes room before a request: with a `window` known, compacts when
@@ -144,7 +146,7 @@ impl<M: ModelClient> Compactor<'_, M> {
         let mut after = goal.before.saturating_sub(freed);
 
         let room = summary::summary_room(goal.window);
-        let overhead = context::overhead(&self.config.system_prompt, self.specs);
+        let overhead = context::overhead(self.system, self.specs);
         let cut = (after > goal.target)
             .then(|| {
                 let keep = goal.target.saturating_sub(overhead + room) / 2;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Execution;
@@ -11,6 +11,7 @@ use super::context::{CompactionReason, MaskedResult};
 use super::ledger::{Delivery, Message};
 use super::stop::StopRecord;
 use crate::provider::Usage;
+use crate::sandbox::Permit;
 
 /// Receives every event, from whichever task emits it (read-only tools run
 /// concurrently), so it must be cheap and must not block.
@@ -46,6 +47,18 @@ impl Events {
         }
         ledger.push(message);
     }
+}
+
+/// How the user answered a grant asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// This call is run again with the grant; the next one asks again.
+    Once,
+    /// Every call of the session runs with it, recorded in the session.
+    Session,
+    /// The model reads the refusal.
+    Deny,
 }
 
 /// One event of a run. `tool_execution_start`/`_end` pairs are keyed by
@@ -104,6 +117,19 @@ pub enum AgentEvent {
         /// What the sandbox measured (absent for runners that measure nothing).
         #[serde(skip_serializing_if = "Option::is_none")]
         execution: Option<Execution>,
+    },
+    /// A call was refused for a grant the user could give, and the user is
+    /// asked for it (a chat's prompt, an MCP client's elicitation).
+    GrantAsked {
+        call_id: String,
+        permit: Permit,
+    },
+    /// The user answered: the call runs again with the grant (`once`), the
+    /// session holds it from now on (`session`), or the refusal stands.
+    GrantAnswered {
+        call_id: String,
+        permit: Permit,
+        answer: Answer,
     },
     /// The user queued a message while the loop ran; it waits in the inbox
     /// until the loop takes it.

@@ -9,6 +9,7 @@
 //! the sandbox, never the reverse). It never prints: front ends consume
 //! [`AgentEvent`]s.
 
+mod approval;
 mod batch;
 mod budgets;
 mod compaction;
@@ -30,17 +31,19 @@ mod summary;
 mod testing;
 
 use std::future::Future;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use approval::{Answering, Approver, Granting, SessionGrants};
 pub use batch::{
     CALLS_PER_REPLY, INTERRUPTED, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED, over_the_cap,
 };
 pub use config::LoopConfig;
 pub use context::{CompactionReason, MaskedResult, compaction_line, forget_usage, put_stubs_back};
-pub use events::{AgentEvent, EventSink};
+pub use events::{AgentEvent, Answer, EventSink};
 pub use inbox::{DeliveryMode, Inbox, InboxFull, Queued};
 pub use ledger::{CallRef, Delivery, Message, ToolResultEntry, tool_calls};
 pub use long_output::{
@@ -56,7 +59,7 @@ pub use summary::{SUMMARY_PREFIX, cut_and_summarise};
 pub use crate::provider::ToolSpecForModel;
 use crate::provider::{Asking, Model};
 use crate::provider::{AssistantMessage, ProviderError};
-use crate::sandbox::{CallOptions, ProgressSink, Sandbox};
+use crate::sandbox::{CallOptions, Permit, PermitKind, ProgressSink, Sandbox};
 
 /// What one tool call produced, as the model will read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +69,9 @@ pub struct ToolResult {
     /// What the runner measured, for transcripts; `None` from runners that
     /// measure nothing (test doubles).
     pub execution: Option<Execution>,
+    /// The grant that would have let the call past its refusal, when the
+    /// user may be asked for it.
+    pub ask: Option<Permit>,
 }
 
 impl ToolResult {
@@ -75,6 +81,7 @@ impl ToolResult {
             text: text.into(),
             is_error,
             execution: None,
+            ask: None,
         }
     }
 }
@@ -168,14 +175,24 @@ pub trait ToolRunner: Sync {
 
     /// Runs one call. Never fails: every problem is an `is_error` result.
     /// `progress` receives the tool's progress messages (for the user's
-    /// screen, never the model).
+    /// screen, never the model); `permits` are what the user granted in
+    /// the session (the tool runs with its own).
     fn call(
         &self,
         name: &str,
         arguments: &Value,
         cancel: &CancellationToken,
         progress: Option<ProgressSink>,
+        permits: Arc<[Permit]>,
     ) -> impl Future<Output = ToolResult> + Send;
+
+    /// A grant the user typed (`/allow bash=src`), checked as the same
+    /// flag would be; why not, in words after "cannot allow it: ".
+    /// Runners that are not a sandbox grant nothing.
+    fn permit(&self, tool: &str, kind: PermitKind, target: &str) -> Result<Vec<Permit>, String> {
+        let _ = (tool, kind, target);
+        Err("these tools take no grants".into())
+    }
 }
 
 impl<M: ModelClient> ModelClient for &M {
@@ -202,8 +219,13 @@ impl<T: ToolRunner> ToolRunner for &T {
         arguments: &Value,
         cancel: &CancellationToken,
         progress: Option<ProgressSink>,
+        permits: Arc<[Permit]>,
     ) -> impl Future<Output = ToolResult> + Send {
-        (**self).call(name, arguments, cancel, progress)
+        (**self).call(name, arguments, cancel, progress, permits)
+    }
+
+    fn permit(&self, tool: &str, kind: PermitKind, target: &str) -> Result<Vec<Permit>, String> {
+        (**self).permit(tool, kind, target)
     }
 }
 
@@ -241,17 +263,24 @@ impl ToolRunner for Sandbox {
         arguments: &Value,
         cancel: &CancellationToken,
         progress: Option<ProgressSink>,
+        permits: Arc<[Permit]>,
     ) -> ToolResult {
         let options = CallOptions {
             cancel: cancel.clone(),
             progress,
+            permits,
         };
         let report = Sandbox::call(self, name, &arguments.to_string(), &options).await;
         ToolResult {
             text: report.model_text(name),
             is_error: report.is_error(),
             execution: Some(Execution::from_report(&report)),
+            ask: report.ask,
         }
+    }
+
+    fn permit(&self, tool: &str, kind: PermitKind, target: &str) -> Result<Vec<Permit>, String> {
+        Sandbox::permit(self, tool, kind, target)
     }
 }
 
@@ -284,6 +313,7 @@ mod tests {
             &json!({"path": "a.txt"}),
             &cancel,
             None,
+            Arc::from([]),
         )
         .await;
         assert!(!ok.is_error, "{}", ok.text);
@@ -293,7 +323,8 @@ mod tests {
         assert!(execution.fuel_used > 0);
         assert!(execution.peak_memory > 0);
 
-        let unknown = ToolRunner::call(&sandbox, "rm", &json!({}), &cancel, None).await;
+        let unknown =
+            ToolRunner::call(&sandbox, "rm", &json!({}), &cancel, None, Arc::from([])).await;
         assert!(unknown.is_error);
         assert_eq!(
             unknown.execution.map(|e| e.outcome).as_deref(),

@@ -58,11 +58,13 @@ mod tests {
                     relative: "toolhost.toml".into(),
                     why: String::new(),
                     at_any_depth: false,
+                    toolhosts_own: true,
                 },
                 ProtectedPath {
                     relative: ".git".into(),
                     why: String::new(),
                     at_any_depth: true,
+                    toolhosts_own: false,
                 },
             ],
             every_repository: Default::default(),

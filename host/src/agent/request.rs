@@ -75,7 +75,7 @@ impl Requests {
         let (turn, turns) = (outgoing.turn, outgoing.turn - 1);
         let (config, events) = (compactor.config, compactor.events);
         let request = compactor.model.next(
-            &config.system_prompt,
+            compactor.system,
             ledger,
             compactor.specs,
             cancel,

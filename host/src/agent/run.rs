@@ -13,6 +13,7 @@ use std::ops::ControlFlow;
 
 use tokio_util::sync::CancellationToken;
 
+use super::approval::Granting;
 use super::batch::{Batch, Batches, Tools};
 use super::budgets;
 use super::compaction::{Compactor, Goal, Threshold};
@@ -35,6 +36,7 @@ pub struct AgentLoop<M, T> {
     config: LoopConfig,
     events: Events,
     inbox: Option<Inbox>,
+    granting: Option<Granting>,
 }
 
 /// What one run carries from turn to turn.
@@ -79,6 +81,7 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             config,
             events: Events::default(),
             inbox: None,
+            granting: None,
         }
     }
 
@@ -86,6 +89,16 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
     /// project instructions changed between prompts).
     pub fn set_system_prompt(&mut self, text: String) {
         self.config.system_prompt = text;
+    }
+
+    /// The tools it runs.
+    pub fn tools(&self) -> &T {
+        &self.tools
+    }
+
+    /// The session's grants, when it runs with them.
+    pub fn granting(&self) -> Option<&Granting> {
+        self.granting.as_ref()
     }
 
     /// Asks `model` from the next run on (a chat's `/model`).
@@ -105,7 +118,8 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         cancel: &CancellationToken,
     ) -> bool {
         let specs = self.tools.specs();
-        let compactor = self.compactor(&specs);
+        let system = self.system_prompt();
+        let compactor = self.compactor(&specs, &system);
         let before = compactor.estimate(ledger);
         let goal = Goal {
             reason: CompactionReason::Manual,
@@ -124,6 +138,14 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
     /// (module `inbox`). Without one, a run is its prompt alone.
     pub fn with_inbox(mut self, inbox: Inbox) -> Self {
         self.inbox = Some(inbox);
+        self
+    }
+
+    /// Runs each call with the session's grants in `granting`, and asks
+    /// its approver for one a refused call would need. Without it, calls
+    /// run as the tools were loaded and a refusal stands.
+    pub fn with_granting(mut self, granting: Granting) -> Self {
+        self.granting = Some(granting);
         self
     }
 
@@ -188,7 +210,8 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
         if std::mem::replace(&mut run.poll_steering, true) {
             self.steering().deliver(ledger, Delivery::Steer);
         }
-        let compactor = self.compactor(&run.specs);
+        let system = self.system_prompt();
+        let compactor = self.compactor(&run.specs, &system);
         let window = run.requests.window();
         let tokens = compactor
             .make_room(
@@ -230,16 +253,27 @@ impl<M: ModelClient, T: ToolRunner> AgentLoop<M, T> {
             runner: &self.tools,
             config: &self.config,
             events: &self.events,
+            granting: self.granting.as_ref(),
         };
         run.batches.run(&tools, ledger, batch, cancel).await
     }
 
-    fn compactor<'a>(&'a self, specs: &'a [ToolSpecForModel]) -> Compactor<'a, M> {
+    fn compactor<'a>(&'a self, specs: &'a [ToolSpecForModel], system: &'a str) -> Compactor<'a, M> {
         Compactor {
             model: &self.model,
             config: &self.config,
+            system,
             specs,
             events: &self.events,
+        }
+    }
+
+    /// The system prompt of the next request: the configured one, then
+    /// what the user granted in the session so far.
+    fn system_prompt(&self) -> std::borrow::Cow<'_, str> {
+        match &self.granting {
+            Some(granting) => granting.grants.system_prompt(&self.config.system_prompt),
+            None => self.config.system_prompt.as_str().into(),
         }
     }
 

@@ -200,6 +200,7 @@ impl ToolRunner for FakeTools {
         arguments: &Value,
         cancel: &CancellationToken,
         _progress: Option<crate::sandbox::ProgressSink>,
+        _permits: std::sync::Arc<[crate::sandbox::Permit]>,
     ) -> ToolResult {
         if cancel.is_cancelled() {
             self.calls_after_cancel.fetch_add(1, Ordering::SeqCst);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::session::{ChatEnd, Screen, Session};
 use crate::agent::{Delivery, Message, ModelClient, ToolRunner};
+use crate::sandbox::PermitKind;
 use crate::terminal::{one_line, short};
 
 /// What a submitted line is.
@@ -69,6 +70,9 @@ pub(super) const HELP: &[&str] = &[
     "/model NAME  ask the same server for another model from the next prompt on",
     "/resume      the recent sessions; /resume ID (or last) continues one here",
     "/compact     summarise the conversation now; /compact TEXT: what it must keep",
+    "/allow TOOL=DIR        let a tool write in a directory for this session",
+    "/allow-read TOOL=DIR   let it read one; /allow-net TOOL=URL reach a host;",
+    "/allow-exec TOOL=PROGRAM run a program natively; /grants lists what you allowed",
     "/clear       a new conversation, in a new session file",
     "/quit        quit (as Ctrl+D)",
     "//text       sends `/text` to the model",
@@ -119,6 +123,21 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                         one_line(n)
                     ),
                 })
+            }
+            ("/grants", []) => Reply::lines(self.grant_lines()),
+            ("/allow" | "/allow-write", spec) if !spec.is_empty() => {
+                Reply::line(self.allow(PermitKind::Write, &spec.join(" ")))
+            }
+            ("/allow-read", spec) if !spec.is_empty() => {
+                Reply::line(self.allow(PermitKind::Read, &spec.join(" ")))
+            }
+            ("/allow-net", [spec]) => Reply::line(self.allow(PermitKind::Net, spec)),
+            ("/allow-exec", [spec]) => Reply::line(self.allow(PermitKind::Exec, spec)),
+            ("/allow" | "/allow-write" | "/allow-read" | "/allow-net" | "/allow-exec", _) => {
+                Reply::line(format!(
+                    "{name} takes TOOL=WHAT, as its flag does: `{name} bash=src`; /grants lists \
+                     what this session allows"
+                ))
             }
             ("/quit", []) => Reply {
                 quit: Some(ChatEnd::Quit),
@@ -172,6 +191,8 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                 if let Some(made_room) = made_room {
                     line = format!("{line}; {}", one_line(&made_room));
                 }
+                // A new session starts with none of the old one's grants.
+                self.grants.clear();
                 self.session = opened;
                 line
             }
@@ -196,6 +217,13 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
         match self.control.resume(which) {
             Ok(resumed) => {
                 let mut lines = resumed.notes;
+                // That session's grants replace this one's, each checked
+                // again as its flag would be.
+                self.grants.clear();
+                let tools = self.agent.tools();
+                lines.extend(self.grants.restore(resumed.grants, |permit| {
+                    tools.permit(&permit.tool, permit.kind, &permit.target)
+                }));
                 lines.push(format!(
                     "resumed session {}: {} message(s); the next prompt continues it",
                     one_line(&resumed.id),
@@ -230,6 +258,67 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                 reason(&error)
             ),
         }
+    }
+
+    /// `/allow TOOL=WHAT` (and its kin): the grant checked as its flag
+    /// would be, then held for the session and recorded.
+    fn allow(&mut self, kind: PermitKind, spec: &str) -> String {
+        let Some((tool, target)) = spec.split_once('=') else {
+            return format!(
+                "write it as TOOL=WHAT, as the flag: `bash={}`",
+                one_line(&short(spec, 80))
+            );
+        };
+        match self.agent.tools().permit(tool, kind, target) {
+            Ok(permits) => {
+                let added: Vec<_> = permits
+                    .into_iter()
+                    .filter(|permit| self.grants.add(permit.clone()))
+                    .collect();
+                self.control.granted(&added);
+                let workspace = self.grants.workspace();
+                if added.is_empty() {
+                    return "this session allows that already; /grants lists it".into();
+                }
+                let said: Vec<String> = added
+                    .iter()
+                    .map(|permit| {
+                        format!(
+                            "`{}` may {}",
+                            one_line(&permit.tool),
+                            one_line(&permit.what(workspace))
+                        )
+                    })
+                    .collect();
+                format!("allowed for this session: {}", said.join("; "))
+            }
+            Err(why) => format!("cannot allow it: {}", one_line(&why)),
+        }
+    }
+
+    /// `/grants`: what the user allowed in this session, with the flag
+    /// that gives each from the start.
+    fn grant_lines(&self) -> Vec<String> {
+        let workspace = self.grants.workspace();
+        let given = self.grants.snapshot();
+        if given.is_empty() {
+            return vec![
+                "nothing allowed in this session beyond the flags and config (/tools lists \
+                 those)"
+                    .into(),
+            ];
+        }
+        given
+            .iter()
+            .map(|permit| {
+                format!(
+                    "`{}` may {} (from the start: {})",
+                    one_line(&permit.tool),
+                    one_line(&permit.what(workspace)),
+                    one_line(&permit.flag(workspace))
+                )
+            })
+            .collect()
     }
 
     fn queue_lines(&self) -> Vec<String> {

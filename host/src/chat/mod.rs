@@ -9,6 +9,7 @@
 //! A front end only: it consumes the loop's events and submits input
 //! (the inbox, an interrupt); the loop never reads the terminal.
 
+mod approval;
 mod commands;
 mod editor;
 mod session;
@@ -30,12 +31,15 @@ use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentEvent, AgentLoop, Delivery, Inbox, Message, ModelClient, ToolRunner};
+use crate::agent::{
+    AgentEvent, AgentLoop, Delivery, Inbox, Message, ModelClient, SessionGrants, ToolRunner,
+};
 use crate::transcript::ToolInfo;
 use editor::Editor;
 use session::{Screen, Session};
 use view::{Transcript, VIEWPORT_HEIGHT};
 
+pub(crate) use approval::{ChatApprover, Question};
 pub(crate) use session::{ChatEnd, Control, Resumed, SessionId};
 pub(crate) use view::Status;
 
@@ -48,6 +52,10 @@ pub(crate) struct Chat<M, T> {
     pub(crate) inbox: Inbox,
     /// The loop's events, as its sink forwards them.
     pub(crate) events: mpsc::UnboundedReceiver<AgentEvent>,
+    /// What the loop asks the user ([`ChatApprover`]).
+    pub(crate) questions: mpsc::UnboundedReceiver<Question>,
+    /// The session's grants (the loop runs with them too).
+    pub(crate) grants: SessionGrants,
     /// The session file's id and path, unless `--no-session`.
     pub(crate) session: Option<(String, PathBuf)>,
     pub(crate) tools: Vec<ToolInfo>,
@@ -101,6 +109,7 @@ pub(crate) async fn run<M: ModelClient, T: ToolRunner>(
         editor: Editor::default(),
         status: chat.status,
         transcript: Transcript::default(),
+        pending: approval::Pending::default(),
     };
     print_above(&mut terminal, &header)?;
     let end = Session {
@@ -109,12 +118,13 @@ pub(crate) async fn run<M: ModelClient, T: ToolRunner>(
         session: chat.session,
         tools: chat.tools,
         control: chat.control,
+        grants: chat.grants,
         prompts: 0,
     }
     .serve(
         &mut terminal,
         &mut screen,
-        chat.events,
+        (chat.events, chat.questions),
         chat.ledger,
         chat.first,
     )
@@ -152,7 +162,10 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
         &mut self,
         terminal: &mut Term,
         screen: &mut Screen,
-        mut events: mpsc::UnboundedReceiver<AgentEvent>,
+        (mut events, mut questions): (
+            mpsc::UnboundedReceiver<AgentEvent>,
+            mpsc::UnboundedReceiver<Question>,
+        ),
         ledger: Vec<Message>,
         first: Option<String>,
     ) -> anyhow::Result<ChatEnd> {
@@ -168,16 +181,21 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
         }
         loop {
             let queued = self.inbox.queued();
+            let asking = screen
+                .pending
+                .current()
+                .map(|permit| approval::prompt(permit, self.grants.workspace()));
             terminal.draw(|frame| {
                 view::draw(
                     frame,
                     &screen.transcript.live,
-                    &screen.editor,
+                    (&screen.editor, asking.as_deref()),
                     &queued,
                     &screen.status,
                 );
             })?;
             tokio::select! {
+                Some(question) = questions.recv() => screen.pending.push(question),
                 Some(event) = events.recv() => {
                     let lines = screen.transcript.lines(&event, &mut screen.status);
                     print_above(terminal, &lines)?;
@@ -219,6 +237,17 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                         }
                     };
                     let busy = running.is_some();
+                    // A question waits: its keys answer it, Ctrl+C still
+                    // stops the turn, and nothing else is typed.
+                    if screen.pending.is_asking()
+                        && let Event::Key(key) = &event
+                        && key.kind != KeyEventKind::Release
+                        && !(key.code == KeyCode::Char('c')
+                            && key.modifiers.contains(KeyModifiers::CONTROL))
+                    {
+                        screen.pending.answer(key);
+                        continue;
+                    }
                     match handle_event(event, &mut screen.editor, busy, &mut last_ctrl_c) {
                         Action::None => {}
                         Action::Interrupt => {

@@ -6,9 +6,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::approval::Pending;
 use super::editor::Editor;
 use super::view::{Status, Transcript};
-use crate::agent::{AgentLoop, Inbox, Message};
+use crate::agent::{AgentLoop, Inbox, Message, SessionGrants};
+use crate::sandbox::Permit;
 use crate::transcript::ToolInfo;
 
 /// The session a chat records in: its id and file.
@@ -31,6 +33,9 @@ pub(crate) trait Control<M>: Send {
     /// `/model NAME`: the same server asking for `name`, recorded in the
     /// session file; its name as the status line shows it.
     fn model(&mut self, name: &str) -> anyhow::Result<(M, String)>;
+    /// `/allow`: records grants the user gave by hand in the session file
+    /// (sealed, so that `--resume` applies them).
+    fn granted(&mut self, permits: &[Permit]);
 }
 
 /// A session `/resume` reopened.
@@ -40,8 +45,10 @@ pub(crate) struct Resumed {
     pub(crate) session: Option<SessionId>,
     pub(crate) id: String,
     /// What the user should know first (a different workspace, calls
-    /// without results, a different model).
+    /// without results, a different model, grants not applied).
     pub(crate) notes: Vec<String>,
+    /// What the user granted for that session, applied again.
+    pub(crate) grants: Vec<Permit>,
 }
 
 /// How a chat ended.
@@ -58,6 +65,8 @@ pub(super) struct Screen {
     pub(super) editor: Editor,
     pub(super) status: Status,
     pub(super) transcript: Transcript,
+    /// The grants the loop waits for the user to answer.
+    pub(super) pending: Pending,
 }
 
 /// The session's side: the loop, its inbox, what commands report.
@@ -67,5 +76,7 @@ pub(super) struct Session<M, T> {
     pub(super) session: Option<(String, PathBuf)>,
     pub(super) tools: Vec<ToolInfo>,
     pub(super) control: Box<dyn Control<M>>,
+    /// What the user granted in this session (`/allow`, answers).
+    pub(super) grants: SessionGrants,
     pub(super) prompts: u32,
 }

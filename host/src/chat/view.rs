@@ -13,7 +13,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 use super::editor::Editor;
-use crate::agent::{AgentEvent, Delivery, Message, Queued, StopReason};
+use crate::agent::{AgentEvent, Answer, Delivery, Message, Queued, StopReason};
 use crate::provider::TokenTotals;
 use crate::terminal::{call_summary, last_line, one_line, short};
 
@@ -185,6 +185,8 @@ impl Transcript {
                         let head = head.trim_end();
                         if result.is_error {
                             let first = result.text.lines().next().unwrap_or_default();
+                            // Refusals start with `error:` themselves.
+                            let first = first.strip_prefix("error: ").unwrap_or(first);
                             lines.push(format!("{head} error: {}", one_line(&short(first, 200))));
                         } else {
                             lines.push(format!("{head} ok {} B", result.text.len()));
@@ -245,6 +247,31 @@ impl Transcript {
                 status.since = None;
                 self.running.clear();
             }
+            AgentEvent::GrantAsked { permit, .. } => {
+                let workspace = std::path::Path::new(&status.workspace);
+                lines.push(format!(
+                    "? `{}` asks to {} ({})",
+                    one_line(&permit.tool),
+                    one_line(&permit.what(workspace)),
+                    one_line(&permit.flag(workspace))
+                ));
+                status.activity = Some("waiting for your answer".into());
+            }
+            AgentEvent::GrantAnswered { permit, answer, .. } => {
+                let workspace = std::path::Path::new(&status.workspace);
+                let said = match answer {
+                    Answer::Once => "allowed once",
+                    Answer::Session => "allowed for this session",
+                    Answer::Deny => "denied",
+                };
+                lines.push(format!(
+                    "{said}: `{}` may {}{}",
+                    one_line(&permit.tool),
+                    if *answer == Answer::Deny { "not " } else { "" },
+                    one_line(&permit.what(workspace))
+                ));
+                status.activity = Some(format!("running {}", self.running.join(", ")));
+            }
             AgentEvent::InputQueued { .. }
             | AgentEvent::InputDelivered { .. }
             | AgentEvent::InputReturned { .. }
@@ -259,7 +286,7 @@ impl Transcript {
 pub(crate) fn draw(
     frame: &mut Frame<'_>,
     live: &str,
-    editor: &Editor,
+    (editor, asking): (&Editor, Option<&str>),
     queued: &[Queued],
     status: &Status,
 ) {
@@ -271,9 +298,17 @@ pub(crate) fn draw(
     let lines: Vec<&str> = editor.text().split('\n').collect();
     let first = (cursor_line + 1).saturating_sub(INPUT_ROWS);
     let input_top = rows.len();
-    for (n, line) in lines.iter().enumerate().skip(first).take(INPUT_ROWS) {
-        let lead = if n == 0 { "› " } else { "  " };
-        rows.push(Line::raw(format!("{lead}{}", one_line(line))));
+    // A grant asked for takes the input's place until it is answered.
+    if let Some(question) = asking {
+        rows.push(
+            Line::raw(format!("? {}", one_line(question)))
+                .style(Style::default().add_modifier(Modifier::BOLD)),
+        );
+    } else {
+        for (n, line) in lines.iter().enumerate().skip(first).take(INPUT_ROWS) {
+            let lead = if n == 0 { "› " } else { "  " };
+            rows.push(Line::raw(format!("{lead}{}", one_line(line))));
+        }
     }
 
     for message in queued.iter().take(QUEUED_ROWS) {
@@ -310,7 +345,7 @@ pub(crate) fn draw(
 
     let row = input_top + cursor_line - first;
     let column = 2 + cursor_column;
-    if row < status_row {
+    if row < status_row && asking.is_none() {
         frame.set_cursor_position(Position::new(
             area.x
                 + u16::try_from(column)
@@ -348,7 +383,7 @@ mod tests {
         let mut terminal =
             Terminal::new(TestBackend::new(90, VIEWPORT_HEIGHT)).expect("test terminal");
         terminal
-            .draw(|frame| draw(frame, live, editor, queued, status))
+            .draw(|frame| draw(frame, live, (editor, None), queued, status))
             .expect("draw");
         let buffer = terminal.backend().buffer();
         (0..buffer.area.height)

@@ -13,12 +13,15 @@ use super::flags::SandboxArgs;
 use super::instructions::ProjectInstructions;
 use super::setup::{AgentArgs, Prepared, header, model_name, prepare};
 use super::{UsageError, background, session};
-use crate::agent::{AgentEvent, AgentLoop, EventSink, Inbox, StopReason};
-use crate::chat::{self, Chat, ChatEnd, Control, Resumed, SessionId, Status};
+use crate::agent::{AgentEvent, AgentLoop, EventSink, Granting, Inbox, StopReason};
+use crate::chat::{self, Chat, ChatApprover, ChatEnd, Control, Resumed, SessionId, Status};
 use crate::provider::Model;
+use crate::sandbox::Permit;
 use crate::terminal::one_line;
 use crate::transcript::show::Summary;
-use crate::transcript::{SessionFile, SessionStart, SessionStore, SessionWriter, ToolInfo, id_of};
+use crate::transcript::{
+    GrantSeal, SessionFile, SessionStart, SessionStore, SessionWriter, ToolInfo, id_of,
+};
 use clap::Args;
 
 /// How many sessions `/resume` lists.
@@ -64,20 +67,17 @@ pub(super) async fn run_chat(
         prices,
         start,
         store,
+        grants,
         early: (),
     } = prepare(sandbox_args, args, || Ok(())).await?;
+    // The grants given in this chat are sealed with the user's key, so
+    // that `--resume` applies them and no shipped session file can.
+    let seal = session::grant_seal(true);
+    if let (Some(writer), Some(seal)) = (&writer, &seal) {
+        writer.set_seal(Arc::clone(seal));
+    }
     let (send, events) = tokio::sync::mpsc::unbounded_channel();
-    // The file the events go to, swapped by `/clear` and `/resume`.
-    let recording = Arc::new(Mutex::new(writer.clone()));
-    let sink: EventSink = {
-        let recording = Arc::clone(&recording);
-        Arc::new(move |event: &AgentEvent| {
-            if let Some(writer) = current(&recording) {
-                writer.observe(event);
-            }
-            let _ = send.send(event.clone());
-        })
-    };
+    let (recording, sink) = recording_then(writer.clone(), send);
     let inbox = Inbox::new(delivery).with_events(sink.clone());
     let tools: Vec<ToolInfo> = sandbox.tools().iter().map(ToolInfo::of).collect();
     let session = writer.as_deref().map(session_id);
@@ -98,19 +98,28 @@ pub(super) async fn run_chat(
         store,
         start,
         recording,
+        seal,
         record: writer.is_some(),
         // A copy to ask for other names (`named` of its own name).
         model: model.describe().1.and_then(|name| model.named(name)),
     };
+    let (approver, questions) = ChatApprover::new();
+    let granting = Granting {
+        grants: grants.clone(),
+        approver: Some(Arc::new(approver)),
+    };
     let agent = AgentLoop::new(model, &sandbox, config)
         .with_events(sink)
-        .with_inbox(inbox.clone());
+        .with_inbox(inbox.clone())
+        .with_granting(granting);
     let end = chat::run(
         Chat {
             agent,
             ledger,
             inbox,
             events,
+            questions,
+            grants,
             session,
             tools,
             status,
@@ -137,6 +146,8 @@ struct ChatControl {
     start: SessionStart,
     /// The session file the loop's events go to.
     recording: Arc<Mutex<Option<Arc<SessionWriter>>>>,
+    /// The user's key, which seals the grants each session file records.
+    seal: Option<Arc<GrantSeal>>,
     /// False with `--no-session`.
     record: bool,
     /// The model in use, to ask its server for another (`None`: scripted).
@@ -149,6 +160,9 @@ impl ChatControl {
     }
 
     fn record_in(&self, writer: Option<Arc<SessionWriter>>) {
+        if let (Some(writer), Some(seal)) = (&writer, &self.seal) {
+            writer.set_seal(Arc::clone(seal));
+        }
         *self
             .recording
             .lock()
@@ -248,6 +262,9 @@ impl Control<Model> for ChatControl {
         };
         let (ledger, recovered) = session::resumed_ledger(&file, writer.as_deref());
         notes.extend(recovered);
+        let (grants, unsealed) =
+            session::sealed_grants(&file, &self.workspace, self.seal.as_deref());
+        notes.extend(unsealed);
         let session = writer.as_deref().map(session_id);
         self.record_in(writer);
         Ok(Resumed {
@@ -255,6 +272,7 @@ impl Control<Model> for ChatControl {
             session,
             id: file.first_start().id.clone(),
             notes,
+            grants,
         })
     }
 
@@ -277,6 +295,34 @@ impl Control<Model> for ChatControl {
         let shown = model_name(&next);
         Ok((next, shown))
     }
+
+    fn granted(&mut self, permits: &[Permit]) {
+        if let Some(writer) = self.current() {
+            for permit in permits {
+                writer.granted(permit);
+            }
+        }
+    }
+}
+
+/// The session file the events go to (swapped by `/clear` and `/resume`),
+/// starting with `writer`; and the sink that records each event there,
+/// then sends it to the screen.
+fn recording_then(
+    writer: Option<Arc<SessionWriter>>,
+    send: tokio::sync::mpsc::UnboundedSender<AgentEvent>,
+) -> (Arc<Mutex<Option<Arc<SessionWriter>>>>, EventSink) {
+    let recording = Arc::new(Mutex::new(writer));
+    let sink: EventSink = {
+        let recording = Arc::clone(&recording);
+        Arc::new(move |event: &AgentEvent| {
+            if let Some(writer) = current(&recording) {
+                writer.observe(event);
+            }
+            let _ = send.send(event.clone());
+        })
+    };
+    (recording, sink)
 }
 
 fn current(recording: &Mutex<Option<Arc<SessionWriter>>>) -> Option<Arc<SessionWriter>> {

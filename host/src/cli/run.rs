@@ -13,7 +13,7 @@ use super::load::spawn_ctrl_c_handler;
 use super::render::OutputFormat;
 use super::setup::{AgentArgs, Prepared, header, prepare};
 use super::{UsageError, background, headless, render, session};
-use crate::agent::{AgentLoop, Inbox, Message, StopRecord};
+use crate::agent::{AgentLoop, Granting, Inbox, Message, StopRecord};
 
 /// `toolhost run`'s flags.
 #[derive(Debug, Args)]
@@ -75,6 +75,7 @@ pub(super) async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> any
         mut instructions,
         delivery,
         prices,
+        grants,
         early: prompt,
         ..
     } = prepared;
@@ -98,9 +99,15 @@ pub(super) async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> any
         None => renderer.sink(),
     };
     let inbox = Inbox::new(delivery).with_events(sink.clone());
+    // Headless: nobody is asked; a resumed session's grants apply.
+    let granting = Granting {
+        grants,
+        approver: None,
+    };
     let mut agent = AgentLoop::new(model, &sandbox, config)
         .with_events(sink)
-        .with_inbox(inbox.clone());
+        .with_inbox(inbox.clone())
+        .with_granting(granting);
     let stop = match prompt {
         Some(prompt) if !headless => agent.run(&mut ledger, prompt, &cancel).await,
         first => {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use super::render;
 use crate::agent::{EventSink, LoopConfig, Message};
 use crate::provider::Model;
-use crate::sandbox::Sandbox;
-use crate::transcript::{SessionFile, SessionStart, SessionStore, SessionWriter};
+use crate::sandbox::{Permit, Sandbox};
+use crate::transcript::{GrantSeal, SessionFile, SessionStart, SessionStore, SessionWriter};
 
 /// What a run starts with: versions, model, system prompt, and each tool
 /// with its plugin's hash, grants and limits.
@@ -86,4 +86,53 @@ pub(super) fn record_then(writer: &Arc<SessionWriter>, show: EventSink) -> Event
         record(event);
         show(event);
     })
+}
+
+/// The user's key that seals the grants given for a session, made on
+/// first use when `make` (a chat, which can give grants), else only read;
+/// `None` without a config directory, or with a key refused (said once).
+pub(super) fn grant_seal(make: bool) -> Option<Arc<GrantSeal>> {
+    let dir = crate::config::user::config_dir()?;
+    let opened = if make {
+        GrantSeal::open_or_create(&dir).map(Some)
+    } else {
+        GrantSeal::open(&dir)
+    };
+    match opened {
+        Ok(seal) => seal.map(Arc::new),
+        Err(why) => {
+            render::notes(&[format!(
+                "grants given for a session are not kept for --resume: the key that seals them \
+                 cannot be used: {why}"
+            )]);
+            None
+        }
+    }
+}
+
+/// The grants `file` recorded for its session that the user's key
+/// sealed (a session file can come with a repository, grants and all),
+/// and a note for each of the others, naming the flag that grants it.
+pub(super) fn sealed_grants(
+    file: &SessionFile,
+    workspace: &Path,
+    seal: Option<&GrantSeal>,
+) -> (Vec<Permit>, Vec<String>) {
+    let id = &file.first_start().id;
+    let mut sealed = Vec::new();
+    let mut notes = Vec::new();
+    for (permit, is_sealed) in file.session_grants(seal) {
+        if is_sealed {
+            sealed.push(permit);
+        } else {
+            notes.push(format!(
+                "session {id} records a grant your key did not seal, so it is not applied (a \
+                 session file can come with a repository): `{}` may {} ({})",
+                permit.tool,
+                permit.what(workspace),
+                permit.flag(workspace)
+            ));
+        }
+    }
+    (sealed, notes)
 }

@@ -142,6 +142,9 @@ pub(super) struct Prepared<T> {
     /// The session's first record, for a new session in the same chat.
     pub(super) start: crate::transcript::SessionStart,
     pub(super) store: crate::transcript::SessionStore,
+    /// What the user granted for the resumed session (sealed by their key
+    /// and allowed again), or none.
+    pub(super) grants: crate::agent::SessionGrants,
     /// What `before_load` returned.
     pub(super) early: T,
 }
@@ -225,6 +228,15 @@ pub(super) async fn prepare<T>(
     start.context_window = context_window;
     start.prices = prices;
     let (writer, ledger) = open_session(args, &store, resumed.as_ref(), start.clone())?;
+    let grants = crate::agent::SessionGrants::new(&workspace);
+    if let Some(file) = &resumed {
+        let seal = session::grant_seal(false);
+        let (sealed, mut notes) = session::sealed_grants(file, &workspace, seal.as_deref());
+        notes.extend(grants.restore(sealed, |permit| {
+            sandbox.permit(&permit.tool, permit.kind, &permit.target)
+        }));
+        render::notes(&notes);
+    }
     Ok(Prepared {
         workspace,
         sandbox,
@@ -237,6 +249,7 @@ pub(super) async fn prepare<T>(
         prices,
         start,
         store,
+        grants,
         early,
     })
 }

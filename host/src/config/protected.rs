@@ -282,6 +282,7 @@ fn built_in() -> Vec<ProtectedPath> {
         relative: name.into(),
         why: why.into(),
         at_any_depth: true,
+        toolhosts_own: name == workspace::CONFIG_FILE || name == workspace::STATE_DIR,
     };
     let mut paths = vec![
         any_depth(
@@ -317,7 +318,7 @@ fn named(protect: &Protect<'_>) -> Vec<ProtectedPath> {
     // The path as named (absolute): `Protection` adds the path through each
     // link on the way and where they lead, so a link on the way is
     // protected as well as what it leads to.
-    let exact = |path: &Path, why: String| {
+    let exact = |path: &Path, why: String, toolhosts_own: bool| {
         let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         ProtectedPath {
             relative: path
@@ -327,6 +328,7 @@ fn named(protect: &Protect<'_>) -> Vec<ProtectedPath> {
                 .into_owned(),
             why,
             at_any_depth: false,
+            toolhosts_own,
         }
     };
     if let Some(file) = protect.config_file {
@@ -335,6 +337,7 @@ fn named(protect: &Protect<'_>) -> Vec<ProtectedPath> {
             "it is the toolhost configuration in use (`--config`), which decides what every tool \
              may do"
                 .into(),
+            true,
         ));
     }
     for path in protect.host_writes {
@@ -343,12 +346,14 @@ fn named(protect: &Protect<'_>) -> Vec<ProtectedPath> {
             "toolhost writes there (a path its command line names), so a change could redirect \
              what it writes"
                 .into(),
+            true,
         ));
     }
     for hooks in &protect.git.hooks {
         paths.push(exact(
             hooks,
             "git's `core.hooksPath` names it, and git runs the hooks there".into(),
+            false,
         ));
     }
     // An included file (a committed `.gitconfig`), or the user's own in a
@@ -364,6 +369,7 @@ fn named(protect: &Protect<'_>) -> Vec<ProtectedPath> {
             "git reads it as its configuration, which can name programs to run \
              (`core.fsmonitor`, `core.hooksPath`)"
                 .into(),
+            false,
         ));
     }
     for dir in &protect.own_dirs {
@@ -371,6 +377,7 @@ fn named(protect: &Protect<'_>) -> Vec<ProtectedPath> {
             dir,
             "it is toolhost's own (trust list, configuration, plugins or compiled plugin code)"
                 .into(),
+            true,
         ));
     }
     paths
@@ -393,6 +400,7 @@ fn from_files(sources: &[Source]) -> Vec<ProtectedPath> {
                         source.display()
                     ),
                     at_any_depth: false,
+                    toolhosts_own: false,
                 }),
         );
     }

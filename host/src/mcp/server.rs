@@ -245,6 +245,7 @@ impl ServerHandler for ToolServer {
         let options = CallOptions {
             cancel,
             progress: sink,
+            permits: std::sync::Arc::from([]),
         };
         let input = arguments.to_string();
         let started = Instant::now();

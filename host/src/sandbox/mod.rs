@@ -17,6 +17,7 @@ mod limits;
 mod options;
 mod outcome;
 mod output;
+mod permits;
 mod plugin;
 mod plugin_file;
 mod policy;
@@ -53,6 +54,7 @@ pub use limits::{
 };
 pub use options::{SandboxOptions, ShippedPlugins, ShippedTool, Tiering};
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
+pub use permits::{Permit, PermitKind};
 pub use plugin::{LoadError, LoadEvent, LoadNotice};
 pub use plugin_file::PluginOrigin;
 pub use policy::{Policy, ToolPolicy};

@@ -245,6 +245,7 @@ mod tests {
             relative: relative.into(),
             why: String::new(),
             at_any_depth,
+            toolhosts_own: false,
         };
         assert_eq!(protected_sentence(&[]), None);
         assert_eq!(

@@ -15,14 +15,17 @@ use super::cache::CacheStatus;
 use super::call::{CallStats, Captured, ProgressSink};
 use super::capabilities::Access;
 use super::capabilities::contract::Start;
+use super::capabilities::exec::{Lookup as ProgramLookup, Program};
 use super::capabilities::filesystem::Denial;
 use super::capabilities::network::account::NetRequest;
+use super::capabilities::network::grant::{Destination, NetGrant};
 use super::capabilities::protect::{ProtectedPath, Protection};
 use super::capabilities::{PathCheck, SharedCapabilities, ToolCapabilities};
 use super::engine::Tier;
 use super::limits::Limits;
 use super::options::{SandboxOptions, ShippedPlugins};
 use super::outcome::{ToolFault, ToolOutcome};
+use super::permits::{self, Permit, PermitKind};
 use super::plugin::{self, LoadError, LoadEvent, LoadNotice};
 use super::plugin_file::PluginOrigin;
 use super::policy::{Policy, ToolPolicy};
@@ -117,6 +120,9 @@ pub struct CallReport {
     pub captured: Captured,
     /// Every network request the call made, refused ones too.
     pub requests: Vec<NetRequest>,
+    /// The grant that would have let it past its refusal, when a session
+    /// may ask the user for it ([`permits::wanted`]).
+    pub ask: Option<Permit>,
 }
 
 impl CallReport {
@@ -138,6 +144,9 @@ pub struct CallOptions {
     pub cancel: CancellationToken,
     /// Receives the plugin's `host.progress` messages as they come.
     pub progress: Option<ProgressSink>,
+    /// What the user granted in this session ([`Permit`]); a call of a
+    /// tool runs with its own, and with no other tool's.
+    pub permits: Arc<[Permit]>,
 }
 
 /// Loaded plugins and their tools, ready to call from any task.
@@ -155,8 +164,9 @@ pub struct Sandbox {
     spares_after: Option<Duration>,
     plugin_file_limit: u64,
     /// What each capability shares across the tools (every granted
-    /// directory opened once, TLS for every tool's requests).
-    shared: SharedCapabilities,
+    /// directory opened once, TLS for every tool's requests); a call with
+    /// permits configures its tool again through it.
+    shared: std::sync::Mutex<SharedCapabilities>,
     /// What a tool holds when it is given nothing: `list-tools` at load
     /// and instances made ahead of a call run with it.
     nothing: Arc<ToolCapabilities>,
@@ -333,7 +343,7 @@ impl Sandbox {
             compile_after_exit: options.tiering.compile_after_exit,
             spares_after: options.tiering.spares_after,
             plugin_file_limit: options.plugin_file_limit,
-            shared,
+            shared: std::sync::Mutex::new(shared),
             nothing,
             shipped_plugins: options.shipped_plugins.clone().map(Arc::new),
             workspace: options.workspace.clone(),
@@ -560,7 +570,11 @@ impl Sandbox {
             // tool read.
             tool_policy.fs.reads_saved_outputs = matches!(&loaded.origin, PluginOrigin::Builtin(plugin) if plugin == "read-file")
                 && spec.name == "read_file";
-            let capabilities = ToolCapabilities::configure(&tool_policy, &mut self.shared);
+            let shared = self
+                .shared
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let capabilities = ToolCapabilities::configure(&tool_policy, shared);
             self.tools.push(Tool {
                 name: spec.name.clone(),
                 description: spec.description.clone(),
@@ -751,6 +765,103 @@ impl Sandbox {
         text
     }
 
+    /// A grant the user typed in a session (`/allow bash=src`), or one a
+    /// resumed session recorded, checked as the same flag would be: the
+    /// tool is loaded; a directory is there (canonical); a write naming a
+    /// protected path lifts it, when a session may (with the directory
+    /// itself when it is one); an origin parses; a program is on `PATH`.
+    /// Why not, in words that follow "cannot allow it: ".
+    pub fn permit(
+        &self,
+        tool: &str,
+        kind: PermitKind,
+        target: &str,
+    ) -> Result<Vec<Permit>, String> {
+        let Some(loaded) = self.tool(tool) else {
+            return Err(self.unknown_tool(tool).model_text(tool));
+        };
+        let permit = |kind, target: String| Permit {
+            tool: tool.to_string(),
+            kind,
+            target,
+        };
+        match kind {
+            PermitKind::Read | PermitKind::Write | PermitKind::Lift => {
+                let written = Path::new(target);
+                let host = self.workspace.join(written);
+                let writes = kind != PermitKind::Read;
+                if writes && loaded.policy.fs.declared_read_only {
+                    return Err(format!(
+                        "`{tool}` declares itself read-only, so toolhost gives it no write access"
+                    ));
+                }
+                let canonical = host.canonicalize();
+                if writes
+                    && self
+                        .protection
+                        .names_protected(canonical.as_ref().unwrap_or(&host))
+                {
+                    let path = canonical.as_ref().unwrap_or(&host);
+                    if !self.protection.lift_offered(path) {
+                        let why = if path.starts_with(&self.workspace) {
+                            "is toolhost's own (its configuration or state, which decides what \
+                             every tool may do)"
+                        } else {
+                            "is protected, outside the workspace"
+                        };
+                        return Err(format!(
+                            "`{target}` {why}; only a flag lifts that: restart with \
+                             `--allow-write {tool}={target}`"
+                        ));
+                    }
+                    let mut given = vec![permit(
+                        PermitKind::Lift,
+                        path.to_string_lossy().into_owned(),
+                    )];
+                    if path.is_dir() {
+                        given.push(permit(
+                            PermitKind::Write,
+                            path.to_string_lossy().into_owned(),
+                        ));
+                    }
+                    return Ok(given);
+                }
+                let dir = canonical.map_err(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => {
+                        format!("`{}` does not exist; create it first", host.display())
+                    }
+                    _ => format!("`{}`: {e}", host.display()),
+                })?;
+                if !dir.is_dir() {
+                    return Err(format!(
+                        "`{}` is not a directory; allow the directory that holds it",
+                        dir.display()
+                    ));
+                }
+                let kind = if writes {
+                    PermitKind::Write
+                } else {
+                    PermitKind::Read
+                };
+                Ok(vec![permit(kind, dir.to_string_lossy().into_owned())])
+            }
+            PermitKind::Net => {
+                let grant = match NetGrant::parse(target) {
+                    Ok(_) => target.to_string(),
+                    Err(error) => Destination::of_url(target)
+                        .map(|to| permits::origin(&to))
+                        .map_err(|_| error.to_string())?,
+                };
+                Ok(vec![permit(PermitKind::Net, grant)])
+            }
+            PermitKind::Exec => {
+                Program::find(target, &ProgramLookup::from_env())
+                    .map_err(|why| format!("`{target}` {why}"))?;
+                Ok(vec![permit(PermitKind::Exec, target.to_string())])
+            }
+        }
+    }
+
     /// The workspace root the tools see as `.`.
     pub fn workspace(&self) -> &Path {
         &self.workspace
@@ -776,6 +887,7 @@ impl Sandbox {
             },
             captured: Captured::default(),
             requests: Vec::new(),
+            ask: None,
         };
         let Some(slot) = slot else {
             return refuse(ToolFault::Cancelled);
@@ -783,10 +895,35 @@ impl Sandbox {
         let Some(tool) = self.tool(name) else {
             return refuse(self.unknown_tool(name));
         };
+        // The tool as loaded, or widened by what the user granted it in
+        // this session.
+        let widened =
+            permits::widened(name, &tool.policy, &options.permits, &self.workspace).map(|policy| {
+                let mut shared = self
+                    .shared
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let capabilities = ToolCapabilities::configure(&policy, &mut shared);
+                (policy, capabilities)
+            });
+        let (tool_policy, tool_capabilities) = match &widened {
+            Some((policy, capabilities)) => (policy, capabilities),
+            None => (&tool.policy, &tool.capabilities),
+        };
+        let refuse = |fault: ToolFault| CallReport {
+            ask: permits::wanted(&fault, name, tool_policy, &self.protection),
+            ..refuse(fault)
+        };
         // One deadline for the whole call: checking the input spends it too.
         let deadline = start + tool.policy.limits.timeout;
         let input = match self
-            .prepare_input(tool, input, deadline, &options.cancel)
+            .prepare_input(
+                tool,
+                (tool_policy, tool_capabilities),
+                input,
+                deadline,
+                &options.cancel,
+            )
             .await
         {
             Ok(input) => input,
@@ -800,7 +937,7 @@ impl Sandbox {
         let policy = RunPolicy {
             deadline: Some(deadline),
             limits: &tool.policy.limits,
-            capabilities: &tool.capabilities,
+            capabilities: tool_capabilities,
         };
         // What each kind of export answered, as text and (typed) JSON.
         let run = match &code.exports {
@@ -850,14 +987,27 @@ impl Sandbox {
             Ok(Err(error)) => (Ok(Err(error)), None),
             Err(fault) => (Err(fault), None),
         };
+        let first_refused = refusals.first::<ToolFault>();
         let outcome = call::outcome_of(
             result,
             &refusals,
             limit_hit,
             name,
-            &tool.policy.fs.grants,
+            &tool_policy.fs.grants,
             &tool.policy.limits,
         );
+        // What to ask for: the refusal the call ended with, else the first
+        // one it met on the way to its answer.
+        let ask = match &outcome {
+            ToolOutcome::Fault(fault) => {
+                permits::wanted(fault, name, tool_policy, &self.protection)
+            }
+            ToolOutcome::Ok(_) => None,
+        }
+        .or_else(|| {
+            first_refused
+                .and_then(|fault| permits::wanted(&fault, name, tool_policy, &self.protection))
+        });
         let structured = structured.filter(|_| !outcome.is_error());
         CallReport {
             outcome,
@@ -865,6 +1015,7 @@ impl Sandbox {
             stats,
             captured,
             requests: records.net,
+            ask,
         }
     }
 
@@ -953,6 +1104,7 @@ impl Sandbox {
     async fn prepare_input(
         &self,
         tool: &Tool,
+        (policy, held): (&ToolPolicy, &ToolCapabilities),
         input: &str,
         deadline: Instant,
         cancel: &CancellationToken,
@@ -991,7 +1143,7 @@ impl Sandbox {
             let guest = match capabilities::check_path(
                 path,
                 arg.access,
-                &tool.policy.fs.grants,
+                &policy.fs.grants,
                 &self.workspace,
             ) {
                 PathCheck::Allowed => path.to_string(),
@@ -1007,7 +1159,7 @@ impl Sandbox {
                     return Err(ToolFault::Denied {
                         path: path.to_string(),
                         access: arg.access,
-                        grants: tool.policy.fs.grants.clone(),
+                        grants: policy.fs.grants.clone(),
                     });
                 }
             };
@@ -1019,7 +1171,7 @@ impl Sandbox {
                     .unwrap_or_else(|_| {
                         capabilities::protect::locate_loose(&self.workspace.join(&guest))
                     });
-                let rules = &tool.capabilities.fs.rules;
+                let rules = &held.fs.rules;
                 if let Some(hit) = rules.protected(&target) {
                     return Err(ToolFault::FsDenied(Denial::Protected {
                         path: rules.shown(&target),

@@ -347,6 +347,7 @@ mod tests {
             stats: CallStats::default(),
             captured: Captured::default(),
             requests: Vec::new(),
+            ask: None,
         }
     }
 

@@ -17,6 +17,7 @@
 pub mod audit;
 mod reader;
 pub mod record;
+mod seal;
 pub mod show;
 mod writer;
 
@@ -31,6 +32,7 @@ pub use reader::{
 pub use record::{
     ContextWindowInfo, FORMAT_VERSION, InstructionsInfo, SessionStart, ToolInfo, WindowSource,
 };
+pub use seal::{GRANT_KEY_FILE, GrantSeal};
 pub use writer::{SessionBudget, SessionWriter, in_use};
 
 /// The oldest session files removed from `dir` so that the rest fit in

@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::record::{FORMAT_VERSION, Record, SessionStart};
-use crate::agent::{Message, ToolResultEntry, tool_calls};
+use super::seal::GrantSeal;
+use crate::agent::{Answer, Message, ToolResultEntry, tool_calls};
 use crate::json_budget::JsonBudget;
+use crate::sandbox::Permit;
 
 /// The result of a call that started but has no recorded end: the process
 /// died while it ran.
@@ -206,6 +208,25 @@ impl SessionFile {
                 _ => None,
             })
             .unwrap_or_else(|| self.first_start())
+    }
+
+    /// The grants given for the session (answered `session`), in order,
+    /// once each, with whether `seal` (the user's key) sealed it: only
+    /// those `--resume` applies.
+    pub fn session_grants(&self, seal: Option<&GrantSeal>) -> Vec<(Permit, bool)> {
+        let id = &self.first_start().id;
+        let mut grants: Vec<(Permit, bool)> = Vec::new();
+        for record in &self.records {
+            let Record::Grant(grant) = record else {
+                continue;
+            };
+            if grant.answer != Answer::Session || grants.iter().any(|(p, _)| *p == grant.permit) {
+                continue;
+            }
+            let sealed = seal.is_some_and(|seal| seal.verify(id, &grant.permit, &grant.seal));
+            grants.push((grant.permit.clone(), sealed));
+        }
+        grants
     }
 
     /// The ledger to continue from. The last reply's calls that have no

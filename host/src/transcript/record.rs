@@ -39,6 +39,8 @@ pub enum Record {
     InputReturned(InputRecord),
     /// Something the user was warned of during the run.
     Warning(WarningRecord),
+    /// The user answered a grant a refused call asked for.
+    Grant(GrantRecord),
     /// Old tool results were set aside to fit the context window; the
     /// ledger rebuilt on resume has the stubs in their place.
     Compaction(CompactionRecord),
@@ -335,6 +337,21 @@ pub struct CompactionRecord {
     pub summary: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<crate::provider::Usage>,
+}
+
+/// A grant asked for in a session and the user's answer. `--resume`
+/// applies the `session` ones whose `seal` is the user's
+/// ([`super::seal`]); the others are the record of what was asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantRecord {
+    pub at: String,
+    #[serde(flatten)]
+    pub permit: crate::sandbox::Permit,
+    pub answer: crate::agent::Answer,
+    /// The user's key's seal of the grant in this session; empty when
+    /// there was no key (then `--resume` does not apply it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub seal: String,
 }
 
 /// A warning given during a run (a server that cut the prompt).

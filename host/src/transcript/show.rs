@@ -247,6 +247,20 @@ pub fn lines(file: &SessionFile, still_running: bool) -> Vec<String> {
             Record::Warning(warning) => {
                 out.push(format!("  warning: {}", one_line(&warning.message, 200)));
             }
+            Record::Grant(grant) => {
+                let workspace = std::path::Path::new(&file.first_start().workspace);
+                let said = match grant.answer {
+                    crate::agent::Answer::Once => "allowed once",
+                    crate::agent::Answer::Session => "allowed for the session",
+                    crate::agent::Answer::Deny => "denied",
+                };
+                out.push(format!(
+                    "  {said}: `{}` may {} ({})",
+                    one_line(&grant.permit.tool, 60),
+                    one_line(&grant.permit.what(workspace), 200),
+                    one_line(&grant.permit.flag(workspace), 200)
+                ));
+            }
             Record::Retry(retry) => out.push(format!(
                 "  retry={} wait={}: {}",
                 retry.attempt,

@@ -20,10 +20,12 @@ use std::time::Instant;
 
 use super::reader::SessionFile;
 use super::record::{
-    CompactionRecord, ExecutionEnd, ExecutionStart, InputRecord, MessageRecord, Record,
-    RetryRecord, SessionStart, StopEntry, WarningRecord, now,
+    CompactionRecord, ExecutionEnd, ExecutionStart, GrantRecord, InputRecord, MessageRecord,
+    Record, RetryRecord, SessionStart, StopEntry, WarningRecord, now,
 };
-use crate::agent::{AgentEvent, EventSink, Message};
+use super::seal::GrantSeal;
+use crate::agent::{AgentEvent, Answer, EventSink, Message};
+use crate::sandbox::Permit;
 
 /// What one session file may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +87,8 @@ struct State {
     turn: u32,
     turn_started: Option<Instant>,
     first_text: Option<Instant>,
+    /// The user's key, which seals the grants given for the session.
+    seal: Option<Arc<GrantSeal>>,
 }
 
 impl SessionWriter {
@@ -141,6 +145,7 @@ impl SessionWriter {
                 turn: 0,
                 turn_started: None,
                 first_text: None,
+                seal: None,
             }),
         }
     }
@@ -170,6 +175,30 @@ impl SessionWriter {
     pub fn record(&self, record: &Record) {
         let mut state = self.lock();
         Self::write(&mut state, record);
+    }
+
+    /// Seals the grants given for the session with the user's key from
+    /// now on, so that `--resume` applies them.
+    pub fn set_seal(&self, seal: Arc<GrantSeal>) {
+        self.lock().seal = Some(seal);
+    }
+
+    /// Records `permit`, given for the session by hand (a chat's
+    /// `/allow`), as an answered grant is recorded.
+    pub fn granted(&self, permit: &Permit) {
+        let mut state = self.lock();
+        let seal = state
+            .seal
+            .as_ref()
+            .map(|seal| seal.seal(&self.id, permit))
+            .unwrap_or_default();
+        let record = Record::Grant(GrantRecord {
+            at: now(),
+            permit: permit.clone(),
+            answer: Answer::Session,
+            seal,
+        });
+        Self::write(&mut state, &record);
     }
 
     /// Holds the file to `budget` from now on.
@@ -391,7 +420,17 @@ impl SessionWriter {
                 stop: stop.clone(),
                 continued_in: None,
             }),
+            AgentEvent::GrantAnswered { permit, answer, .. } => Record::Grant(GrantRecord {
+                at: now(),
+                permit: permit.clone(),
+                answer: *answer,
+                seal: match (answer, &state.seal) {
+                    (Answer::Session, Some(seal)) => seal.seal(&self.id, permit),
+                    _ => String::new(),
+                },
+            }),
             AgentEvent::AgentStart
+            | AgentEvent::GrantAsked { .. }
             | AgentEvent::CompactionStart { .. }
             | AgentEvent::ToolExecutionUpdate { .. }
             | AgentEvent::TurnEnd { .. } => return,

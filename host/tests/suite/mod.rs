@@ -1,4 +1,5 @@
 mod architecture;
+mod asking;
 mod bash;
 mod bash_differential;
 mod chat;

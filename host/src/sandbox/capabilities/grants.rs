@@ -96,6 +96,16 @@ pub(crate) fn check_path(
     workspace: &Path,
 ) -> PathCheck {
     let as_path = Path::new(path);
+    // A relative path that climbs out of the workspace (`../lib/x`) is
+    // where it lands, which only a grant outside the workspace names (by
+    // its absolute path): checked, and passed on, as that.
+    let climbed;
+    let (as_path, climbs) = if as_path.is_relative() && normalize(as_path).is_none() {
+        climbed = workspace.join(as_path);
+        (climbed.as_path(), true)
+    } else {
+        (as_path, false)
+    };
     let (guest, rewritten) = if as_path.is_absolute() {
         let normal = normalize(as_path);
         match normal
@@ -110,7 +120,11 @@ pub(crate) fn check_path(
                 };
                 (Some(relative.clone()), Some(relative))
             }
-            None => (normal.map(|n| n.to_string_lossy().into_owned()), None),
+            None => {
+                let guest = normal.map(|n| n.to_string_lossy().into_owned());
+                let rewritten = guest.clone().filter(|_| climbs);
+                (guest, rewritten)
+            }
         }
     } else {
         (
@@ -292,6 +306,37 @@ mod tests {
         assert_eq!(check("/database", Access::Read, &grants), PathCheck::Denied);
         assert_eq!(
             check("data/x.csv", Access::Read, &grants),
+            PathCheck::Denied
+        );
+    }
+
+    #[test]
+    fn a_relative_path_out_of_the_workspace_is_where_it_lands() {
+        let grants = [
+            grant(".", Access::Read),
+            Grant {
+                host_path: "/lib".into(),
+                guest_path: "/lib".into(),
+                access: Access::Read,
+            },
+        ];
+        // Granted outside: passed on by the name the guest knows it by.
+        assert_eq!(
+            check("../lib/x.rs", Access::Read, &grants),
+            PathCheck::Rewrite("/lib/x.rs".into())
+        );
+        // Back into the workspace: the relative name.
+        assert_eq!(
+            check("../ws/src/a.rs", Access::Read, &grants),
+            PathCheck::Rewrite("src/a.rs".into())
+        );
+        // Nowhere granted: denied as before.
+        assert_eq!(
+            check("../etc/passwd", Access::Read, &grants),
+            PathCheck::Denied
+        );
+        assert_eq!(
+            check("../lib/x.rs", Access::Write, &grants),
             PathCheck::Denied
         );
     }

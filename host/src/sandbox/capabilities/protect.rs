@@ -32,6 +32,11 @@ pub struct ProtectedPath {
     /// Protect every path component with this name, not only the one at
     /// the workspace root (`.git` of a nested repository runs hooks too).
     pub at_any_depth: bool,
+    /// toolhost's own configuration or state (`toolhost.toml`, `.toolhost`,
+    /// the `--config` file, where it writes, its directories): a change
+    /// there widens every tool, so a session never offers to lift it
+    /// ([`Protection::lift_offered`]); only a flag the user types does.
+    pub toolhosts_own: bool,
 }
 
 /// A place toolhost keeps what tools read, from wherever they were
@@ -407,6 +412,39 @@ impl Protection {
             || self.repository_holding(path, &[], base).is_some()
     }
 
+    /// Whether a session may offer to lift the protection of `path` (a
+    /// host path the guard refused a change in) for one tool: it lies in
+    /// the workspace, a user's grant naming it would lift it, and none of
+    /// toolhost's own files ([`ProtectedPath::toolhosts_own`]) is on it,
+    /// in it or around it. Those stay for the flags the user types.
+    pub fn lift_offered(&self, path: &Path) -> bool {
+        let Ok(inside) = path.strip_prefix(&self.workspace) else {
+            return false;
+        };
+        if inside.as_os_str().is_empty() || !self.names_protected(path) {
+            return false;
+        }
+        let parts: Vec<OsString> = inside
+            .components()
+            .map(|part| part.as_os_str().to_ascii_lowercase())
+            .collect();
+        !self
+            .paths
+            .iter()
+            .filter(|resolved| resolved.spec.toolhosts_own)
+            .any(|resolved| {
+                let named = resolved.spec.at_any_depth
+                    && parts.iter().any(|part| {
+                        *part == OsStr::new(&resolved.spec.relative).to_ascii_lowercase()
+                    });
+                named
+                    || resolved
+                        .host
+                        .iter()
+                        .any(|host| path.starts_with(host) || host.starts_with(path))
+            })
+    }
+
     /// The workspace the protected paths are relative to.
     pub fn workspace(&self) -> &Path {
         &self.workspace
@@ -703,6 +741,7 @@ mod tests {
             relative: relative.into(),
             why: format!("{relative} matters"),
             at_any_depth,
+            toolhosts_own: false,
         };
         vec![
             spec("toolhost.toml", false),
@@ -761,6 +800,7 @@ mod tests {
             relative: ".github/hooks".into(),
             why: "hooks".into(),
             at_any_depth: true,
+            toolhosts_own: false,
         });
         let protection = Protection::new(&root, paths, &RecordPath::of_workspace());
         for (relative, hit) in [

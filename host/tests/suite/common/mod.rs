@@ -5,6 +5,7 @@
 pub mod components;
 pub mod measure;
 pub mod mock_model;
+pub mod pty;
 pub mod toolchains;
 pub mod web;
 

@@ -71,6 +71,7 @@ impl Workspace {
             relative: relative.into(),
             why: format!("{relative} matters"),
             at_any_depth,
+            toolhosts_own: relative.contains("toolhost"),
         };
         let paths = vec![
             spec("toolhost.toml", false),

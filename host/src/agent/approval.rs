@@ -1,0 +1,331 @@
+//! A call refused for a grant the user could give: who is asked (an
+//! [`Approver`]: the chat's prompt, an MCP client's elicitation), what
+//! they answer ([`Answer`]), and the grants given for the session
+//! ([`SessionGrants`]), which every later call runs with and the system
+//! prompt names. `toolhost run` has no approver: it asks nobody, and the
+//! model reads the refusal, which names the flag.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{AgentEvent, Answer, Events};
+use super::{ToolResult, ToolRunner};
+use crate::sandbox::{Permit, ProgressSink};
+
+/// A future an approver answers with.
+pub type Answering<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
+
+/// Who is asked when a call is refused for a grant the user could give.
+pub trait Approver: Send + Sync {
+    /// Asks about `permit`; a front end that cannot ask answers
+    /// [`Answer::Deny`]. Dropped unanswered when the run is cancelled.
+    fn ask<'a>(&'a self, permit: &'a Permit) -> Answering<'a>;
+}
+
+/// The grants given in one session, shared by the loop (each call runs
+/// with them) and its front end (`/allow`, `/grants`, the session file).
+#[derive(Clone)]
+pub struct SessionGrants {
+    workspace: PathBuf,
+    given: Arc<Mutex<Vec<Permit>>>,
+}
+
+impl SessionGrants {
+    /// None yet, for a session in `workspace` (what grants are shown
+    /// relative to).
+    pub fn new(workspace: &Path) -> Self {
+        SessionGrants {
+            workspace: workspace.to_path_buf(),
+            given: Arc::default(),
+        }
+    }
+
+    /// The workspace grants are shown relative to.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// Adds `permit`; false when the session already holds it.
+    pub fn add(&self, permit: Permit) -> bool {
+        let mut given = self.given.lock().unwrap_or_else(PoisonError::into_inner);
+        if given.contains(&permit) {
+            return false;
+        }
+        given.push(permit);
+        true
+    }
+
+    /// Adds the grants a resumed session recorded that `check` (the
+    /// sandbox, as the same flag would be checked now) still gives exactly
+    /// as recorded; a note for each that no longer applies.
+    pub fn restore(
+        &self,
+        recorded: Vec<Permit>,
+        check: impl Fn(&Permit) -> Result<Vec<Permit>, String>,
+    ) -> Vec<String> {
+        let mut notes = Vec::new();
+        for permit in recorded {
+            let what = format!(
+                "`{}` may {} ({})",
+                permit.tool,
+                permit.what(&self.workspace),
+                permit.flag(&self.workspace)
+            );
+            match check(&permit) {
+                Ok(again) if again.contains(&permit) => {
+                    self.add(permit);
+                }
+                Ok(_) => notes.push(format!(
+                    "a grant of the resumed session no longer applies: {what}"
+                )),
+                Err(why) => notes.push(format!(
+                    "a grant of the resumed session no longer applies: {what}: {why}"
+                )),
+            }
+        }
+        notes
+    }
+
+    /// Forgets every grant (a chat's `/clear` starts a new session).
+    pub fn clear(&self) {
+        self.given
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// What a call runs with now.
+    pub fn snapshot(&self) -> Arc<[Permit]> {
+        self.given
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_slice()
+            .into()
+    }
+
+    /// The grants as the system prompt's last lines, after `system`: the
+    /// model reads what it may reach now. `system` itself when none.
+    pub fn system_prompt<'a>(&self, system: &'a str) -> std::borrow::Cow<'a, str> {
+        let given = self.snapshot();
+        if given.is_empty() {
+            return system.into();
+        }
+        let mut text = system.to_string();
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str("The user granted in this session:\n");
+        for permit in given.iter() {
+            text.push_str(&format!(
+                "- `{}` may {}\n",
+                permit.tool,
+                permit.what(&self.workspace)
+            ));
+        }
+        text.into()
+    }
+}
+
+/// What a loop asks with: the session's grants, and who to ask (none: the
+/// refusal stands).
+#[derive(Clone)]
+pub struct Granting {
+    pub grants: SessionGrants,
+    pub approver: Option<Arc<dyn Approver>>,
+}
+
+impl Granting {
+    /// Grants for a session in `workspace`, no one asked.
+    pub fn none(workspace: &Path) -> Self {
+        Granting {
+            grants: SessionGrants::new(workspace),
+            approver: None,
+        }
+    }
+}
+
+/// How many grants one call may ask for, one after another (a directory,
+/// then a protected path in it): past it the model reads the refusal.
+const ASKS_PER_CALL: usize = 3;
+
+/// One call of a run with a session's grants: run, and while it is
+/// refused for a grant the user could give, ask, and run it again as
+/// answered.
+pub(super) struct Asking<'a> {
+    pub granting: &'a Granting,
+    pub events: &'a Events,
+    pub call_id: &'a str,
+}
+
+impl Asking<'_> {
+    /// The call's result: the last run's, or the refusal when the user
+    /// said no (or nobody could be asked, or the run was cancelled).
+    pub(super) async fn call<T: ToolRunner>(
+        &self,
+        runner: &T,
+        name: &str,
+        arguments: &Value,
+        cancel: &CancellationToken,
+        progress: Option<ProgressSink>,
+    ) -> ToolResult {
+        let grants = &self.granting.grants;
+        let mut once: Vec<Permit> = Vec::new();
+        let with = |once: &[Permit]| -> Arc<[Permit]> {
+            grants.snapshot().iter().chain(once).cloned().collect()
+        };
+        let mut result = runner
+            .call(name, arguments, cancel, progress.clone(), with(&once))
+            .await;
+        for _ in 0..ASKS_PER_CALL {
+            let (Some(approver), Some(permit)) = (&self.granting.approver, result.ask.take())
+            else {
+                break;
+            };
+            self.events.emit(AgentEvent::GrantAsked {
+                call_id: self.call_id.to_string(),
+                permit: permit.clone(),
+            });
+            let answer = tokio::select! {
+                answer = approver.ask(&permit) => answer,
+                () = cancel.cancelled() => Answer::Deny,
+            };
+            self.events.emit(AgentEvent::GrantAnswered {
+                call_id: self.call_id.to_string(),
+                permit: permit.clone(),
+                answer,
+            });
+            match answer {
+                Answer::Deny => break,
+                Answer::Once => once.push(permit),
+                Answer::Session => {
+                    grants.add(permit);
+                }
+            }
+            result = runner
+                .call(name, arguments, cancel, progress.clone(), with(&once))
+                .await;
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::PermitKind;
+
+    fn permit(tool: &str, kind: PermitKind, target: &str) -> Permit {
+        Permit {
+            tool: tool.into(),
+            kind,
+            target: target.into(),
+        }
+    }
+
+    /// Refuses each call until it runs with a grant of `needs`, asking
+    /// for the next one it lacks.
+    struct Needs(Vec<Permit>);
+
+    impl ToolRunner for Needs {
+        fn specs(&self) -> Vec<crate::agent::ToolSpecForModel> {
+            Vec::new()
+        }
+
+        async fn call(
+            &self,
+            _name: &str,
+            _arguments: &Value,
+            _cancel: &CancellationToken,
+            _progress: Option<ProgressSink>,
+            permits: Arc<[Permit]>,
+        ) -> ToolResult {
+            match self.0.iter().find(|needed| !permits.contains(needed)) {
+                Some(missing) => ToolResult {
+                    ask: Some(missing.clone()),
+                    ..ToolResult::new("refused", true)
+                },
+                None => ToolResult::new("ran", false),
+            }
+        }
+    }
+
+    /// Answers from a list, and counts the questions.
+    struct Says(Mutex<Vec<Answer>>);
+
+    impl Approver for Says {
+        fn ask<'a>(&'a self, _permit: &'a Permit) -> Answering<'a> {
+            let answer = self.0.lock().expect("answers").remove(0);
+            Box::pin(async move { answer })
+        }
+    }
+
+    async fn call(needs: &[Permit], answers: &[Answer], grants: &SessionGrants) -> ToolResult {
+        let granting = Granting {
+            grants: grants.clone(),
+            approver: Some(Arc::new(Says(Mutex::new(answers.to_vec())))),
+        };
+        let events = Events::default();
+        let asking = Asking {
+            granting: &granting,
+            events: &events,
+            call_id: "c1",
+        };
+        let runner = Needs(needs.to_vec());
+        let cancel = CancellationToken::new();
+        asking.call(&runner, "t", &Value::Null, &cancel, None).await
+    }
+
+    #[tokio::test]
+    async fn each_answer_runs_the_call_again_keeps_the_grant_or_leaves_the_refusal() {
+        let src = permit("t", PermitKind::Write, "/ws/src");
+        let git = permit("t", PermitKind::Lift, "/ws/.git");
+        let grants = SessionGrants::new(Path::new("/ws"));
+        // Once: ran, and nothing kept.
+        let once = call(std::slice::from_ref(&src), &[Answer::Once], &grants).await;
+        assert_eq!((once.text.as_str(), once.is_error), ("ran", false));
+        assert!(grants.snapshot().is_empty());
+        // No: the refusal.
+        let no = call(std::slice::from_ref(&src), &[Answer::Deny], &grants).await;
+        assert_eq!((no.text.as_str(), no.is_error), ("refused", true));
+        // Two grants one after the other, the first for the session.
+        let both = [src.clone(), git.clone()];
+        let ran = call(&both, &[Answer::Session, Answer::Once], &grants).await;
+        assert_eq!(ran.text, "ran");
+        assert_eq!(&*grants.snapshot(), std::slice::from_ref(&src));
+        // The session's grant is not asked for again.
+        let again = call(&both, &[Answer::Once], &grants).await;
+        assert_eq!(again.text, "ran");
+    }
+
+    #[tokio::test]
+    async fn a_call_asks_at_most_a_few_times() {
+        let grants = SessionGrants::new(Path::new("/ws"));
+        let needs: Vec<Permit> = (0..ASKS_PER_CALL + 2)
+            .map(|n| permit("t", PermitKind::Read, &format!("/ws/d{n}")))
+            .collect();
+        let answers = vec![Answer::Once; ASKS_PER_CALL];
+        let result = call(&needs, &answers, &grants).await;
+        assert_eq!(result.text, "refused");
+    }
+
+    #[test]
+    fn the_system_prompt_names_each_grant_once() {
+        let grants = SessionGrants::new(Path::new("/ws"));
+        assert_eq!(grants.system_prompt("Be brief."), "Be brief.");
+        assert!(grants.add(permit("bash", PermitKind::Write, "/ws/src")));
+        assert!(!grants.add(permit("bash", PermitKind::Write, "/ws/src")));
+        assert!(grants.add(permit("fetch", PermitKind::Net, "https://docs.rs")));
+        assert_eq!(
+            grants.system_prompt("Be brief."),
+            "Be brief.\n\nThe user granted in this session:\n- `bash` may write in `src`\n- \
+             `fetch` may reach `https://docs.rs`\n"
+        );
+        grants.clear();
+        assert!(grants.snapshot().is_empty());
+    }
+}

@@ -1,0 +1,370 @@
+//! Grants asked for in a chat: a call refused for a grant the user could
+//! give asks (once, for the session, no), in a real pseudo-terminal with
+//! the scripted model; what is recorded, resumed and shown.
+
+use serde_json::json;
+
+use super::common::pty::{Pty, script};
+use super::common::web::WebServer;
+use super::common::{Workspace, assert_text};
+
+/// The screen's lines from the first that starts with `from`, each
+/// trimmed, up to the status line's.
+fn lines_from(screen: &str, from: &str) -> Vec<String> {
+    screen
+        .lines()
+        .skip_while(|line| !line.starts_with(from))
+        .map(|line| line.trim_end().to_string())
+        .take_while(|line| !line.contains(" turn(s) · "))
+        .filter(|line| !line.is_empty())
+        .collect()
+}
+
+fn write(path: &str, content: &str) -> serde_json::Value {
+    json!({"name": "write_file", "arguments": {"path": path, "content": content}})
+}
+
+#[test]
+fn a_refused_write_allowed_once_runs_again_and_the_next_asks_again() {
+    let ws = Workspace::new();
+    ws.write("notes/.keep", "");
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [write("notes/a.txt", "first")]},
+            {"tool_calls": [write("notes/b.txt", "second")]},
+            {"text": "Done."},
+        ]),
+    );
+    let mut chat = Pty::spawn(&ws, &["chat", "--no-session", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("take notes\r");
+    chat.wait_for(
+        "? allow `write_file` to write in `notes`? y: once · s: for this session · n: no",
+    );
+    chat.keys("y");
+    chat.wait_for("allowed once");
+    chat.wait_for("? allow `write_file` to write in `notes`?");
+    chat.keys("n");
+    chat.wait_for("Done.");
+    let screen = chat.text();
+    assert_eq!(
+        lines_from(&screen, "> take notes"),
+        [
+            "> take notes",
+            "? `write_file` asks to write in `notes` (--allow-write write_file=notes)",
+            "allowed once: `write_file` may write in `notes`",
+            "-> write_file notes/a.txt {\"content\":\"first\"} ok 31 B",
+            "? `write_file` asks to write in `notes` (--allow-write write_file=notes)",
+            "denied: `write_file` may not write in `notes`",
+            // Wrapped at the terminal's 100 columns.
+            "-> write_file notes/b.txt {\"content\":\"second\"} error: access denied: `write_file` may not \
+             write",
+            "`notes/b.txt`: it has no write access to any directory. Only the user can grant it (in \
+             toolhost.toml",
+            "or with --allow-write write_file=DIR).",
+            "Done.",
+        ],
+        "{screen}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes/a.txt"))
+            .ok()
+            .as_deref(),
+        Some("first")
+    );
+    assert!(!ws.path().join("notes/b.txt").exists());
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+}
+
+#[test]
+fn a_grant_for_the_session_is_recorded_resumed_and_shown_and_a_shipped_one_is_not() {
+    let ws = Workspace::new();
+    ws.write("notes/.keep", "");
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [write("notes/a.txt", "first")]},
+            {"tool_calls": [write("notes/b.txt", "second")]},
+            {"text": "Done."},
+        ]),
+    );
+    let mut chat = Pty::spawn(&ws, &["chat", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("take notes\r");
+    chat.wait_for("? allow `write_file` to write in `notes`?");
+    chat.keys("s");
+    chat.wait_for("Done.");
+    // The second write ran with the session's grant: nobody was asked.
+    let screen = chat.text();
+    assert_eq!(screen.matches("asks to write").count(), 1, "{screen}");
+    assert!(ws.path().join("notes/b.txt").exists(), "{screen}");
+    chat.keys("/grants\r");
+    chat.wait_for(
+        "`write_file` may write in `notes` (from the start: --allow-write write_file=notes)",
+    );
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+
+    // `sessions show` lists it.
+    let show = ws
+        .toolhost()
+        .args(["sessions", "show", "last"])
+        .output()
+        .expect("show");
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        text.contains("  allowed for the session: `write_file` may write in `notes` (--allow-write write_file=notes)\n"),
+        "{text}"
+    );
+
+    // `--resume` applies it: a write there runs without a flag.
+    let resumed = script_named(
+        &ws,
+        "resumed.json",
+        json!([
+            {"tool_calls": [write("notes/c.txt", "third")]},
+            {"text": "Resumed."},
+        ]),
+    );
+    let out = ws
+        .toolhost()
+        .args(["run", "--resume", "last", "--script", &resumed, "more"])
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes/c.txt"))
+            .ok()
+            .as_deref(),
+        Some("third"),
+        "{stdout}"
+    );
+
+    // The same record in a file the user's key did not seal (a session a
+    // repository ships, or this one with its seal taken off) is not applied.
+    let sessions = ws.path().join(".toolhost/sessions");
+    let file = std::fs::read_dir(&sessions)
+        .expect("sessions")
+        .map(|entry| entry.expect("entry").path())
+        .next()
+        .expect("a session file");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let forged: String = text
+        .lines()
+        .map(|line| {
+            let mut record: serde_json::Value = serde_json::from_str(line).expect("record");
+            if record["type"] == "grant" {
+                record["seal"] = json!("00".repeat(32));
+            }
+            format!("{record}\n")
+        })
+        .collect();
+    std::fs::write(&file, forged).expect("write");
+    let denied = script_named(
+        &ws,
+        "denied.json",
+        json!([
+            {"tool_calls": [write("notes/d.txt", "fourth")]},
+            {"text": "Refused."},
+        ]),
+    );
+    let out = ws
+        .toolhost()
+        .args(["run", "--resume", "last", "--script", &denied, "more"])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!ws.path().join("notes/d.txt").exists(), "{stderr}");
+    let id = file
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        stderr.contains(&format!(
+            "session {id} records a grant your key did not seal, so it is not applied (a session \
+             file can come with a repository): `write_file` may write in `notes` (--allow-write \
+             write_file=notes)"
+        )),
+        "{stderr}"
+    );
+}
+
+fn script_named(ws: &Workspace, name: &str, turns: serde_json::Value) -> String {
+    ws.write(name, json!({ "turns": turns }).to_string())
+        .display()
+        .to_string()
+}
+
+#[test]
+fn a_protected_path_is_offered_as_a_lift_but_toolhosts_own_never() {
+    let ws = Workspace::new();
+    ws.write("toolhost.toml", "");
+    ws.write(".toolhost/plugins/.keep", "");
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [write("toolhost.toml", "[defaults]\nwrite = [\".\"]\n")]},
+            {"tool_calls": [write(".toolhost/plugins/x.wasm", "\0asm")]},
+            {"tool_calls": [write(".mcp.json", "{}")]},
+            {"text": "Done."},
+        ]),
+    );
+    let mut chat = Pty::spawn(
+        &ws,
+        &[
+            "chat",
+            "--no-session",
+            "--allow-write",
+            "write_file=.",
+            "--script",
+            &script,
+        ],
+    );
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("widen\r");
+    chat.wait_for("? allow `write_file` to change the protected `.mcp.json`?");
+    chat.keys("y");
+    chat.wait_for("Done.");
+    let screen = chat.text();
+    assert_eq!(screen.matches("asks to").count(), 1, "{screen}");
+    assert!(
+        screen.contains(
+            "? `write_file` asks to change the protected `.mcp.json` (--allow-write \
+             write_file=.mcp.json)"
+        ),
+        "{screen}"
+    );
+    assert_text(
+        &std::fs::read_to_string(ws.path().join("toolhost.toml")).expect("read"),
+        "",
+    );
+    assert!(!ws.path().join(".toolhost/plugins/x.wasm").exists());
+    assert_text(
+        &std::fs::read_to_string(ws.path().join(".mcp.json")).expect("read"),
+        "{}",
+    );
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+}
+
+#[test]
+fn a_host_allowed_for_the_session_is_reached_and_no_other() {
+    let ws = Workspace::new();
+    let server = WebServer::http();
+    let other = WebServer::http();
+    let origin = format!("http://127.0.0.1:{}", server.port());
+    let away = format!("http://127.0.0.1:{}", other.port());
+    let fetch = |url: String| json!({"name": "fetch", "arguments": {"url": url}});
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [fetch(format!("{origin}/landing"))]},
+            {"tool_calls": [fetch(format!("{away}/landing"))]},
+            {"tool_calls": [fetch(format!("{origin}/again"))]},
+            {"text": "Done."},
+        ]),
+    );
+    let mut chat = Pty::spawn(&ws, &["chat", "--no-session", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("read the docs\r");
+    chat.wait_for(&format!("? allow `fetch` to reach `{origin}`?"));
+    chat.keys("s");
+    chat.wait_for(&format!("? allow `fetch` to reach `{away}`?"));
+    chat.keys("n");
+    chat.wait_for("Done.");
+    let screen = chat.text();
+    let asked: Vec<&str> = screen.lines().filter(|l| l.starts_with("? `")).collect();
+    assert_eq!(
+        asked,
+        [
+            format!("? `fetch` asks to reach `{origin}` (--allow-net fetch={origin})"),
+            format!("? `fetch` asks to reach `{away}` (--allow-net fetch={away})"),
+        ],
+        "{screen}"
+    );
+    assert!(other.seen().is_empty(), "{screen}");
+    let paths: Vec<String> = server.seen().into_iter().map(|seen| seen.target).collect();
+    assert_eq!(paths, ["/landing", "/again"], "{screen}");
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+}
+
+#[test]
+fn allow_by_hand_widens_one_tool_and_the_next_request_names_it() {
+    use super::common::mock_model::{MockModel, Reply, openai_text};
+    let ws = Workspace::new();
+    ws.write("notes/.keep", "");
+    ws.write("toolhost.toml", "");
+    let mock = MockModel::start(vec![Reply::sse_body(openai_text("Noted."))]);
+    let url = mock.openai_url();
+    let mut chat = Pty::spawn(
+        &ws,
+        &[
+            "chat",
+            "--no-session",
+            "--provider",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+        ],
+    );
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("/grants\r");
+    chat.wait_for(
+        "nothing allowed in this session beyond the flags and config (/tools lists those)",
+    );
+    chat.keys("/allow write_file=toolhost.toml\r");
+    chat.wait_for("cannot allow it: ");
+    chat.keys("/allow-read read_file=missing\r");
+    chat.wait_for("does not exist; create it first");
+    chat.keys("/allow write_file=notes\r");
+    chat.wait_for("allowed for this session: `write_file` may write in `notes`");
+    chat.keys("/allow write_file=notes\r");
+    chat.wait_for("this session allows that already; /grants lists it");
+    chat.keys("/allow-net fetch=https://docs.rs/serde/latest\r");
+    chat.wait_for("allowed for this session: `fetch` may reach `https://docs.rs`");
+    chat.keys("/allow notes\r");
+    chat.wait_for("write it as TOOL=WHAT");
+    chat.keys("hi\r");
+    chat.wait_for("Noted.");
+    let screen = chat.text();
+    let workspace = ws.path().display().to_string();
+    assert_eq!(
+        lines_from(&screen, "nothing allowed"),
+        [
+            "nothing allowed in this session beyond the flags and config (/tools lists those)",
+            "cannot allow it: `toolhost.toml` is toolhost's own (its configuration or state, which \
+             decides what",
+            "every tool may do); only a flag lifts that: restart with `--allow-write \
+             write_file=toolhost.toml`",
+            &format!("cannot allow it: `{workspace}/missing` does not exist; create it first"),
+            "allowed for this session: `write_file` may write in `notes`",
+            "this session allows that already; /grants lists it",
+            "allowed for this session: `fetch` may reach `https://docs.rs`",
+            "write it as TOOL=WHAT, as the flag: `bash=notes`",
+            "> hi",
+            "Noted.",
+        ],
+        "{screen}"
+    );
+    let requests = mock.requests();
+    let system = requests[0].body["messages"][0]["content"]
+        .as_str()
+        .expect("a system message")
+        .to_string();
+    assert!(
+        system.ends_with(
+            "\n\nThe user granted in this session:\n- `write_file` may write in `notes`\n- \
+             `fetch` may reach `https://docs.rs`\n"
+        ),
+        "{system}"
+    );
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+}
