@@ -173,45 +173,71 @@ impl Asking<'_> {
         cancel: &CancellationToken,
         progress: Option<ProgressSink>,
     ) -> ToolResult {
-        let grants = &self.granting.grants;
-        let mut once: Vec<Permit> = Vec::new();
-        let with = |once: &[Permit]| -> Arc<[Permit]> {
-            grants.snapshot().iter().chain(once).cloned().collect()
-        };
-        let mut result = runner
-            .call(name, arguments, cancel, progress.clone(), with(&once))
-            .await;
-        for _ in 0..ASKS_PER_CALL {
-            let (Some(approver), Some(permit)) = (&self.granting.approver, result.ask.take())
-            else {
-                break;
-            };
-            self.events.emit(AgentEvent::GrantAsked {
-                call_id: self.call_id.to_string(),
-                permit: permit.clone(),
-            });
-            let answer = tokio::select! {
-                answer = approver.ask(&permit) => answer,
-                () = cancel.cancelled() => Answer::Deny,
-            };
-            self.events.emit(AgentEvent::GrantAnswered {
-                call_id: self.call_id.to_string(),
-                permit: permit.clone(),
-                answer,
-            });
-            match answer {
-                Answer::Deny => break,
-                Answer::Once => once.push(permit),
-                Answer::Session => {
-                    grants.add(permit);
-                }
-            }
-            result = runner
-                .call(name, arguments, cancel, progress.clone(), with(&once))
-                .await;
-        }
-        result
+        let call_id = self.call_id;
+        run_asking(
+            self.granting,
+            |permits| runner.call(name, arguments, cancel, progress.clone(), permits),
+            |result: &mut ToolResult| result.ask.take(),
+            |permit, answer| {
+                let (call_id, permit) = (call_id.to_string(), permit.clone());
+                self.events.emit(match answer {
+                    None => AgentEvent::GrantAsked { call_id, permit },
+                    Some(answer) => AgentEvent::GrantAnswered {
+                        call_id,
+                        permit,
+                        answer,
+                    },
+                });
+            },
+            cancel,
+        )
+        .await
     }
+}
+
+/// Runs a call with the session's grants (`run`, given the grants a run
+/// carries); while its result asks for a grant (`asks`) and someone can be
+/// asked, asks, tells `told` the question (`None`) and the answer, and runs
+/// it again as answered: once, for the session (kept in `granting`), or
+/// not (the refusal stands). At most [`ASKS_PER_CALL`] questions; a
+/// cancelled call's question is answered no. The loop's calls and an MCP
+/// server's go through here alike.
+pub async fn run_asking<R, Fut>(
+    granting: &Granting,
+    mut run: impl FnMut(Arc<[Permit]>) -> Fut,
+    asks: impl Fn(&mut R) -> Option<Permit>,
+    mut told: impl FnMut(&Permit, Option<Answer>),
+    cancel: &CancellationToken,
+) -> R
+where
+    Fut: Future<Output = R>,
+{
+    let grants = &granting.grants;
+    let mut once: Vec<Permit> = Vec::new();
+    let with = |once: &[Permit]| -> Arc<[Permit]> {
+        grants.snapshot().iter().chain(once).cloned().collect()
+    };
+    let mut result = run(with(&once)).await;
+    for _ in 0..ASKS_PER_CALL {
+        let (Some(approver), Some(permit)) = (&granting.approver, asks(&mut result)) else {
+            break;
+        };
+        told(&permit, None);
+        let answer = tokio::select! {
+            answer = approver.ask(&permit) => answer,
+            () = cancel.cancelled() => Answer::Deny,
+        };
+        told(&permit, Some(answer));
+        match answer {
+            Answer::Deny => break,
+            Answer::Once => once.push(permit),
+            Answer::Session => {
+                grants.add(permit);
+            }
+        }
+        result = run(with(&once)).await;
+    }
+    result
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use approval::{Answering, Approver, Granting, SessionGrants};
+pub use approval::{Answering, Approver, Granting, SessionGrants, run_asking};
 pub use batch::{
     CALLS_PER_REPLY, INTERRUPTED, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED, over_the_cap,
 };

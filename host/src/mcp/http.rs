@@ -105,7 +105,7 @@ pub(super) async fn serve(
         .with_cancellation_token(stop.child_token());
     let sessions = Arc::new(Sessions::new(MAX_SESSIONS, IDLE));
     tokio::spawn(sweep(Arc::clone(&sessions), stop.clone()));
-    let service = StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
+    let service = StreamableHttpService::new(move || Ok(handler.for_session()), sessions, config);
     let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let permit = tokio::select! {

@@ -16,6 +16,7 @@
 mod admission;
 mod capped_lines;
 mod catalog;
+mod elicit;
 mod http;
 mod log;
 mod progress;

@@ -17,8 +17,10 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::admission::{Arrival, Lanes};
+use super::elicit::Elicitation;
 use super::{catalog, log, progress};
-use crate::sandbox::{CallOptions, Sandbox, ToolFault};
+use crate::agent::{Answer, Approver, Granting, SessionGrants, run_asking};
+use crate::sandbox::{CallOptions, CallReport, Permit, Sandbox, ToolFault};
 use crate::transcript::AuditLog;
 use tokio_util::sync::CancellationToken;
 
@@ -35,6 +37,9 @@ pub(super) struct ConnectionGone(pub(super) CancellationToken);
 #[derive(Clone)]
 pub(super) struct ToolServer {
     shared: Arc<Shared>,
+    /// What the client's user granted in this session, when asked
+    /// (elicitation): each session has its own ([`ToolServer::for_session`]).
+    grants: SessionGrants,
 }
 
 struct Shared {
@@ -83,6 +88,7 @@ impl Loaded {
 impl ToolServer {
     pub(super) fn new(loaded: Loaded, lanes: Arc<Lanes>, audit: Option<Arc<AuditLog>>) -> Self {
         ToolServer {
+            grants: SessionGrants::new(loaded.sandbox.workspace()),
             shared: Arc::new(Shared {
                 loaded: RwLock::new(Arc::new(loaded)),
                 lanes,
@@ -91,6 +97,26 @@ impl ToolServer {
                 peers: Mutex::new(Vec::new()),
                 listeners: Mutex::new(Vec::new()),
             }),
+        }
+    }
+
+    /// A handler for a new session over the same tools: none of the
+    /// grants another session's user gave.
+    pub(super) fn for_session(&self) -> ToolServer {
+        ToolServer {
+            shared: Arc::clone(&self.shared),
+            grants: SessionGrants::new(self.grants.workspace()),
+        }
+    }
+
+    /// What a call of this session runs with: its grants, and the client
+    /// to ask for more when it can be asked (elicitation); an answer holds
+    /// for this session only.
+    fn granting(&self, peer: &Peer<RoleServer>, sandbox: &Sandbox) -> Granting {
+        Granting {
+            grants: self.grants.clone(),
+            approver: Elicitation::of(peer, sandbox.workspace().to_path_buf())
+                .map(|asks| Arc::new(asks) as Arc<dyn Approver>),
         }
     }
 
@@ -245,13 +271,17 @@ impl ServerHandler for ToolServer {
         let options = CallOptions {
             cancel,
             progress: sink,
-            permits: std::sync::Arc::from([]),
+            permits: Arc::from([]),
         };
         let input = arguments.to_string();
         let started = Instant::now();
         let sandbox = &loaded.sandbox;
+        let granting = self.granting(&context.peer, sandbox);
+        let asked = audit_answers(self.shared.audit.as_deref(), &serving);
+        let stop = call_cancel.clone();
         let call = async move {
-            let report = sandbox.call(name, &input, &options).await;
+            let report =
+                call_asking(sandbox, (name, &input), &options, &granting, asked, &stop).await;
             // Ends the forwarder once it has sent the last message.
             drop(options);
             report
@@ -286,6 +316,46 @@ impl ServerHandler for ToolServer {
         }
         Ok(result(&text, report.is_error(), report.structured))
     }
+}
+
+/// Records each answer the client's user gave in the audit session.
+fn audit_answers<'a>(
+    audit: Option<&'a AuditLog>,
+    serving: &'a (dyn Fn() -> crate::transcript::SessionStart + Sync),
+) -> impl FnMut(&Permit, Option<Answer>) + 'a {
+    move |permit, answer| {
+        if let (Some(audit), Some(answer)) = (audit, answer)
+            && let Some(notice) = audit.granted(serving, permit, answer)
+        {
+            log::audit(&notice, audit);
+        }
+    }
+}
+
+/// `name` called on `input` with `options` and the session's grants,
+/// asking for more as `granting` can and telling `asked` (the audit).
+async fn call_asking(
+    sandbox: &Sandbox,
+    (name, input): (&str, &str),
+    options: &CallOptions,
+    granting: &Granting,
+    asked: impl FnMut(&Permit, Option<Answer>),
+    stop: &CancellationToken,
+) -> CallReport {
+    run_asking(
+        granting,
+        |permits| {
+            let options = CallOptions {
+                permits,
+                ..options.clone()
+            };
+            async move { sandbox.call(name, input, &options).await }
+        },
+        |report: &mut CallReport| report.ask.take(),
+        asked,
+        stop,
+    )
+    .await
 }
 
 /// One text block: exactly what `toolhost run` shows the model; plus, for a

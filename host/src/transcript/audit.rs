@@ -23,11 +23,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::record::{ExecutionEnd, ExecutionStart, Record, StopEntry, now};
+use super::record::{ExecutionEnd, ExecutionStart, GrantRecord, Record, StopEntry, now};
 use super::writer::line_of;
 use super::{SessionStart, SessionStore, SessionWriter};
-use crate::agent::{Execution, StopReason, StopRecord};
-use crate::sandbox::{CallReport, Sandbox};
+use crate::agent::{Answer, Execution, StopReason, StopRecord};
+use crate::sandbox::{CallReport, Permit, Sandbox};
 
 /// The provider an audit's sessions record, which tells them from runs.
 pub const AUDIT_PROVIDER: &str = "mcp";
@@ -175,6 +175,25 @@ impl AuditLog {
             text_cut: kept.len() < text.len(),
             saved_to: None,
             execution: Some(Execution::from_report(report)),
+        });
+        let mut state = self.lock();
+        self.write(&mut state, serving, &record)
+    }
+
+    /// The client's user answered a grant a refused call asked for
+    /// (elicitation): recorded as a chat records one, unsealed (an MCP
+    /// session is not resumed).
+    pub fn granted(
+        &self,
+        serving: FirstLine<'_>,
+        permit: &Permit,
+        answer: Answer,
+    ) -> Option<AuditNotice> {
+        let record = Record::Grant(GrantRecord {
+            at: now(),
+            permit: permit.clone(),
+            answer,
+            seal: String::new(),
         });
         let mut state = self.lock();
         self.write(&mut state, serving, &record)

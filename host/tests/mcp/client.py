@@ -18,6 +18,9 @@ usage: client.py ERA TOOLHOST [ARG...]
             structured content (which the SDK validates against them)
   calls     the calls in $MCP_CALLS (a JSON list of [tool, arguments]),
             each result in order, with the tools' annotations
+  elicit    the same calls, from a client that declares elicitation and
+            answers each question with the next of $MCP_ANSWERS (`once`,
+            `session` or `deny` chosen, or `decline`); what was asked too
 """
 
 import json
@@ -283,6 +286,29 @@ async def main():
                     result_of(await session.call_tool(tool, arguments))
                     for tool, arguments in json.loads(os.environ["MCP_CALLS"])
                 ]
+        print(json.dumps(seen))
+        return
+    if sys.argv[1] == "elicit":
+        era, command, args = sys.argv[2], sys.argv[3], sys.argv[4:]
+        answers = json.loads(os.environ["MCP_ANSWERS"])
+        asked = []
+
+        async def answer(context, params):
+            asked.append({"message": params.message, "schema": params.requested_schema})
+            given = answers.pop(0)
+            if given == "decline":
+                return types.ElicitResult(action="decline")
+            return types.ElicitResult(action="accept", content={"answer": given})
+
+        params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, elicitation_callback=answer) as session:
+                seen = await open_session(era, session)
+                seen["results"] = [
+                    result_of(await session.call_tool(tool, arguments))
+                    for tool, arguments in json.loads(os.environ["MCP_CALLS"])
+                ]
+        seen["asked"] = asked
         print(json.dumps(seen))
         return
     if sys.argv[1] == "http":

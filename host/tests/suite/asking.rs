@@ -368,3 +368,134 @@ fn allow_by_hand_widens_one_tool_and_the_next_request_names_it() {
     chat.keys("\x04");
     assert_eq!(chat.exit_code(), Some(0));
 }
+
+/// The official MCP Python SDK calling `calls` of `toolhost mcp` in `ws`;
+/// with `answers`, as a client that declares elicitation and answers each
+/// question in turn; without, as one that does not.
+fn mcp_client(
+    ws: &Workspace,
+    era: &str,
+    calls: &serde_json::Value,
+    answers: Option<&[&str]>,
+) -> serde_json::Value {
+    use super::common::toolchains::MCP_PYTHON;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let mode = if answers.is_some() { "elicit" } else { "calls" };
+    let output = std::process::Command::new(MCP_PYTHON.path())
+        .arg(script)
+        .args([mode, era])
+        .arg(assert_cmd::cargo::cargo_bin("toolhost"))
+        .arg("mcp")
+        .envs(
+            ws.toolhost_process()
+                .get_envs()
+                .filter_map(|(k, v)| Some((k, v?))),
+        )
+        .env("MCP_CALLS", calls.to_string())
+        .env(
+            "MCP_ANSWERS",
+            json!(answers.unwrap_or_default()).to_string(),
+        )
+        .current_dir(ws.path())
+        .output()
+        .expect("run the Python client");
+    super::common::client_json(&output)
+}
+
+#[test]
+#[ignore = "needs TOOLHOST_MCP_PYTHON (a python with the MCP Python SDK); .ci/run sets it"]
+fn an_mcp_client_that_elicits_answers_once_session_or_no_and_one_that_does_not_is_refused() {
+    let ws = Workspace::new();
+    ws.write("notes/.keep", "");
+    let write =
+        |name: &str| json!(["write_file", {"path": format!("notes/{name}"), "content": name}]);
+    let calls = json!([write("a"), write("b"), write("c"), write("d"), write("e")]);
+    let seen = mcp_client(
+        &ws,
+        "legacy",
+        &calls,
+        Some(&["once", "deny", "decline", "session"]),
+    );
+    let outcomes: Vec<bool> = seen["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|result| result["is_error"].as_bool().expect("is_error"))
+        .collect();
+    // a once; b denied; c declined; d for the session; e with its grant.
+    assert_eq!(outcomes, [false, true, true, false, false], "{seen}");
+    let written: Vec<bool> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|name| ws.path().join("notes").join(name).exists())
+        .collect();
+    assert_eq!(
+        written,
+        outcomes.iter().map(|error| !error).collect::<Vec<_>>()
+    );
+    let asked = seen["asked"].as_array().expect("asked");
+    assert_eq!(asked.len(), 4, "{seen}");
+    assert_eq!(
+        asked[0],
+        json!({
+            "message": "toolhost: `write_file` asks to write in `notes`, which its grants do not \
+                        allow (--allow-write write_file=notes grants it from the start). Allow it?",
+            "schema": {
+                "type": "object",
+                "properties": {"answer": {
+                    "type": "string",
+                    "title": "Answer",
+                    "oneOf": [
+                        {"const": "once", "title": "Allow once"},
+                        {"const": "session", "title": "Allow for this session"},
+                        {"const": "deny", "title": "Deny"},
+                    ],
+                    "default": "once",
+                }},
+                "required": ["answer"],
+            },
+        })
+    );
+    // The audit session records each answer.
+    let sessions = ws.path().join(".toolhost/sessions");
+    let file = std::fs::read_dir(&sessions)
+        .expect("sessions")
+        .map(|entry| entry.expect("entry").path())
+        .next()
+        .expect("the audit session");
+    let answers: Vec<String> = std::fs::read_to_string(&file)
+        .expect("read")
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("record"))
+        .filter(|record| record["type"] == "grant")
+        .map(|record| {
+            format!(
+                "{} {}",
+                record["answer"].as_str().unwrap_or("?"),
+                record["kind"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        ["once write", "deny write", "deny write", "session write"]
+    );
+
+    // A client without elicitation reads the refusal, as before.
+    let plain = mcp_client(&ws, "legacy", &json!([write("f")]), None);
+    assert_eq!(
+        plain["results"][0],
+        json!({
+            "blocks": 1,
+            "is_error": true,
+            "text": "error: access denied: `write_file` may not write `notes/f`: it has no write \
+                     access to any directory. Only the user can grant it (in toolhost.toml or \
+                     with --allow-write write_file=DIR).",
+        })
+    );
+    assert!(!ws.path().join("notes/f").exists());
+    // Nor is a client on the 2026-07-28 protocol asked, which has no
+    // requests from the server to the client.
+    let modern = mcp_client(&ws, "modern", &json!([write("f")]), Some(&["once"]));
+    assert_eq!(modern["results"][0], plain["results"][0], "{modern}");
+    assert_eq!(modern["asked"], json!([]));
+}
