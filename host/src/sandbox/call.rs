@@ -416,6 +416,8 @@ pub(crate) fn outcome_of(
     match (refusals.first::<ToolFault>(), limit_hit) {
         (Some(refused), _) if failed => ToolOutcome::Fault(refused),
         (_, Some(limit)) if failed_after_limit => ToolOutcome::Fault(limit),
+        // The shell told the model of a program not granted itself.
+        (Some(ToolFault::ExecNotGranted { .. }), _) => outcome,
         (Some(refused), _) => match outcome {
             ToolOutcome::Ok(answer) => ToolOutcome::Ok(answered_after(answer, &refused, tool)),
             other => other,

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::capabilities::exec::WallsRefusal;
+use super::capabilities::exec::{ExecRefusal, WallsRefusal};
 use super::capabilities::filesystem::{self, Denial, Held};
 use super::capabilities::network::{self, account::NetDenial};
 use super::capabilities::{Access, Grant};
@@ -111,6 +111,11 @@ pub enum ToolFault {
     /// network; the guest answered, and this follows its answer.
     #[error("the walls refused `{}` something", .0.program)]
     ExecWalls(WallsRefusal),
+    /// A command named `program`, a program of the user's `PATH` that the
+    /// tool has no exec grant for; the shell said so, and the user may be
+    /// asked for the grant.
+    #[error("`{program}` is not granted")]
+    ExecNotGranted { program: String },
     /// The guest trapped: a panic, an uncaught exception, a stack overflow.
     #[error("crashed: {message}")]
     Trap { message: String },
@@ -132,10 +137,14 @@ impl From<NetDenial> for ToolFault {
     }
 }
 
-/// A refusal of a native command's walls, as the call's note.
-impl From<WallsRefusal> for ToolFault {
-    fn from(refusal: WallsRefusal) -> Self {
-        ToolFault::ExecWalls(refusal)
+/// A refusal of a native command's walls, as the call's note; a program
+/// not granted, as what the user may be asked for.
+impl From<ExecRefusal> for ToolFault {
+    fn from(refusal: ExecRefusal) -> Self {
+        match refusal {
+            ExecRefusal::Walls(walls) => ToolFault::ExecWalls(walls),
+            ExecRefusal::NotGranted { program } => ToolFault::ExecNotGranted { program },
+        }
     }
 }
 
@@ -166,6 +175,7 @@ impl ToolFault {
             ToolFault::FsDenied(_) => "fs_denied",
             ToolFault::NetDenied(_) => "net_denied",
             ToolFault::ExecWalls(_) => "exec_walls",
+            ToolFault::ExecNotGranted { .. } => "exec_not_granted",
             ToolFault::Trap { .. } => "trap",
             ToolFault::Cancelled => "cancelled",
         }
@@ -256,6 +266,11 @@ impl ToolFault {
             ToolFault::FsDenied(denial) => denial.model_text(tool),
             ToolFault::NetDenied(denial) => network::refusal::model_text(tool, denial),
             ToolFault::ExecWalls(refusal) => refusal.model_text(tool),
+            ToolFault::ExecNotGranted { program } => format!(
+                "error: `{tool}` may not run `{program}`: it is a program of this machine, and \
+                 this tool has no grant to run it natively. If it is needed, ask the user, who \
+                 can grant it with `--allow-exec {tool}={program}`."
+            ),
             ToolFault::Trap { message } => format!(
                 "error: `{tool}` crashed: {message}\nThis is a bug in the tool, not in your arguments; \
                  calling it the same way will likely crash again."
@@ -340,6 +355,7 @@ mod tests {
             }) => 29,
             ToolFault::FsDenied(Denial::ReadOnly { declared: true, .. }) => 30,
             ToolFault::ExecWalls(_) => 31,
+            ToolFault::ExecNotGranted { .. } => 32,
         }
     }
 
@@ -626,6 +642,14 @@ mod tests {
                  `toolhost.toml`, ...), whatever the grant; and the network: a native program has \
                  none, whatever the tool's network grants (build offline, or use `fetch`).",
             ),
+            (
+                ToolFault::ExecNotGranted {
+                    program: "cargo".into(),
+                },
+                "error: `t` may not run `cargo`: it is a program of this machine, and this tool \
+                 has no grant to run it natively. If it is needed, ask the user, who can grant it \
+                 with `--allow-exec t=cargo`.",
+            ),
         ]
     }
 
@@ -635,7 +659,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 31;
+        let last = 32;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

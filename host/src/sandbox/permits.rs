@@ -156,6 +156,11 @@ pub(crate) fn wanted(
                 target: path.to_string_lossy().into_owned(),
             })
         }
+        ToolFault::ExecNotGranted { program } => Some(Permit {
+            tool: tool.to_string(),
+            kind: PermitKind::Exec,
+            target: program.clone(),
+        }),
         ToolFault::NetDenied(NetDenial {
             url,
             refusal: NetRefusal::NotGranted,

@@ -499,3 +499,51 @@ fn an_mcp_client_that_elicits_answers_once_session_or_no_and_one_that_does_not_i
     assert_eq!(modern["results"][0], plain["results"][0], "{modern}");
     assert_eq!(modern["asked"], json!([]));
 }
+
+#[test]
+fn a_program_not_granted_is_asked_for_and_allowed_once_runs_natively() {
+    let ws = Workspace::new();
+    let bash = |command: &str| json!({"name": "bash", "arguments": {"command": command}});
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [bash("gcc --version | head -1")]},
+            {"tool_calls": [bash("gcc --version | head -1")]},
+            {"text": "Done."},
+        ]),
+    );
+    let mut chat = Pty::spawn(&ws, &["chat", "--no-session", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("which gcc\r");
+    chat.wait_for("? allow `bash` to run the program `gcc` natively?");
+    chat.keys("y");
+    chat.wait_for("allowed once");
+    chat.wait_for("? allow `bash` to run the program `gcc` natively?");
+    chat.keys("n");
+    chat.wait_for("Done.");
+    let screen = chat.text();
+    // The bytes gcc's first line takes are the machine's.
+    let lines: Vec<String> = lines_from(&screen, "> which gcc")
+        .into_iter()
+        .map(|line| match line.split_once(" ok ") {
+            Some((head, _)) => format!("{head} ok _ B"),
+            None => line,
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "> which gcc",
+            "? `bash` asks to run the program `gcc` natively (--allow-exec bash=gcc)",
+            "allowed once: `bash` may run the program `gcc` natively",
+            "-> bash {\"command\":\"gcc --version | head -1\"} ok _ B",
+            "? `bash` asks to run the program `gcc` natively (--allow-exec bash=gcc)",
+            "denied: `bash` may not run the program `gcc` natively",
+            "-> bash {\"command\":\"gcc --version | head -1\"} ok _ B",
+            "Done.",
+        ],
+        "{screen}"
+    );
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+}

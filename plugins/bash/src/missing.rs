@@ -49,6 +49,12 @@ fn instead(program: &str) -> Option<Hint> {
     Some(Hint::Use(hint))
 }
 
+/// Whether the user could grant `program` to run natively (the host asks
+/// them, where it can).
+pub fn grantable(program: &str) -> bool {
+    matches!(instead(program), Some(Hint::Grant))
+}
+
 /// The shell's message for `program` when it is a program of the machine
 /// that does not run here.
 pub fn message(program: &str) -> Option<String> {

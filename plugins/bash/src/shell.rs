@@ -188,6 +188,9 @@ impl CommandResolver for Programs {
             return Some(Arc::new(Native(name.to_string(), self.deadline)));
         }
         let message = missing::message(name)?;
+        if missing::grantable(name) {
+            return Some(Arc::new(Ungranted(name.to_string(), message)));
+        }
         Some(Arc::new(Missing(message)))
     }
 }
@@ -230,6 +233,36 @@ impl Builtin for Native {
             },
             // Not started: bash's "cannot execute" (126).
             Err(why) => ExecResult::err(format!("bash: {}: {why}\n", self.0), 126),
+        })
+    }
+}
+
+/// A program the user could grant: the host is asked to run it, which it
+/// refuses (noting it, so that a chat can ask the user for the grant),
+/// and the shell says why as for a missing one.
+struct Ungranted(String, String);
+
+#[async_trait]
+impl Builtin for Ungranted {
+    async fn execute(&self, ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
+        let command = exec::Command {
+            program: self.0.clone(),
+            args: ctx.args.to_vec(),
+            cwd: ctx.cwd.display().to_string(),
+            env: Vec::new(),
+            stdin: Vec::new(),
+            timeout_ms: None,
+        };
+        Ok(match exec::run(&command) {
+            // Granted after all (never, while the shell's list is the
+            // host's): what it did.
+            Ok(finished) => ExecResult {
+                stdout: finished.stdout.into(),
+                stderr: finished.stderr.into(),
+                exit_code: finished.exit_code,
+                ..ExecResult::default()
+            },
+            Err(_) => ExecResult::err(self.1.clone(), missing::NOT_FOUND),
         })
     }
 }

@@ -31,6 +31,7 @@ use super::protect::Protection;
 use crate::sandbox::reach::Reach;
 use plan::WallLimits;
 pub use program::{ExecPolicy, Lookup, Program};
+pub(crate) use refusal::ExecRefusal;
 pub use refusal::WallsRefusal;
 use survey::{Grants, Survey};
 use walls::Command;
@@ -81,7 +82,7 @@ pub(crate) struct ExecCall {
     output: usize,
     write: u64,
     progress: Option<ProgressSink>,
-    refused: Option<WallsRefusal>,
+    refused: Option<ExecRefusal>,
 }
 
 impl Capability for Exec {
@@ -90,9 +91,10 @@ impl Capability for Exec {
     type ForTool = Arc<ExecTool>;
     type InCall = ExecCall;
     type Record = ();
-    /// What the walls refused a command, as its output shows (a program
-    /// not granted is refused to the shell, which prints why).
-    type Refusal = WallsRefusal;
+    /// What the walls refused a command, as its output shows; or a
+    /// program of the user's `PATH` that is not granted (refused to the
+    /// shell, which prints why; the user may be asked for it).
+    type Refusal = ExecRefusal;
 
     fn start(start: &Start<'_>) -> Arc<Protection> {
         Arc::clone(start.protection)
@@ -133,7 +135,7 @@ impl Capability for Exec {
         })
     }
 
-    fn close(call: &mut ExecCall) -> ((), Option<WallsRefusal>) {
+    fn close(call: &mut ExecCall) -> ((), Option<ExecRefusal>) {
         ((), call.refused.take())
     }
 
@@ -183,6 +185,17 @@ impl wit::Host for Running<'_> {
 
     async fn run(&mut self, command: wit::Command) -> Result<wit::Finished, String> {
         let program = command.program.clone();
+        if granted(&self.0.tool, &program).is_none() && self.0.refused.is_none() {
+            // A program the user could grant is one of their `PATH`, by
+            // its name; a typo is not asked for.
+            let on_path =
+                !program.contains('/') && Program::find(&program, &Lookup::from_env()).is_ok();
+            if on_path {
+                self.0.refused = Some(ExecRefusal::NotGranted {
+                    program: program.clone(),
+                });
+            }
+        }
         let finished = run_granted(self.0, command).await?;
         if self.0.refused.is_none() {
             let tool = &self.0.tool;
@@ -193,7 +206,8 @@ impl wit::Host for Running<'_> {
                 .map(|grant| tool.protection.shown(&grant.host_path))
                 .collect();
             self.0.refused =
-                WallsRefusal::seen_in(&program, writable, &[&finished.stdout, &finished.stderr]);
+                WallsRefusal::seen_in(&program, writable, &[&finished.stdout, &finished.stderr])
+                    .map(ExecRefusal::Walls);
         }
         Ok(finished)
     }
@@ -204,13 +218,7 @@ impl wit::Host for Running<'_> {
 /// ([`run`]): dropping this future (a cancel, the call's deadline) stops
 /// the command, and the protected paths it made are still removed.
 async fn run_granted(call: &ExecCall, command: wit::Command) -> Result<wit::Finished, String> {
-    let Some(program) = call
-        .tool
-        .programs
-        .iter()
-        .find(|p| p.name == command.program || p.path.as_os_str() == command.program.as_str())
-        .cloned()
-    else {
+    let Some(program) = granted(&call.tool, &command.program).cloned() else {
         return Err(format!(
             "`{}` is not a program this tool may run; only the user can grant one, with \
              `--allow-exec TOOL={}`",
@@ -242,6 +250,13 @@ async fn run_granted(call: &ExecCall, command: wit::Command) -> Result<wit::Fini
     tokio::task::spawn_blocking(move || run_blocking(&tool, &program, command, cwd, write, &bounds))
         .await
         .map_err(|e| format!("the command's thread failed: {e}"))?
+}
+
+/// The program `name` names among `tool`'s, by its name or its path.
+fn granted<'a>(tool: &'a ExecTool, name: &str) -> Option<&'a Program> {
+    tool.programs
+        .iter()
+        .find(|p| p.name == name || p.path.as_os_str() == name)
 }
 
 /// Sets its flag when dropped: the host call waiting for a command is

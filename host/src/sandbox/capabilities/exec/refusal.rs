@@ -4,6 +4,16 @@
 //! user gives it, so the result of a command that met the walls ends with
 //! that, as a refusal of the guard's does.
 
+/// What the exec capability refused a call first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ExecRefusal {
+    /// A command's output shows its walls refused it something.
+    Walls(WallsRefusal),
+    /// The shell asked to run a program of the user's `PATH` that the tool
+    /// has no grant for (the shell told the model why).
+    NotGranted { program: String },
+}
+
 /// What a command's output shows the walls refused it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WallsRefusal {
