@@ -147,11 +147,19 @@ pub(super) async fn serve(
                     if request.uri().path() != PATH {
                         return Ok(not_found());
                     }
+                    let deleting = request.method() == hyper::Method::DELETE;
                     let request = match bounded_body(request).await {
                         Ok(request) => request,
                         Err(refusal) => return Ok(refusal),
                     };
-                    tower_service::Service::call(&mut service, request).await
+                    let mut response = tower_service::Service::call(&mut service, request).await?;
+                    // rmcp answers a session's DELETE with 202, which the
+                    // official SDKs log as a failure to end the session:
+                    // the spec's clients expect a plain success.
+                    if deleting && response.status() == hyper::StatusCode::ACCEPTED {
+                        *response.status_mut() = hyper::StatusCode::NO_CONTENT;
+                    }
+                    Ok(response)
                 }
             });
             let connection = http1::Builder::new()

@@ -1657,6 +1657,38 @@ async fn http_session(client: &reqwest::Client, url: &str, auth: &str) -> String
     session
 }
 
+/// A client that ends its session with `DELETE` gets a plain success (the
+/// official SDKs log rmcp's 202 as a failure), and the session is gone.
+#[test]
+fn an_http_session_ended_with_delete_gets_204_and_is_gone() {
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    let auth = format!("Bearer {}", server.token.as_deref().expect("a token"));
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client");
+    runtime.block_on(async {
+        let url = &server.url;
+        let session = http_session(&client, url, &auth).await;
+        let deleted = client
+            .delete(url)
+            .header("authorization", &auth)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .send()
+            .await
+            .expect("delete");
+        assert_eq!(deleted.status().as_u16(), 204);
+        let echo = call(2, "echo", json!({"text": "after"})).to_string();
+        let (status, _, body) = post_mcp(&client, url, Some(&auth), Some(&session), &echo).await;
+        assert_eq!(status, 404, "{body}");
+    });
+    drop(server);
+}
+
 /// The result of call `id` in a POST's body (JSON or an SSE stream).
 fn result_in(body: &str, id: u64) -> Value {
     body.lines()
