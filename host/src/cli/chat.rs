@@ -78,6 +78,7 @@ pub(super) async fn run_chat(
     }
     let (send, events) = tokio::sync::mpsc::unbounded_channel();
     let (recording, sink) = recording_then(writer.clone(), send);
+    let last_recording = Arc::clone(&recording);
     let inbox = Inbox::new(delivery).with_events(sink.clone());
     let tools: Vec<ToolInfo> = sandbox.tools().iter().map(ToolInfo::of).collect();
     let session = writer.as_deref().map(session_id);
@@ -129,6 +130,10 @@ pub(super) async fn run_chat(
         header,
     )
     .await?;
+    // A chat closed without a prompt leaves no session behind.
+    if let Some(unused) = current(&last_recording) {
+        unused.discard_if_unused();
+    }
     background::hand_off(&sandbox);
     Ok(match end {
         ChatEnd::Quit => Ended::Done,
@@ -160,6 +165,10 @@ impl ChatControl {
     }
 
     fn record_in(&self, writer: Option<Arc<SessionWriter>>) {
+        // A session the chat opened and never used is not kept.
+        if let Some(unused) = self.current() {
+            unused.discard_if_unused();
+        }
         if let (Some(writer), Some(seal)) = (&writer, &self.seal) {
             writer.set_seal(Arc::clone(seal));
         }

@@ -5,6 +5,8 @@
 //! `compaction` record.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Args, Parser};
 
@@ -13,7 +15,7 @@ use super::flags::SandboxArgs;
 use super::load::spawn_ctrl_c_handler;
 use super::setup::{AgentArgs, Prepared, prepare};
 use super::{render, session};
-use crate::agent::AgentLoop;
+use crate::agent::{AgentEvent, AgentLoop, EventSink};
 use crate::config::ProviderKind;
 
 /// The model flags `sessions compact` takes: those of `run`, for the model
@@ -102,7 +104,19 @@ pub(super) async fn compact(
     let id = writer.id().to_owned();
     let cancel = tokio_util::sync::CancellationToken::new();
     spawn_ctrl_c_handler(cancel.clone());
-    let sink = session::record_then(&writer, render::notices());
+    // Whether a warning was printed (a summary that failed says why).
+    let warned = Arc::new(AtomicBool::new(false));
+    let notices = render::notices();
+    let shown: EventSink = {
+        let warned = Arc::clone(&warned);
+        Arc::new(move |event: &AgentEvent| {
+            if matches!(event, AgentEvent::Warning { .. }) {
+                warned.store(true, Ordering::Relaxed);
+            }
+            notices(event);
+        })
+    };
+    let sink = session::record_then(&writer, shown);
     let agent = AgentLoop::new(model, &sandbox, config).with_events(sink);
     let smaller = agent
         .compact_now(&mut ledger, args.focus.as_deref(), &cancel)
@@ -112,9 +126,14 @@ pub(super) async fn compact(
         anyhow::bail!("interrupted: session `{id}` is as it was");
     }
     if !smaller {
+        let why = if warned.load(Ordering::Relaxed) {
+            "the summary failed (the warning above says why)"
+        } else {
+            "it is too short, and holds no long tool result"
+        };
         anyhow::bail!(
             "session `{id}` is unchanged: nothing before its last turn could be set aside or \
-             summarised (too short, or the summary failed: see above)"
+             summarised: {why}"
         );
     }
     Ok(Ended::Done)

@@ -89,6 +89,9 @@ struct State {
     first_text: Option<Instant>,
     /// The user's key, which seals the grants given for the session.
     seal: Option<Arc<GrantSeal>>,
+    /// For a file this writer made: its length once its first record was
+    /// written (it holds nothing else while the length is this).
+    made_len: Option<u64>,
 }
 
 impl SessionWriter {
@@ -105,6 +108,9 @@ impl SessionWriter {
         let writer = SessionWriter::new(path, start.id.clone(), file, 0);
         writer.record(&Record::SessionStart(start.clone()));
         writer.result()?;
+        let mut state = writer.lock();
+        state.made_len = Some(state.len);
+        drop(state);
         Ok(writer)
     }
 
@@ -146,6 +152,7 @@ impl SessionWriter {
                 turn_started: None,
                 first_text: None,
                 seal: None,
+                made_len: None,
             }),
         }
     }
@@ -199,6 +206,17 @@ impl SessionWriter {
             seal,
         });
         Self::write(&mut state, &record);
+    }
+
+    /// Removes the file when this writer made it and it holds nothing but
+    /// its first record (a chat opened and closed without a prompt);
+    /// whether it did.
+    pub fn discard_if_unused(&self) -> bool {
+        let state = self.lock();
+        if state.made_len != Some(state.len) {
+            return false;
+        }
+        std::fs::remove_file(&self.path).is_ok()
     }
 
     /// Holds the file to `budget` from now on.

@@ -259,6 +259,40 @@ fn clear_starts_a_new_conversation_in_a_new_session_file() {
     assert_eq!(prompts, [["one"], ["two"]]);
 }
 
+/// A chat opened and closed without a prompt leaves no session file, nor
+/// does a `/clear` that no prompt followed; used sessions stay.
+#[test]
+fn a_chat_without_a_prompt_leaves_no_session() {
+    let ws = Workspace::new();
+    let script = script(&ws, json!([{"text": "First: {last_user}"}]));
+    let chat = Pty::spawn(&ws, &["chat", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    let mut chat = chat;
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+    let sessions = ws.path().join(".toolhost/sessions");
+    let count = || std::fs::read_dir(&sessions).map_or(0, |dir| dir.count());
+    assert_eq!(count(), 0);
+
+    let mut chat = Pty::spawn(&ws, &["chat", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("one\r");
+    chat.wait_for("First: one");
+    chat.wait_for("ready");
+    chat.keys("/clear\r");
+    chat.wait_for("a new conversation, in session ");
+    chat.keys("/clear\r");
+    chat.wait_for("ready");
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+    let prompts: Vec<usize> = session_records(&ws).iter().map(Vec::len).collect();
+    assert_eq!(
+        prompts.len(),
+        1,
+        "only the used session is kept: {prompts:?}"
+    );
+}
+
 /// The session files of `ws`, each as its records.
 fn session_records(ws: &Workspace) -> Vec<Vec<Value>> {
     let dir = ws.path().join(".toolhost/sessions");

@@ -1223,10 +1223,12 @@ fn sessions_compact_summarises_a_session_that_a_resume_then_continues() {
     let output = compact(&[]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // Nothing was printed above it, so it says nothing of "above".
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.ends_with(
-            "is unchanged: nothing before its last turn could be set aside or summarised (too \
-             short, or the summary failed: see above)\n"
+            "is unchanged: nothing before its last turn could be set aside or summarised: it is \
+             too short, and holds no long tool result\n"
         ),
         "{stderr}"
     );
