@@ -10,6 +10,7 @@
 //! (the inbox, an interrupt); the loop never reads the terminal.
 
 mod approval;
+mod backend;
 mod commands;
 mod editor;
 mod session;
@@ -24,7 +25,6 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use futures_util::StreamExt as _;
-use ratatui::backend::CrosstermBackend;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget as _, Wrap};
 use ratatui::{Terminal, TerminalOptions, Viewport};
@@ -35,6 +35,7 @@ use crate::agent::{
     AgentEvent, AgentLoop, Delivery, Inbox, Message, ModelClient, SessionGrants, ToolRunner,
 };
 use crate::transcript::ToolInfo;
+use backend::ChatBackend;
 use editor::Editor;
 use session::{Screen, Session};
 use view::{Transcript, VIEWPORT_HEIGHT};
@@ -98,7 +99,7 @@ pub(crate) async fn run<M: ModelClient, T: ToolRunner>(
     header: Vec<String>,
 ) -> anyhow::Result<ChatEnd> {
     let raw = RawTerminal::enter()?;
-    let backend = CrosstermBackend::new(io::stdout());
+    let backend = ChatBackend::new(io::stdout());
     let mut terminal = Terminal::with_options(
         backend,
         TerminalOptions {
@@ -152,7 +153,7 @@ enum Action {
     Quit(ChatEnd),
 }
 
-type Term = Terminal<CrosstermBackend<io::Stdout>>;
+type Term = Terminal<ChatBackend<io::Stdout>>;
 
 impl<M: ModelClient, T: ToolRunner> Session<M, T> {
     /// Long: one `select!` over the agent's events, the end of a run and the

@@ -293,6 +293,20 @@ fn a_chat_without_a_prompt_leaves_no_session() {
     );
 }
 
+/// A terminal that never answers where its cursor is (some do not):
+/// the chat still opens, under what was printed, and works.
+#[test]
+fn a_terminal_that_does_not_say_where_its_cursor_is_still_chats() {
+    let ws = Workspace::new();
+    let script = script(&ws, json!([{"text": "Heard: {last_user}"}]));
+    let mut chat = Pty::spawn_answering(&ws, &["chat", "--no-session", "--script", &script], false);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("hello\r");
+    chat.wait_for("Heard: hello");
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+}
+
 /// The session files of `ws`, each as its records.
 fn session_records(ws: &Workspace) -> Vec<Vec<Value>> {
     let dir = ws.path().join(".toolhost/sessions");

@@ -37,6 +37,12 @@ impl Drop for Pty {
 
 impl Pty {
     pub fn spawn(ws: &Workspace, args: &[&str]) -> Pty {
+        Pty::spawn_answering(ws, args, true)
+    }
+
+    /// As [`Pty::spawn`], on a terminal that answers the cursor-position
+    /// query (`ESC [ 6 n`) or, like some, never does.
+    pub fn spawn_answering(ws: &Workspace, args: &[&str], answers_position: bool) -> Pty {
         let (mut master, mut slave) = (0, 0);
         let size = libc::winsize {
             ws_row: ROWS,
@@ -94,7 +100,7 @@ impl Pty {
                 parser.process(&buffer[..n]);
                 // The inline viewport asks where the cursor is; answer as a
                 // terminal does.
-                if buffer[..n].windows(4).any(|w| w == b"\x1b[6n") {
+                if answers_position && buffer[..n].windows(4).any(|w| w == b"\x1b[6n") {
                     let (row, column) = parser.screen().cursor_position();
                     let _ = write!(answers, "\x1b[{};{}R", row + 1, column + 1);
                 }
