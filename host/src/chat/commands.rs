@@ -30,6 +30,69 @@ pub(super) fn parse(line: &str) -> Parsed {
     }
 }
 
+/// Every command's name, for Tab to complete.
+pub(super) const COMMANDS: &[&str] = &[
+    "/allow",
+    "/allow-exec",
+    "/allow-net",
+    "/allow-read",
+    "/clear",
+    "/compact",
+    "/grants",
+    "/help",
+    "/model",
+    "/queue",
+    "/quit",
+    "/resume",
+    "/session",
+    "/tools",
+    "/usage",
+];
+
+/// What Tab makes of the input.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Completed {
+    /// The input, completed as far as the commands agree.
+    Line(String),
+    /// The commands it could still be, to show.
+    Choices(Vec<&'static str>),
+    /// Nothing to complete: not a command's name being typed.
+    Nothing,
+}
+
+/// Completes the command name being typed (`/gr` -> `/grants `): to the
+/// one command it names, else as far as the ones it could be agree, else
+/// the choices.
+pub(super) fn complete(input: &str) -> Completed {
+    if !input.starts_with('/') || input.contains(char::is_whitespace) {
+        return Completed::Nothing;
+    }
+    let matches: Vec<&'static str> = COMMANDS
+        .iter()
+        .copied()
+        .filter(|name| name.starts_with(input))
+        .collect();
+    match matches.as_slice() {
+        [] => Completed::Nothing,
+        [one] => Completed::Line(format!("{one} ")),
+        [first, rest @ ..] => {
+            let common = rest.iter().fold(first.len(), |len, name| {
+                first
+                    .bytes()
+                    .zip(name.bytes())
+                    .take(len)
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            });
+            if common > input.len() {
+                Completed::Line(first[..common].to_string())
+            } else {
+                Completed::Choices(matches)
+            }
+        }
+    }
+}
+
 /// What a command prints, and whether it ends the chat.
 pub(super) struct Reply {
     pub(super) lines: Vec<String>,
@@ -59,7 +122,7 @@ const NOT_WHILE_BUSY: &[&str] = &["/clear", "/resume", "/model", "/compact"];
 
 pub(super) const HELP: &[&str] = &[
     "Enter sends; while the agent works it steers (delivered after the running tools).",
-    "Alt+Enter or Tab queues a follow-up (delivered when the agent would stop).",
+    "Alt+Enter queues a follow-up (delivered when the agent would stop). Tab completes a /command.",
     "Esc stops the turn and puts queued messages back here. Ctrl+C stops, or clears",
     "the line; twice quits. Ctrl+D on an empty line quits. Up/Down: history.",
     "/help        this text",
@@ -370,6 +433,30 @@ fn reason(error: &anyhow::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tab_completes_a_command_as_far_as_the_choices_agree() {
+        assert_eq!(complete("/gr"), Completed::Line("/grants ".into()));
+        assert_eq!(complete("/al"), Completed::Line("/allow".into()));
+        assert_eq!(
+            complete("/allow"),
+            Completed::Choices(vec!["/allow", "/allow-exec", "/allow-net", "/allow-read"])
+        );
+        assert_eq!(complete("/allow-r"), Completed::Line("/allow-read ".into()));
+        assert_eq!(complete("/q"), Completed::Line("/qu".into()));
+        assert_eq!(complete("/qu"), Completed::Choices(vec!["/queue", "/quit"]));
+        assert_eq!(complete("/x"), Completed::Nothing);
+        assert_eq!(complete("hello"), Completed::Nothing);
+        assert_eq!(complete("/model gpt"), Completed::Nothing);
+        // Every command in the help is one Tab knows.
+        for line in HELP.iter().filter(|line| line.starts_with('/')) {
+            let name = line.split_whitespace().next().unwrap_or_default();
+            if name.starts_with("//") {
+                continue;
+            }
+            assert!(COMMANDS.contains(&name), "{name}");
+        }
+    }
 
     #[test]
     fn a_slash_starts_a_command_and_two_send_one() {

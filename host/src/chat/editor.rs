@@ -113,6 +113,14 @@ impl Editor {
         text
     }
 
+    /// Replaces what is typed with `text`, the cursor at its end (a
+    /// completed command).
+    pub(crate) fn replace(&mut self, text: &str) {
+        self.text = text.to_string();
+        self.cursor = self.text.len();
+        self.browsing = None;
+    }
+
     /// Puts text back (messages an interrupt returned) before what is typed.
     pub(crate) fn restore(&mut self, text: &str) {
         if self.text.is_empty() {

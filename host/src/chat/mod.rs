@@ -1,7 +1,8 @@
 //! `toolhost chat`: one session, many prompts, in one process. The reply
 //! scrolls above a viewport (ratatui's inline viewport on crossterm) that
 //! keeps the input usable while the agent works: Enter sends when idle and
-//! steers while a turn runs, Alt+Enter or Tab queues a follow-up, Esc stops
+//! steers while a turn runs, Alt+Enter queues a follow-up, Tab completes a
+//! slash command, Esc stops
 //! the turn and gives the queued messages back, Ctrl+C stops or clears
 //! (twice within a second quits), Ctrl+D on an empty line quits
 //! (docs/using/chat.md).
@@ -150,6 +151,8 @@ enum Action {
     /// Send (idle) or steer (busy).
     Submit(Delivery),
     Interrupt,
+    /// Complete the command being typed.
+    Complete,
     Quit(ChatEnd),
 }
 
@@ -251,6 +254,13 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                     }
                     match handle_event(event, &mut screen.editor, busy, &mut last_ctrl_c) {
                         Action::None => {}
+                        Action::Complete => match commands::complete(screen.editor.text()) {
+                            commands::Completed::Line(line) => screen.editor.replace(&line),
+                            commands::Completed::Choices(names) => {
+                                print_above(terminal, &[names.join("  ")])?;
+                            }
+                            commands::Completed::Nothing => {}
+                        },
                         Action::Interrupt => {
                             if let Some(cancel) = &cancel {
                                 cancel.cancel();
@@ -411,7 +421,7 @@ fn handle_key(
             Action::None
         }
         KeyCode::Enter => Action::Submit(Delivery::Steer),
-        KeyCode::Tab => Action::Submit(Delivery::FollowUp),
+        KeyCode::Tab => Action::Complete,
         KeyCode::Esc if busy => Action::Interrupt,
         KeyCode::Char('c') if control => {
             let twice = last_ctrl_c.is_some_and(|at| at.elapsed() < Duration::from_secs(1));

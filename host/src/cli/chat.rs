@@ -84,7 +84,7 @@ pub(super) async fn run_chat(
     let session = writer.as_deref().map(session_id);
     let header = vec![
         header("chat", &model, &workspace, tools.len(), writer.as_deref()),
-        "Enter sends · Alt+Enter or Tab queues a follow-up · Esc stops · /help · Ctrl+D quits"
+        "Enter sends · Alt+Enter queues a follow-up · Tab completes · Esc stops · /help · Ctrl+D quits"
             .into(),
     ];
     let status = Status {

@@ -138,7 +138,7 @@ fn esc_stops_the_turn_and_puts_the_queued_follow_up_back_in_the_input() {
     chat.wait_for("Ctrl+D quits");
     chat.keys("go\r");
     chat.wait_for("waiting for the model");
-    chat.keys("later\t");
+    chat.keys("later\x1b\r");
     chat.wait_for("queued follow-up: later");
     chat.keys("\x1b");
     chat.wait_for("stopped: aborted");
@@ -304,6 +304,26 @@ fn a_terminal_that_does_not_say_where_its_cursor_is_still_chats() {
     chat.keys("hello\r");
     chat.wait_for("Heard: hello");
     chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+}
+
+/// Tab completes a slash command: to the one it names, as far as several
+/// agree, then lists them.
+#[test]
+fn tab_completes_a_slash_command() {
+    let ws = Workspace::new();
+    let script = script(&ws, json!([]));
+    let mut chat = Pty::spawn(&ws, &["chat", "--no-session", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("/gr\t");
+    chat.wait_for("› /grants");
+    chat.keys("\r");
+    chat.wait_for("nothing allowed in this session");
+    chat.keys("/al\t");
+    chat.wait_for("› /allow");
+    chat.keys("\t");
+    chat.wait_for("/allow  /allow-exec  /allow-net  /allow-read");
+    chat.keys("\x15\x04");
     assert_eq!(chat.exit_code(), Some(0));
 }
 
