@@ -99,6 +99,17 @@ pub(crate) fn last_line(text: &str) -> &str {
         .unwrap_or_default()
 }
 
+/// `word` as one shell word: as it is when it holds nothing a shell reads
+/// specially, else in single quotes. A command toolhost tells the user to
+/// paste must mean what it says.
+pub(crate) fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./=:@%+,-".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
 /// `text` cut to `max` characters with an ellipsis.
 pub(crate) fn short(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

@@ -69,7 +69,7 @@ pub(super) async fn run_chat(
         store,
         grants,
         early: (),
-    } = prepare(sandbox_args, args, || Ok(())).await?;
+    } = prepare(sandbox_args, (args, "chat"), || Ok(())).await?;
     // The grants given in this chat are sealed with the user's key, so
     // that `--resume` applies them and no shipped session file can.
     let seal = session::grant_seal(true);

@@ -97,7 +97,7 @@ pub(super) async fn compact(
         writer,
         mut ledger,
         ..
-    } = prepare(sandbox_args, &run, || Ok(())).await?;
+    } = prepare(sandbox_args, (&run, "run"), || Ok(())).await?;
     let Some(writer) = writer else {
         unreachable!("a resumed run without --no-session has a session file");
     };

@@ -56,7 +56,7 @@ pub(super) async fn run_agent(sandbox_args: &SandboxArgs, args: &RunArgs) -> any
     {
         return super::chat::run_chat(sandbox_args, &args.agent, None).await;
     }
-    let prepared = prepare(sandbox_args, &args.agent, || {
+    let prepared = prepare(sandbox_args, (&args.agent, "run"), || {
         Ok(if headless {
             // The argument, if any, is the first prompt; stdin has the rest.
             args.prompt.clone().filter(|prompt| prompt != "-")
@@ -154,7 +154,7 @@ pub(super) fn resume_command(
             .display()
             .to_string()
     };
-    let mut before = vec!["toolhost".to_string()];
+    let mut before = vec![render::program().to_string()];
     let flag = |words: &mut Vec<String>, name: &str, value: String| {
         words.push(name.to_string());
         words.push(render::shell_word(&value));

@@ -155,7 +155,7 @@ pub(super) struct Prepared<T> {
 /// tools and opens the session file.
 pub(super) async fn prepare<T>(
     sandbox_args: &SandboxArgs,
-    args: &AgentArgs,
+    (args, command): (&AgentArgs, &'static str),
     before_load: impl FnOnce() -> anyhow::Result<T>,
 ) -> anyhow::Result<Prepared<T>> {
     check_numbers(args)?;
@@ -188,7 +188,7 @@ pub(super) async fn prepare<T>(
     if let Some(file) = &resumed {
         render::warnings(&session::resume_warnings(file, &workspace));
     }
-    let model = model_of(args, &resolved, resumed.as_ref(), &workspace)?;
+    let model = model_of((args, command), &resolved, resumed.as_ref(), &workspace)?;
     let early = before_load()?;
     let context_window = context_window_of(args, configured_window, &model).await;
 
@@ -288,12 +288,13 @@ fn check_numbers(args: &AgentArgs) -> Result<(), UsageError> {
 /// The model the flags, the config files and a resumed session name, with
 /// the reply cap and content timeout the flags or files set.
 fn model_of(
-    args: &AgentArgs,
+    (args, command): (&AgentArgs, &'static str),
     resolved: &config::Resolved,
     resumed: Option<&SessionFile>,
     workspace: &Path,
 ) -> anyhow::Result<Model> {
     let flags = config::ModelFlags {
+        command,
         provider: args.provider,
         script: args.script.clone(),
         model: args.model.clone(),

@@ -29,10 +29,21 @@ use crate::provider::{Model, ProviderError, anthropic, openai};
 /// What the command line says about the model.
 #[derive(Debug, Clone, Default)]
 pub struct ModelFlags {
+    /// The command that asks (`run`, `chat`), for its advice.
+    pub command: &'static str,
     pub provider: Option<ProviderKind>,
     pub script: Option<PathBuf>,
     pub model: Option<String>,
     pub base_url: Option<String>,
+}
+
+/// `command` with the scripted model of `hello.json`, as the user would
+/// type it.
+fn try_scripted(command: &str) -> String {
+    match command {
+        "chat" => "toolhost chat --script hello.json".into(),
+        _ => format!("toolhost {command} --script hello.json \"hi\""),
+    }
 }
 
 /// The model a resumed session recorded, and where the record came from.
@@ -57,7 +68,10 @@ pub enum ModelChoiceError {
          `name` under [model] in toolhost.toml"
     )]
     NoName,
-    #[error("`--provider scripted` needs `--script FILE` (its format is in docs/using/run.md)")]
+    #[error(
+        "`--provider scripted` needs `--script FILE`: a JSON file of the replies to play, such \
+         as `{{\"turns\": [{{\"text\": \"Hello.\"}}]}}` (`toolhost run --help` says more)"
+    )]
     NoScript,
     #[error(
         "`{RETRY_BACKOFF_ENV}` is `{value}`; set it to the milliseconds to wait before the first \
@@ -68,11 +82,15 @@ pub enum ModelChoiceError {
     #[error(
         "no model configured: pass `--provider openai --model NAME` (OPENAI_API_KEY; \
          OPENAI_BASE_URL or --base-url for Ollama, vLLM, llama.cpp), `--provider anthropic \
-         --model NAME` (ANTHROPIC_API_KEY), or `--provider scripted --script FILE` to run \
-         offline (try `toolhost --workspace examples/demo run --script \
-         examples/scripts/demo.json \"review this project\"`)"
+         --model NAME` (ANTHROPIC_API_KEY), or `--script FILE` to play a scripted model offline \
+         (try it here: `echo '{{\"turns\": [{{\"text\": \"Hello from a scripted model.\"}}]}}' > \
+         hello.json`, then `{}`)",
+        try_scripted(command)
     )]
-    NoModel,
+    NoModel {
+        /// The command typed (`run`, `chat`), which the advice repeats.
+        command: &'static str,
+    },
     #[error(
         "the resumed session `{}` was recorded with the model server `{url}`, which would receive \
          your prompts and API key, and a session file is not trusted to choose that (it may have \
@@ -148,12 +166,14 @@ pub fn resolve_model(
         // speak OpenAI's.
         .or((flags.base_url.is_some() || section.base_url.is_some())
             .then_some(ProviderKind::Openai));
+    let Some(kind) = kind else {
+        let command = flags.command;
+        return Err(ModelChoiceError::NoModel { command });
+    };
     let from_session = from_session.map(|(_, recorded)| recorded);
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let initial_backoff = retry_backoff(env(RETRY_BACKOFF_ENV))?;
-    if let Some(kind) = kind {
-        check_key_choice(kind, flags, section, from_session, &env)?;
-    }
+    check_key_choice(kind, flags, section, from_session, &env)?;
     let name = || {
         flags
             .model
@@ -174,11 +194,11 @@ pub fn resolve_model(
         )
     };
     Ok(match kind {
-        Some(ProviderKind::Scripted) => {
+        ProviderKind::Scripted => {
             let script = flags.script.as_ref().ok_or(ModelChoiceError::NoScript)?;
             Model::Scripted(ScriptedModel::from_file(script)?)
         }
-        Some(ProviderKind::Openai) => {
+        ProviderKind::Openai => {
             let env_url = env("OPENAI_BASE_URL");
             // The flag wins over the config, the config over the environment.
             let users =
@@ -199,7 +219,7 @@ pub fn resolve_model(
             }
             Model::OpenAi(openai::OpenAiClient::new(http, name()?)?)
         }
-        Some(ProviderKind::Anthropic) => {
+        ProviderKind::Anthropic => {
             let url = base_url(anthropic::DEFAULT_BASE_URL, None)?;
             let mut http = HttpOptions::new(url);
             http.initial_backoff = initial_backoff;
@@ -216,7 +236,6 @@ pub fn resolve_model(
             }
             Model::Anthropic(anthropic::AnthropicClient::new(http, name()?)?)
         }
-        None => return Err(ModelChoiceError::NoModel),
     })
 }
 

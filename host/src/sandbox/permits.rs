@@ -22,6 +22,7 @@ use super::capabilities::protect::Protection;
 use super::capabilities::{Access, Grant, simplify};
 use super::outcome::ToolFault;
 use super::policy::ToolPolicy;
+use crate::terminal::shell_word;
 
 /// What a permit lets its tool do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -89,16 +90,6 @@ impl Permit {
             PermitKind::Exec => format!("run the program `{shown}` natively"),
         }
     }
-}
-
-/// `word` quoted for a shell when it needs it: a flag the user pastes
-/// must mean what it says.
-fn shell_word(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
-    if word.chars().all(plain) {
-        return word.to_string();
-    }
-    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// The smallest grant that would have let `tool` past `fault`, when it is

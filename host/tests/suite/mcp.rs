@@ -53,6 +53,7 @@ pub(super) fn workspace() -> Workspace {
 fn server_command(ws: &Workspace, extra: &[&str]) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("toolhost"));
     cmd.current_dir(ws.path())
+        .env("PATH", super::common::path_with_toolhost())
         .env("TOOLHOST_CACHE_DIR", shared_cache())
         .env("TOOLHOST_CONFIG_DIR", ws.user_config())
         // As `Workspace::toolhost`: no background compile after the server

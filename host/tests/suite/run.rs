@@ -171,14 +171,36 @@ fn a_script_that_runs_out_is_an_error_with_exit_1() {
 #[test]
 fn a_missing_model_or_prompt_is_a_usage_error() {
     let ws = Workspace::new();
+    let advice = |command: &str| {
+        format!(
+            "error: no model configured: pass `--provider openai --model NAME` (OPENAI_API_KEY; \
+             OPENAI_BASE_URL or --base-url for Ollama, vLLM, llama.cpp), `--provider anthropic \
+             --model NAME` (ANTHROPIC_API_KEY), or `--script FILE` to play a scripted model \
+             offline (try it here: `echo '{{\"turns\": [{{\"text\": \"Hello from a scripted \
+             model.\"}}]}}' > hello.json`, then `{command}`)\n"
+        )
+    };
     let err = stderr_of_failure(ws.toolhost().args(["run", "hello"]), 2);
+    assert_text(&err, &advice("toolhost run --script hello.json \"hi\""));
+    // Pasted as it says, from this directory, it runs.
+    std::fs::write(
+        ws.path().join("hello.json"),
+        r#"{"turns": [{"text": "Hello from a scripted model."}]}"#,
+    )
+    .expect("write");
+    let out = super::common::stdout_of(ws.toolhost().args(["run", "--script", "hello.json", "hi"]));
+    assert!(out.contains("Hello from a scripted model."), "{out}");
+    // Run from a path that is not on PATH, the hint names that path.
+    let bin = assert_cmd::cargo::cargo_bin("toolhost");
+    let out = ws
+        .toolhost_process()
+        .env("PATH", "/usr/bin:/bin")
+        .args(["run", "hello"])
+        .output()
+        .expect("run");
     assert_text(
-        &err,
-        "error: no model configured: pass `--provider openai --model NAME` (OPENAI_API_KEY; \
-         OPENAI_BASE_URL or --base-url for Ollama, vLLM, llama.cpp), `--provider anthropic \
-         --model NAME` (ANTHROPIC_API_KEY), or `--provider scripted --script FILE` to run offline \
-         (try `toolhost --workspace examples/demo run --script examples/scripts/demo.json \
-         \"review this project\"`)\n",
+        &String::from_utf8_lossy(&out.stderr),
+        &advice(&format!("{} run --script hello.json \"hi\"", bin.display())),
     );
     let err = stderr_of_failure(
         ws.toolhost().args(["run", "--provider", "openai", "hello"]),

@@ -671,6 +671,7 @@ fn a_resumed_session_never_sends_the_key_to_another_machine() {
         .current_dir(ws.path())
         .env("SCRATCH", scratch_path)
         .env("TOOLHOST", assert_cmd::cargo::cargo_bin("toolhost"))
+        .env("PATH", super::common::path_with_toolhost())
         .env("TOOLHOST_CACHE_DIR", super::common::shared_cache())
         .env("TOOLHOST_CONFIG_DIR", ws.user_config())
         .env("TOOLHOST_BACKGROUND_COMPILE", "off")

@@ -11,10 +11,13 @@
 
 mod json;
 mod out;
+mod program;
 mod stream_json;
 mod text;
 
-pub(super) use text::{ResumeCommand, shell_word};
+pub(super) use crate::terminal::shell_word;
+pub(super) use program::program;
+pub(super) use text::ResumeCommand;
 
 use std::io::{self, Write as _};
 use std::path::Path;
@@ -529,7 +532,8 @@ pub(super) fn plugin_created(dir: &Path, build: &str, name: &str) {
         put_line(
             &mut out,
             format_args!(
-                "then: toolhost plugin check {name}.wasm (its README says how to drop it in)"
+                "then: {} plugin check {name}.wasm (its README says how to drop it in)",
+                program()
             ),
         )
     });

@@ -33,11 +33,14 @@ pub(super) fn put_line(out: &mut impl io::Write, line: impl Display) -> io::Resu
 
 /// `line` on stderr, escaped as [`put_line`] does. A failed write to stderr
 /// has nowhere left to be told.
+/// A command it quotes (`` `toolhost trust DIR` ``) starts as the user's
+/// shell runs this binary ([`super::program::pasteable`]).
 pub(super) fn note(line: impl Display) {
+    let line = line.to_string();
     let _ = writeln!(
         io::stderr().lock(),
         "{}",
-        terminal::multiline(&line.to_string())
+        terminal::multiline(&super::program::pasteable(&line))
     );
 }
 

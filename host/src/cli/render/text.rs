@@ -9,6 +9,7 @@ use crate::agent::{AgentEvent, Message, StopReason, StopRecord};
 use crate::provider::TokenTotals;
 use crate::provider::prices::{Prices, spent};
 use crate::terminal::call_summary;
+use crate::terminal::shell_word;
 use crate::terminal::{self, one_line};
 use crate::transcript::SessionWriter;
 
@@ -57,23 +58,14 @@ impl ResumeCommand {
     /// The command for session `id`; the id is quoted too, as a shipped
     /// session file may carry any text as its id.
     fn with_id(&self, id: &str) -> String {
+        let default = format!("{} run --resume", super::program());
         let before = if self.before_id.is_empty() {
-            "toolhost run --resume"
+            &default
         } else {
             &self.before_id
         };
         format!("{before} {}{} \"...\"", shell_word(id), self.after_id)
     }
-}
-
-/// `word` as one shell word: as it is when it holds nothing a shell reads
-/// specially, else in single quotes.
-pub(crate) fn shell_word(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_./=:@%+,-".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        return word.to_string();
-    }
-    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// What the text output remembers of a call until its result arrives.

@@ -211,7 +211,10 @@ impl Workspace {
             // the backoff's own rule has its unit test.
             .env("TOOLHOST_RETRY_BACKOFF_MS", "10")
             .env_remove("XDG_CACHE_HOME")
-            .env_remove("TOOLHOST_BASELINE_MIN_BYTES");
+            .env_remove("TOOLHOST_BASELINE_MIN_BYTES")
+            // `toolhost` on PATH, as for a user who installed it: the
+            // hints it prints say `toolhost ...`.
+            .env("PATH", path_with_toolhost());
         cmd
     }
 
@@ -445,6 +448,14 @@ pub fn limits(edit: impl FnOnce(&mut toolhost::sandbox::Limits)) -> toolhost::sa
     let mut limits = toolhost::sandbox::Limits::default();
     edit(&mut limits);
     limits
+}
+
+/// `$PATH` with the directory of the `toolhost` under test first.
+pub fn path_with_toolhost() -> std::ffi::OsString {
+    let bin = assert_cmd::cargo::cargo_bin("toolhost");
+    let dir = bin.parent().expect("the binary's directory").to_path_buf();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).expect("a PATH")
 }
 
 #[cfg(test)]
