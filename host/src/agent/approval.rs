@@ -62,7 +62,8 @@ impl SessionGrants {
 
     /// Adds the grants a resumed session recorded that `check` (the
     /// sandbox, as the same flag would be checked now) still gives exactly
-    /// as recorded; a note for each that no longer applies.
+    /// as recorded; a note for each, applied or not: the user sees every
+    /// grant a resume gives.
     pub fn restore(
         &self,
         recorded: Vec<Permit>,
@@ -78,6 +79,9 @@ impl SessionGrants {
             );
             match check(&permit) {
                 Ok(again) if again.contains(&permit) => {
+                    notes.push(format!(
+                        "a grant of the resumed session applies again: {what}"
+                    ));
                     self.add(permit);
                 }
                 Ok(_) => notes.push(format!(

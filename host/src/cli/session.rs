@@ -121,7 +121,7 @@ pub(super) fn sealed_grants(
     let id = &file.first_start().id;
     let mut sealed = Vec::new();
     let mut notes = Vec::new();
-    for (permit, is_sealed) in file.session_grants(seal) {
+    for (permit, is_sealed) in file.session_grants(seal, &workspace.display().to_string()) {
         if is_sealed {
             sealed.push(permit);
         } else {

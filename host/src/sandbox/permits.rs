@@ -156,11 +156,20 @@ pub(crate) fn wanted(
             url,
             refusal: NetRefusal::NotGranted,
             ..
-        }) => Some(Permit {
-            tool: tool.to_string(),
-            kind: PermitKind::Net,
-            target: origin(&Destination::of_url(url).ok()?),
-        }),
+        }) => {
+            // One host by its exact name or address: a `*` the URL parser
+            // lets through in a name would read back as a pattern.
+            let to = Destination::of_url(url).ok()?;
+            let exact = match &to.host {
+                url::Host::Domain(name) => !name.is_empty() && !name.contains('*'),
+                url::Host::Ipv4(_) | url::Host::Ipv6(_) => true,
+            };
+            exact.then(|| Permit {
+                tool: tool.to_string(),
+                kind: PermitKind::Net,
+                target: origin(&to),
+            })
+        }
         _ => None,
     }
 }
@@ -387,6 +396,9 @@ mod tests {
                 ),
                 None,
             ),
+            // A name the URL parser lets through with a `*` is no host.
+            (net("https://*/x", NetRefusal::NotGranted), None),
+            (net("https://*.com/x", NetRefusal::NotGranted), None),
             (ToolFault::Cancelled, None),
         ];
         for (fault, expected) in cases {

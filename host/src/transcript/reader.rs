@@ -211,9 +211,10 @@ impl SessionFile {
     }
 
     /// The grants given for the session (answered `session`), in order,
-    /// once each, with whether `seal` (the user's key) sealed it: only
-    /// those `--resume` applies.
-    pub fn session_grants(&self, seal: Option<&GrantSeal>) -> Vec<(Permit, bool)> {
+    /// once each, with whether `seal` (the user's key) sealed it in this
+    /// session for `workspace`, the one it is resumed in: only those
+    /// `--resume` applies.
+    pub fn session_grants(&self, seal: Option<&GrantSeal>, workspace: &str) -> Vec<(Permit, bool)> {
         let id = &self.first_start().id;
         let mut grants: Vec<(Permit, bool)> = Vec::new();
         for record in &self.records {
@@ -223,7 +224,8 @@ impl SessionFile {
             if grant.answer != Answer::Session || grants.iter().any(|(p, _)| *p == grant.permit) {
                 continue;
             }
-            let sealed = seal.is_some_and(|seal| seal.verify(id, &grant.permit, &grant.seal));
+            let sealed =
+                seal.is_some_and(|seal| seal.verify((workspace, id), &grant.permit, &grant.seal));
             grants.push((grant.permit.clone(), sealed));
         }
         grants

@@ -107,11 +107,12 @@ impl GrantSeal {
         GrantSeal { key }
     }
 
-    fn mac(&self, session: &str, permit: &Permit) -> HmacSha256 {
+    fn mac(&self, (workspace, session): (&str, &str), permit: &Permit) -> HmacSha256 {
         let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes any key length");
         // Each part with its length first: no two grants read the same.
         for part in [
-            "toolhost grant 1",
+            "toolhost grant 2",
+            workspace,
             session,
             &permit.tool,
             &format!("{:?}", permit.kind),
@@ -123,18 +124,21 @@ impl GrantSeal {
         mac
     }
 
-    /// The seal of `permit` in the session `session`, as hex.
-    pub fn seal(&self, session: &str, permit: &Permit) -> String {
-        hex::encode(self.mac(session, permit).finalize().into_bytes())
+    /// The seal of `permit` in the session `session` of the workspace
+    /// `workspace` (as the session records it), as hex. The workspace is
+    /// in it: a session file copied into another workspace grants nothing
+    /// there.
+    pub fn seal(&self, at: (&str, &str), permit: &Permit) -> String {
+        hex::encode(self.mac(at, permit).finalize().into_bytes())
     }
 
-    /// Whether `seal` is this key's seal of `permit` in `session`
-    /// (compared in constant time).
-    pub fn verify(&self, session: &str, permit: &Permit, seal: &str) -> bool {
+    /// Whether `seal` is this key's seal of `permit` in the session and
+    /// workspace `at` (compared in constant time).
+    pub fn verify(&self, at: (&str, &str), permit: &Permit, seal: &str) -> bool {
         let Ok(bytes) = hex::decode(seal) else {
             return false;
         };
-        self.mac(session, permit).verify_slice(&bytes).is_ok()
+        self.mac(at, permit).verify_slice(&bytes).is_ok()
     }
 }
 
@@ -154,13 +158,15 @@ mod tests {
     #[test]
     fn a_seal_holds_for_its_session_and_grant_only() {
         let seal = GrantSeal::of_bytes([7; KEY_LEN]);
-        let sealed = seal.seal("s1", &permit("/ws/src"));
-        assert!(seal.verify("s1", &permit("/ws/src"), &sealed));
-        assert!(!seal.verify("s2", &permit("/ws/src"), &sealed));
-        assert!(!seal.verify("s1", &permit("/ws"), &sealed));
-        assert!(!GrantSeal::of_bytes([8; KEY_LEN]).verify("s1", &permit("/ws/src"), &sealed));
-        assert!(!seal.verify("s1", &permit("/ws/src"), "zz"));
-        assert!(!seal.verify("s1", &permit("/ws/src"), ""));
+        let at = ("/ws", "s1");
+        let sealed = seal.seal(at, &permit("/ws/src"));
+        assert!(seal.verify(at, &permit("/ws/src"), &sealed));
+        assert!(!seal.verify(("/ws", "s2"), &permit("/ws/src"), &sealed));
+        assert!(!seal.verify(("/other", "s1"), &permit("/ws/src"), &sealed));
+        assert!(!seal.verify(at, &permit("/ws"), &sealed));
+        assert!(!GrantSeal::of_bytes([8; KEY_LEN]).verify(at, &permit("/ws/src"), &sealed));
+        assert!(!seal.verify(at, &permit("/ws/src"), "zz"));
+        assert!(!seal.verify(at, &permit("/ws/src"), ""));
     }
 
     #[test]

@@ -73,6 +73,8 @@ fn not_kept(budget: &SessionBudget) -> String {
 pub struct SessionWriter {
     path: PathBuf,
     id: String,
+    /// The workspace the session runs in now, which a grant's seal holds.
+    workspace: String,
     state: Mutex<State>,
 }
 
@@ -105,7 +107,7 @@ impl SessionWriter {
             .open(&path)?;
         // Waits only for a `toolhost sessions` that is testing the lock.
         file.lock()?;
-        let writer = SessionWriter::new(path, start.id.clone(), file, 0);
+        let writer = SessionWriter::new(path, start, file, 0);
         writer.record(&Record::SessionStart(start.clone()));
         writer.result()?;
         let mut state = writer.lock();
@@ -133,16 +135,17 @@ impl SessionWriter {
             file.write_all(b"\n")?;
             len += 1;
         }
-        let writer = SessionWriter::new(path.to_path_buf(), start.id.clone(), file, len);
+        let writer = SessionWriter::new(path.to_path_buf(), start, file, len);
         writer.record(&Record::SessionStart(start.clone()));
         writer.result()?;
         Ok(writer)
     }
 
-    fn new(path: PathBuf, id: String, file: File, len: u64) -> Self {
+    fn new(path: PathBuf, start: &SessionStart, file: File, len: u64) -> Self {
         SessionWriter {
             path,
-            id,
+            id: start.id.clone(),
+            workspace: start.workspace.clone(),
             state: Mutex::new(State {
                 file,
                 len,
@@ -197,7 +200,7 @@ impl SessionWriter {
         let seal = state
             .seal
             .as_ref()
-            .map(|seal| seal.seal(&self.id, permit))
+            .map(|seal| seal.seal((&self.workspace, &self.id), permit))
             .unwrap_or_default();
         let record = Record::Grant(GrantRecord {
             at: now(),
@@ -443,7 +446,7 @@ impl SessionWriter {
                 permit: permit.clone(),
                 answer: *answer,
                 seal: match (answer, &state.seal) {
-                    (Answer::Session, Some(seal)) => seal.seal(&self.id, permit),
+                    (Answer::Session, Some(seal)) => seal.seal((&self.workspace, &self.id), permit),
                     _ => String::new(),
                 },
             }),

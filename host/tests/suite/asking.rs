@@ -142,10 +142,50 @@ fn a_grant_for_the_session_is_recorded_resumed_and_shown_and_a_shipped_one_is_no
         Some("third"),
         "{stdout}"
     );
+    // ... and says so.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "a grant of the resumed session applies again: `write_file` may write in `notes` \
+             (--allow-write write_file=notes)"
+        ),
+        "{stderr}"
+    );
+
+    // The same sealed file copied into another workspace of the same user
+    // grants nothing there.
+    let sessions = ws.path().join(".toolhost/sessions");
+    let other = Workspace::new();
+    other.write("notes/.keep", "");
+    let copied = other.path().join(".toolhost/sessions");
+    std::fs::create_dir_all(&copied).expect("mkdir");
+    for entry in std::fs::read_dir(&sessions).expect("sessions") {
+        let path = entry.expect("entry").path();
+        std::fs::copy(&path, copied.join(path.file_name().expect("name"))).expect("copy");
+    }
+    let there = script_named(
+        &other,
+        "there.json",
+        json!([
+            {"tool_calls": [write("notes/x.txt", "moved")]},
+            {"text": "Refused."},
+        ]),
+    );
+    let out = other
+        .toolhost_process()
+        .env("TOOLHOST_CONFIG_DIR", ws.user_config())
+        .args(["run", "--resume", "last", "--script", &there, "more"])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!other.path().join("notes/x.txt").exists(), "{stderr}");
+    assert!(
+        stderr.contains("records a grant your key did not seal"),
+        "{stderr}"
+    );
 
     // The same record in a file the user's key did not seal (a session a
     // repository ships, or this one with its seal taken off) is not applied.
-    let sessions = ws.path().join(".toolhost/sessions");
     let file = std::fs::read_dir(&sessions)
         .expect("sessions")
         .map(|entry| entry.expect("entry").path())
