@@ -158,6 +158,7 @@ fn protect<'a>(
             .cloned()
             .collect(),
         git: &gathered.git,
+        user_config_dir: gathered.user_config_dir.as_deref(),
     }
 }
 

@@ -262,6 +262,8 @@ pub(super) struct Protect<'a> {
     pub(super) own_dirs: Vec<PathBuf>,
     /// What git's configuration says ([`git::seen`]).
     pub(super) git: &'a git::Seen,
+    /// The user's config directory, which holds toolhost's secrets.
+    pub(super) user_config_dir: Option<&'a Path>,
 }
 
 /// The paths no tool may change: toolhost's and git's, what other programs
@@ -408,14 +410,23 @@ fn from_files(sources: &[Source]) -> Vec<ProtectedPath> {
 }
 
 /// Where toolhost keeps what tools read, which no tool reads: the
-/// workspace's session files and saved results, and the paths the command
+/// workspace's session files and saved results, the paths the command
 /// line names for it to write (`--session-dir`: sessions; `--http-token-file`:
-/// the MCP token).
+/// the MCP token), and its secrets in the user's config directory (the
+/// token, the key that seals grants).
 pub(super) fn records(protect: &Protect<'_>) -> Vec<RecordPath> {
     let mut records = RecordPath::of_workspace();
     records.extend(protect.host_writes.iter().map(|path| RecordPath {
         path: std::path::absolute(path).unwrap_or_else(|_| path.clone()),
         kind: Record::Named,
     }));
+    if let Some(dir) = protect.user_config_dir {
+        for secret in [super::user::MCP_TOKEN_FILE, super::user::GRANT_KEY_FILE] {
+            records.push(RecordPath {
+                path: dir.join(secret),
+                kind: Record::Secret,
+            });
+        }
+    }
     records
 }

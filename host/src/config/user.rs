@@ -60,6 +60,10 @@ pub fn record_added(dir: &Path, sha256: &str) -> std::io::Result<()> {
 /// The bearer token of `toolhost mcp --http`, made on first use (0600).
 pub const MCP_TOKEN_FILE: &str = "mcp-token";
 
+/// The key that seals the grants given in a session, made on first use
+/// (0600).
+pub const GRANT_KEY_FILE: &str = "grant-key";
+
 /// `$TOOLHOST_CONFIG_DIR`, else `$XDG_CONFIG_HOME/toolhost`, else
 /// `~/.config/toolhost`; `None` when none of them is set.
 pub fn config_dir() -> Option<PathBuf> {

@@ -349,6 +349,10 @@ mod tests {
                 kind: Record::Named,
                 ..
             }) => 27,
+            ToolFault::FsDenied(Denial::Record {
+                kind: Record::Secret,
+                ..
+            }) => 33,
             ToolFault::FsDenied(Denial::HardLinked { .. }) => 28,
             ToolFault::FsDenied(Denial::ReadOnly {
                 declared: false, ..
@@ -643,6 +647,16 @@ mod tests {
                  none, whatever the tool's network grants (build offline, or use `fetch`).",
             ),
             (
+                ToolFault::FsDenied(Denial::Record {
+                    path: "/home/u/.config/toolhost/grant-key".into(),
+                    record: "/home/u/.config/toolhost/grant-key".into(),
+                    kind: Record::Secret,
+                }),
+                "error: `t` may not read `/home/u/.config/toolhost/grant-key`: it is one of \
+                 toolhost's secrets (the MCP server's token, or the key that seals the grants the \
+                 user gives), and no tool may read it, whatever its grants. Leave it alone.",
+            ),
+            (
                 ToolFault::ExecNotGranted {
                     program: "cargo".into(),
                 },
@@ -659,7 +673,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 32;
+        let last = 33;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

@@ -17,8 +17,7 @@ use crate::sandbox::Permit;
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
-/// The key's file in the user's config directory.
-pub const GRANT_KEY_FILE: &str = "grant-key";
+pub use crate::config::user::GRANT_KEY_FILE;
 
 /// Bytes of a key.
 const KEY_LEN: usize = 32;

@@ -587,3 +587,42 @@ fn a_program_not_granted_is_asked_for_and_allowed_once_runs_natively() {
     chat.keys("\x04");
     assert_eq!(chat.exit_code(), Some(0));
 }
+
+/// The key that seals grants, and the MCP token beside it, are read by no
+/// tool, even one granted the config directory that holds them (a native
+/// command's walls hide them the same way).
+#[test]
+fn toolhosts_secrets_are_read_by_no_tool_whatever_its_grants() {
+    let ws = Workspace::new();
+    let config = ws.user_config().canonicalize().expect("canonical");
+    for secret in ["grant-key", "mcp-token"] {
+        std::fs::write(config.join(secret), "0123456789abcdef0123456789abcdef").expect("write");
+        let path = config.join(secret).display().to_string();
+        let grant = format!("read_file={}", config.display());
+        let refused = super::common::stderr_of_failure(
+            &mut ws.call(
+                "read_file",
+                &json!({"path": path}).to_string(),
+                &["--allow-read", &grant],
+            ),
+            1,
+        );
+        assert_text(
+            &refused,
+            &format!(
+                "error: `read_file` may not read `{path}`: it is one of toolhost's secrets (the \
+                 MCP server's token, or the key that seals the grants the user gives), and no \
+                 tool may read it, whatever its grants. Leave it alone.\n"
+            ),
+        );
+    }
+    // The directory itself can be read (a grant of it is the user's).
+    std::fs::write(config.join("notes.txt"), "mine\n").expect("write");
+    let grant = format!("read_file={}", config.display());
+    let read = super::common::stdout_of(&mut ws.call(
+        "read_file",
+        &json!({"path": config.join("notes.txt").display().to_string()}).to_string(),
+        &["--allow-read", &grant],
+    ));
+    assert!(read.contains("mine"), "{read}");
+}

@@ -132,6 +132,10 @@ pub enum Record {
     /// `--http-token-file`): sessions or the MCP server's token. No tool
     /// reads them.
     Named,
+    /// toolhost's secrets in the user's config directory: the MCP server's
+    /// token, the key that seals the grants given in a session. No tool
+    /// reads them, whatever its grants (a grant of `~` included).
+    Secret,
 }
 
 /// A path found in one of toolhost's records.

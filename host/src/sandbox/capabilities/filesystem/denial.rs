@@ -141,6 +141,15 @@ impl Denial {
             ),
             Denial::Record {
                 path,
+                kind: Record::Secret,
+                ..
+            } => format!(
+                "error: `{tool}` may not read `{path}`: it is one of toolhost's secrets (the MCP \
+                 server's token, or the key that seals the grants the user gives), and no tool \
+                 may read it, whatever its grants. Leave it alone."
+            ),
+            Denial::Record {
+                path,
                 record,
                 kind: Record::Outputs,
             } => format!(
