@@ -158,9 +158,14 @@ struct McpArgs {
     #[arg(long, value_name = "FILE", requires = "http")]
     http_token_file: Option<PathBuf>,
     /// Serve --http without a token: any local user or program that can
-    /// reach the port can call the tools.
+    /// reach the port can call the tools (and none is asked for a grant).
     #[arg(long, requires = "http", conflicts_with = "http_token_file")]
     http_no_auth: bool,
+    /// Never ask the client for a grant a refused call needs. Use it when
+    /// the client hands MCP elicitation to a model instead of a person: the
+    /// answer is taken as yours.
+    #[arg(long)]
+    no_ask: bool,
     #[command(flatten)]
     sandbox: SandboxArgs,
 }
@@ -489,6 +494,7 @@ async fn serve_mcp(sandbox_args: &SandboxArgs, args: &McpArgs) -> anyhow::Result
         // A server stopped before its own optimized compiles finished
         // leaves them to a background process, as one-shot commands do.
         at_exit: Some(background::hand_off),
+        no_ask: args.no_ask,
     };
     match args.http {
         Some(addr) => {

@@ -53,6 +53,9 @@ pub struct ServeOptions {
     /// Run on the sandbox being served when the server stops (the CLI leaves
     /// the optimized compiles it did not finish to a background process).
     pub at_exit: Option<fn(&Sandbox)>,
+    /// Never ask a client for a grant (`--no-ask`): its answers would not
+    /// be a person's (a client that hands elicitation to a model).
+    pub no_ask: bool,
 }
 
 /// Why the server could not serve.
@@ -94,7 +97,7 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let server = Prepared::new(sandbox, &options, "stdio");
+    let server = Prepared::new(sandbox, &options, "stdio", !options.no_ask);
     // Cancelled when stdin ends; rmcp cancels every request's token with it.
     let closed = CancellationToken::new();
     let transport =
@@ -133,7 +136,10 @@ pub async fn serve_http(
         .local_addr()
         .map_err(|source| McpError::Bind { addr, source })?;
     let url = format!("http://{bound}{}", http::PATH);
-    let server = Prepared::new(sandbox, &options, &url);
+    // Without a token anyone who can reach the port could answer, so
+    // nobody is asked.
+    let asks = !options.no_ask && !matches!(auth, HttpAuth::Off);
+    let server = Prepared::new(sandbox, &options, &url, asks);
     let digest = match &auth {
         HttpAuth::Token(token) => {
             log::info(format_args!(
@@ -183,7 +189,7 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn new(sandbox: Sandbox, options: &ServeOptions, on: &str) -> Prepared {
+    fn new(sandbox: Sandbox, options: &ServeOptions, on: &str, asks: bool) -> Prepared {
         let loaded = server::Loaded::new(sandbox);
         // The file is made at the first call: a client that only lists the
         // tools (or a health check) leaves no session behind.
@@ -204,7 +210,7 @@ impl Prepared {
             }
         ));
         let lanes = Arc::new(admission::Lanes::new(loaded.write_tools()));
-        let handler = server::ToolServer::new(loaded, Arc::clone(&lanes), audit.clone());
+        let handler = server::ToolServer::new(loaded, Arc::clone(&lanes), audit.clone(), asks);
         let watching = CancellationToken::new();
         if let Some(reload) = &options.reload
             && !reload.plugin_dirs.is_empty()

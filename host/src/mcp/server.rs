@@ -50,6 +50,10 @@ struct Shared {
     audit: Option<Arc<AuditLog>>,
     /// Numbers the calls, for their audit records' ids.
     calls: AtomicU64,
+    /// Whether a client that declared elicitation is asked for a grant a
+    /// refused call needs (not with `--no-ask`, nor over HTTP without a
+    /// token).
+    asks: bool,
     /// Clients told when the tool list changes: those that initialized
     /// (2025 era) ...
     peers: Mutex<Vec<Peer<RoleServer>>>,
@@ -86,7 +90,12 @@ impl Loaded {
 }
 
 impl ToolServer {
-    pub(super) fn new(loaded: Loaded, lanes: Arc<Lanes>, audit: Option<Arc<AuditLog>>) -> Self {
+    pub(super) fn new(
+        loaded: Loaded,
+        lanes: Arc<Lanes>,
+        audit: Option<Arc<AuditLog>>,
+        asks: bool,
+    ) -> Self {
         ToolServer {
             grants: SessionGrants::new(loaded.sandbox.workspace()),
             shared: Arc::new(Shared {
@@ -94,6 +103,7 @@ impl ToolServer {
                 lanes,
                 audit,
                 calls: AtomicU64::new(0),
+                asks,
                 peers: Mutex::new(Vec::new()),
                 listeners: Mutex::new(Vec::new()),
             }),
@@ -116,6 +126,7 @@ impl ToolServer {
         Granting {
             grants: self.grants.clone(),
             approver: Elicitation::of(peer, sandbox.workspace().to_path_buf())
+                .filter(|_| self.shared.asks)
                 .map(|asks| Arc::new(asks) as Arc<dyn Approver>),
         }
     }

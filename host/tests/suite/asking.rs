@@ -414,7 +414,7 @@ fn allow_by_hand_widens_one_tool_and_the_next_request_names_it() {
 /// question in turn; without, as one that does not.
 fn mcp_client(
     ws: &Workspace,
-    era: &str,
+    (era, flags): (&str, &[&str]),
     calls: &serde_json::Value,
     answers: Option<&[&str]>,
 ) -> serde_json::Value {
@@ -426,6 +426,7 @@ fn mcp_client(
         .args([mode, era])
         .arg(assert_cmd::cargo::cargo_bin("toolhost"))
         .arg("mcp")
+        .args(flags)
         .envs(
             ws.toolhost_process()
                 .get_envs()
@@ -452,7 +453,7 @@ fn an_mcp_client_that_elicits_answers_once_session_or_no_and_one_that_does_not_i
     let calls = json!([write("a"), write("b"), write("c"), write("d"), write("e")]);
     let seen = mcp_client(
         &ws,
-        "legacy",
+        ("legacy", &[]),
         &calls,
         Some(&["once", "deny", "decline", "session"]),
     );
@@ -521,7 +522,7 @@ fn an_mcp_client_that_elicits_answers_once_session_or_no_and_one_that_does_not_i
     );
 
     // A client without elicitation reads the refusal, as before.
-    let plain = mcp_client(&ws, "legacy", &json!([write("f")]), None);
+    let plain = mcp_client(&ws, ("legacy", &[]), &json!([write("f")]), None);
     assert_eq!(
         plain["results"][0],
         json!({
@@ -535,9 +536,20 @@ fn an_mcp_client_that_elicits_answers_once_session_or_no_and_one_that_does_not_i
     assert!(!ws.path().join("notes/f").exists());
     // Nor is a client on the 2026-07-28 protocol asked, which has no
     // requests from the server to the client.
-    let modern = mcp_client(&ws, "modern", &json!([write("f")]), Some(&["once"]));
+    let modern = mcp_client(&ws, ("modern", &[]), &json!([write("f")]), Some(&["once"]));
     assert_eq!(modern["results"][0], plain["results"][0], "{modern}");
     assert_eq!(modern["asked"], json!([]));
+    // Nor one whose server the user started with `--no-ask` (a client
+    // that hands elicitation to a model).
+    let told_not = mcp_client(
+        &ws,
+        ("legacy", &["--no-ask"]),
+        &json!([write("f")]),
+        Some(&["once"]),
+    );
+    assert_eq!(told_not["results"][0], plain["results"][0], "{told_not}");
+    assert_eq!(told_not["asked"], json!([]));
+    assert!(!ws.path().join("notes/f").exists());
 }
 
 #[test]
