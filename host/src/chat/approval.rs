@@ -1,11 +1,16 @@
 //! Asking the user in the chat for a grant a refused call needs: the
 //! loop's [`Approver`] sends each question to the chat's screen loop, which
 //! shows it in the viewport and answers it from one key (`y` once, `s` for
-//! the session, `n` or Esc no). Questions of calls that run together wait
-//! their turn; a question whose turn is interrupted is dropped unanswered,
-//! which the loop reads as no.
+//! the session, `n` no; Esc says no and stops the turn). Questions of calls
+//! that run together wait their turn; a question whose turn is interrupted
+//! is dropped unanswered, which the loop reads as no.
+//!
+//! A key answers only after a pause ([`PAUSE`]): typing that was under way
+//! when the question appeared (`this is` has an `s`) must not grant
+//! anything. Keys in a run of typing are dropped.
 
 use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent};
 use tokio::sync::{mpsc, oneshot};
@@ -48,15 +53,24 @@ impl Approver for ChatApprover {
     }
 }
 
+/// How long a key must follow the question's showing, and the key before
+/// it, to answer it.
+pub(super) const PAUSE: Duration = Duration::from_millis(600);
+
 /// The screen's side: the questions not answered yet, the first shown.
 #[derive(Default)]
 pub(super) struct Pending {
     questions: VecDeque<Question>,
+    /// When the question shown now appeared.
+    shown_at: Option<Instant>,
+    /// When the last key came while a question was shown.
+    last_key: Option<Instant>,
 }
 
 impl Pending {
     pub(super) fn push(&mut self, question: Question) {
         self.questions.push_back(question);
+        self.shown_at.get_or_insert_with(Instant::now);
     }
 
     /// The grant the viewport asks about now.
@@ -67,13 +81,18 @@ impl Pending {
             .map(|question| &question.permit)
     }
 
-    /// Answers the current question from `key`, if it is an answer; true
-    /// when it was one.
-    pub(super) fn answer(&mut self, key: &KeyEvent) -> bool {
+    /// Answers the current question from `key`, when it is an answer that
+    /// came after a pause ([`PAUSE`]); true when it was one. Esc always
+    /// answers no (the caller then stops the turn).
+    pub(super) fn answer(&mut self, key: &KeyEvent, now: Instant) -> bool {
+        let paused = |since: Option<Instant>| since.is_none_or(|at| now >= at + PAUSE);
+        let after_pause = paused(self.shown_at) && paused(self.last_key);
+        self.last_key = Some(now);
         let answer = match key.code {
-            KeyCode::Char('y' | 'Y') => Answer::Once,
-            KeyCode::Char('s' | 'S') => Answer::Session,
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => Answer::Deny,
+            KeyCode::Esc => Answer::Deny,
+            KeyCode::Char('y' | 'Y') if after_pause => Answer::Once,
+            KeyCode::Char('s' | 'S') if after_pause => Answer::Session,
+            KeyCode::Char('n' | 'N') if after_pause => Answer::Deny,
             _ => return false,
         };
         // Questions whose call was interrupted are gone unanswered.
@@ -82,8 +101,12 @@ impl Pending {
                 continue;
             }
             let _ = question.reply.send(answer);
+            // The next question, if any, shows from now.
+            self.shown_at = (!self.questions.is_empty()).then_some(now);
+            self.last_key = None;
             return true;
         }
+        self.shown_at = None;
         false
     }
 

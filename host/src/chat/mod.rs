@@ -249,7 +249,13 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                         && !(key.code == KeyCode::Char('c')
                             && key.modifiers.contains(KeyModifiers::CONTROL))
                     {
-                        screen.pending.answer(key);
+                        // Esc says no and stops the turn, as it stops one.
+                        if screen.pending.answer(key, Instant::now())
+                            && key.code == KeyCode::Esc
+                            && let Some(cancel) = &cancel
+                        {
+                            cancel.cancel();
+                        }
                         continue;
                     }
                     match handle_event(event, &mut screen.editor, busy, &mut last_ctrl_c) {

@@ -20,6 +20,13 @@ fn lines_from(screen: &str, from: &str) -> Vec<String> {
         .collect()
 }
 
+/// Answers the question shown with `key`, after the pause an answer needs
+/// (typing under way never answers).
+fn answer(chat: &mut Pty, key: &str) {
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    chat.keys(key);
+}
+
 fn write(path: &str, content: &str) -> serde_json::Value {
     json!({"name": "write_file", "arguments": {"path": path, "content": content}})
 }
@@ -42,10 +49,10 @@ fn a_refused_write_allowed_once_runs_again_and_the_next_asks_again() {
     chat.wait_for(
         "? allow `write_file` to write in `notes`? y: once · s: for this session · n: no",
     );
-    chat.keys("y");
+    answer(&mut chat, "y");
     chat.wait_for("allowed once");
     chat.wait_for("? allow `write_file` to write in `notes`?");
-    chat.keys("n");
+    answer(&mut chat, "n");
     chat.wait_for("Done.");
     let screen = chat.text();
     assert_eq!(
@@ -94,7 +101,7 @@ fn a_grant_for_the_session_is_recorded_resumed_and_shown_and_a_shipped_one_is_no
     chat.wait_for("Ctrl+D quits");
     chat.keys("take notes\r");
     chat.wait_for("? allow `write_file` to write in `notes`?");
-    chat.keys("s");
+    answer(&mut chat, "s");
     chat.wait_for("Done.");
     // The second write ran with the session's grant: nobody was asked.
     let screen = chat.text();
@@ -267,7 +274,7 @@ fn a_protected_path_is_offered_as_a_lift_but_toolhosts_own_never() {
     chat.wait_for("Ctrl+D quits");
     chat.keys("widen\r");
     chat.wait_for("? allow `write_file` to change the protected `.mcp.json`?");
-    chat.keys("y");
+    answer(&mut chat, "y");
     chat.wait_for("Done.");
     let screen = chat.text();
     assert_eq!(screen.matches("asks to").count(), 1, "{screen}");
@@ -312,9 +319,9 @@ fn a_host_allowed_for_the_session_is_reached_and_no_other() {
     chat.wait_for("Ctrl+D quits");
     chat.keys("read the docs\r");
     chat.wait_for(&format!("? allow `fetch` to reach `{origin}`?"));
-    chat.keys("s");
+    answer(&mut chat, "s");
     chat.wait_for(&format!("? allow `fetch` to reach `{away}`?"));
-    chat.keys("n");
+    answer(&mut chat, "n");
     chat.wait_for("Done.");
     let screen = chat.text();
     let asked: Vec<&str> = screen.lines().filter(|l| l.starts_with("? `")).collect();
@@ -568,10 +575,10 @@ fn a_program_not_granted_is_asked_for_and_allowed_once_runs_natively() {
     chat.wait_for("Ctrl+D quits");
     chat.keys("which gcc\r");
     chat.wait_for("? allow `bash` to run the program `gcc` natively?");
-    chat.keys("y");
+    answer(&mut chat, "y");
     chat.wait_for("allowed once");
     chat.wait_for("? allow `bash` to run the program `gcc` natively?");
-    chat.keys("n");
+    answer(&mut chat, "n");
     chat.wait_for("Done.");
     let screen = chat.text();
     // The bytes gcc's first line takes are the machine's.
@@ -637,4 +644,47 @@ fn toolhosts_secrets_are_read_by_no_tool_whatever_its_grants() {
         &["--allow-read", &grant],
     ));
     assert!(read.contains("mine"), "{read}");
+}
+
+/// Typing that was under way when a question appeared answers nothing
+/// (`this is` has an `s`); a key after a pause does, and Esc says no and
+/// stops the turn.
+#[test]
+fn typing_under_way_does_not_answer_a_question() {
+    let ws = Workspace::new();
+    ws.write("notes/.keep", "");
+    let script = script(
+        &ws,
+        json!([
+            {"tool_calls": [write("notes/a.txt", "first")]},
+            {"tool_calls": [write("notes/b.txt", "second")]},
+            {"text": "Done."},
+        ]),
+    );
+    let mut chat = Pty::spawn(&ws, &["chat", "--no-session", "--script", &script]);
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("take notes\r");
+    chat.wait_for("? allow `write_file` to write in `notes`?");
+    // Typed straight on: dropped, nothing answered.
+    for key in ["s", " ", "i", "s", " ", "y", "e", "s"] {
+        chat.keys(key);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let screen = chat.text();
+    assert!(!screen.contains("allowed"), "{screen}");
+    assert!(
+        screen.contains("? allow `write_file` to write in `notes`?"),
+        "{screen}"
+    );
+    answer(&mut chat, "n");
+    chat.wait_for("denied: `write_file` may not write in `notes`");
+    chat.wait_for("? allow `write_file` to write in `notes`?");
+    // Esc: no, and the turn stops.
+    chat.keys("\x1b");
+    chat.wait_for("stopped: aborted");
+    assert!(!ws.path().join("notes/a.txt").exists());
+    assert!(!ws.path().join("notes/b.txt").exists());
+    assert!(!chat.text().contains("Done."), "{}", chat.text());
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
 }
