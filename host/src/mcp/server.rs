@@ -16,7 +16,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, Su
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::admission::{Arrival, Lanes};
+use super::admission::{Admission, Arrival, Lanes};
 use super::elicit::Elicitation;
 use super::{catalog, log, progress};
 use crate::agent::{Answer, Approver, Granting, SessionGrants, run_asking};
@@ -290,9 +290,17 @@ impl ServerHandler for ToolServer {
         let granting = self.granting(&context.peer, sandbox);
         let asked = audit_answers(self.shared.audit.as_deref(), &serving);
         let stop = call_cancel.clone();
+        let admitted = (&*self.shared.lanes, admission);
         let call = async move {
-            let report =
-                call_asking(sandbox, (name, &input), &options, &granting, asked, &stop).await;
+            let report = call_asking(
+                sandbox,
+                (name, &input),
+                (&options, admitted),
+                &granting,
+                asked,
+                &stop,
+            )
+            .await;
             // Ends the forwarder once it has sent the last message.
             drop(options);
             report
@@ -317,7 +325,6 @@ impl ServerHandler for ToolServer {
             None => call.await,
         };
         let took = started.elapsed();
-        drop(admission);
 
         let text = report.model_text(name);
         if let Some(audit) = &self.shared.audit
@@ -344,15 +351,19 @@ fn audit_answers<'a>(
 }
 
 /// `name` called on `input` with `options` and the session's grants,
-/// asking for more as `granting` can and telling `asked` (the audit).
+/// asking for more as `granting` can and telling `asked` (the audit). The
+/// call holds its admission only while it runs: a question waiting for a
+/// person (minutes) holds no lane another client's writes wait in; a
+/// re-run is admitted again.
 async fn call_asking(
     sandbox: &Sandbox,
     (name, input): (&str, &str),
-    options: &CallOptions,
+    (options, (lanes, admission)): (&CallOptions, (&Lanes, Admission)),
     granting: &Granting,
     asked: impl FnMut(&Permit, Option<Answer>),
     stop: &CancellationToken,
 ) -> CallReport {
+    let mut first = Some(admission);
     run_asking(
         granting,
         |permits| {
@@ -360,7 +371,17 @@ async fn call_asking(
                 permits,
                 ..options.clone()
             };
-            async move { sandbox.call(name, input, &options).await }
+            let held = first.take();
+            async move {
+                let admission = match held {
+                    Some(admission) => Some(admission),
+                    None => lanes.admit(name, None, &options.cancel).await,
+                };
+                // Not admitted: cancelled, which the call answers at once.
+                let report = sandbox.call(name, input, &options).await;
+                drop(admission);
+                report
+            }
         },
         |report: &mut CallReport| report.ask.take(),
         asked,

@@ -1690,6 +1690,76 @@ fn an_http_session_ended_with_delete_gets_204_and_is_gone() {
     drop(server);
 }
 
+/// A question one client's user has not answered yet holds nothing
+/// another client waits for: its call gives up its place in the write lane
+/// while it asks (a red team's second client once waited as long as the
+/// first client's user did).
+#[test]
+fn a_question_waiting_for_one_client_stalls_no_other_clients_writes() {
+    let ws = workspace();
+    let server = HttpServer::start(&ws);
+    let auth = format!("Bearer {}", server.token.as_deref().expect("a token"));
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client");
+    runtime.block_on(async {
+        let url = server.url.clone();
+        let asking = INITIALIZE.replace(
+            r#""capabilities":{}"#,
+            r#""capabilities":{"elicitation":{}}"#,
+        );
+        let (status, session, body) = post_mcp(&client, &url, Some(&auth), None, &asking).await;
+        assert_eq!(status, 200, "{body}");
+        let session = session.expect("a session id");
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        post_mcp(&client, &url, Some(&auth), Some(&session), initialized).await;
+        // A write outside the grants: the server asks, and nobody answers.
+        let refused = call(
+            2,
+            "write_file",
+            json!({"path": "notes.txt", "content": "x"}),
+        )
+        .to_string();
+        let waiting = tokio::spawn({
+            let (client, url, auth) = (client.clone(), url.clone(), auth.clone());
+            async move { post_mcp(&client, &url, Some(&auth), Some(&session), &refused).await }
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let other = http_session(&client, &url, &auth).await;
+        let write = call(
+            3,
+            "write_file",
+            json!({"path": "out/ok.txt", "content": "ok"}),
+        )
+        .to_string();
+        let started = Instant::now();
+        let (status, _, body) = tokio::time::timeout(
+            Duration::from_secs(20),
+            post_mcp(&client, &url, Some(&auth), Some(&other), &write),
+        )
+        .await
+        .expect("the other client's write is not held by the question");
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            result_in(&body, 3)["result"]["isError"],
+            json!(false),
+            "{body}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        waiting.abort();
+    });
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("out/ok.txt"))
+            .ok()
+            .as_deref(),
+        Some("ok")
+    );
+    drop(server);
+}
+
 /// The result of call `id` in a POST's body (JSON or an SSE stream).
 fn result_in(body: &str, id: u64) -> Value {
     body.lines()
