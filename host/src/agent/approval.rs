@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, Answer, Events};
 use super::{ToolResult, ToolRunner};
-use crate::sandbox::{Permit, ProgressSink};
+use crate::sandbox::{Ask, CallReport, Permit, ProgressSink};
 
 /// A future an approver answers with.
 pub type Answering<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
@@ -33,6 +33,9 @@ pub trait Approver: Send + Sync {
 pub struct SessionGrants {
     workspace: PathBuf,
     given: Arc<Mutex<Vec<Permit>>>,
+    /// Grants allowed once for a call that had started and was not run
+    /// again: its tool's next call takes them.
+    next_call: Arc<Mutex<Vec<Permit>>>,
 }
 
 impl SessionGrants {
@@ -42,6 +45,7 @@ impl SessionGrants {
         SessionGrants {
             workspace: workspace.to_path_buf(),
             given: Arc::default(),
+            next_call: Arc::default(),
         }
     }
 
@@ -101,6 +105,25 @@ impl SessionGrants {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
+    }
+
+    /// Holds `permit` for its tool's next call only.
+    fn give_next_call(&self, permit: Permit) {
+        self.next_call
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(permit);
+    }
+
+    /// The grants allowed once for `tool`'s next call, taken.
+    fn take_next_call(&self, tool: &str) -> Vec<Permit> {
+        let mut next = self
+            .next_call
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (mine, others) = next.drain(..).partition(|permit| permit.tool == tool);
+        *next = others;
+        mine
     }
 
     /// What a call runs with now.
@@ -179,9 +202,8 @@ impl Asking<'_> {
     ) -> ToolResult {
         let call_id = self.call_id;
         run_asking(
-            self.granting,
+            (self.granting, name),
             |permits| runner.call(name, arguments, cancel, progress.clone(), permits),
-            |result: &mut ToolResult| result.ask.take(),
             |permit, answer| {
                 let (call_id, permit) = (call_id.to_string(), permit.clone());
                 self.events.emit(match answer {
@@ -199,17 +221,51 @@ impl Asking<'_> {
     }
 }
 
-/// Runs a call with the session's grants (`run`, given the grants a run
-/// carries); while its result asks for a grant (`asks`) and someone can be
-/// asked, asks, tells `told` the question (`None`) and the answer, and runs
-/// it again as answered: once, for the session (kept in `granting`), or
-/// not (the refusal stands). At most [`ASKS_PER_CALL`] questions; a
-/// cancelled call's question is answered no. The loop's calls and an MCP
-/// server's go through here alike.
-pub async fn run_asking<R, Fut>(
-    granting: &Granting,
+/// A call's result as asking reads it: the grant it asks for, and a line
+/// added for the model.
+pub trait AskedFor {
+    /// The grant it asks for, taken.
+    fn take_ask(&mut self) -> Option<Ask>;
+    /// Adds `note` after what the model reads.
+    fn add_note(&mut self, note: String);
+}
+
+impl AskedFor for ToolResult {
+    fn take_ask(&mut self) -> Option<Ask> {
+        self.ask.take()
+    }
+
+    fn add_note(&mut self, note: String) {
+        if !self.text.is_empty() && !self.text.ends_with('\n') {
+            self.text.push('\n');
+        }
+        self.text.push_str(&note);
+    }
+}
+
+impl AskedFor for CallReport {
+    fn take_ask(&mut self) -> Option<Ask> {
+        self.ask.take()
+    }
+
+    fn add_note(&mut self, note: String) {
+        self.notes.push(note);
+    }
+}
+
+/// Runs a call of `tool` with the session's grants (`run`, given the
+/// grants a run carries); while its result asks for a grant and someone
+/// can be asked, asks, tells `told` the question (`None`) and the answer,
+/// and acts on it: once, for the session (kept in `granting`), or not (the
+/// refusal stands). A call refused before any of its code ran runs again
+/// with the grant; one that had started is not run again (its work would
+/// be done twice): the grant is for its next call, or the session, and
+/// the model reads that it may call it again. At most [`ASKS_PER_CALL`]
+/// questions; a cancelled call's question is answered no. The loop's calls
+/// and an MCP server's go through here alike.
+pub async fn run_asking<R: AskedFor, Fut>(
+    (granting, tool): (&Granting, &str),
     mut run: impl FnMut(Arc<[Permit]>) -> Fut,
-    asks: impl Fn(&mut R) -> Option<Permit>,
     mut told: impl FnMut(&Permit, Option<Answer>),
     cancel: &CancellationToken,
 ) -> R
@@ -217,13 +273,14 @@ where
     Fut: Future<Output = R>,
 {
     let grants = &granting.grants;
-    let mut once: Vec<Permit> = Vec::new();
+    let mut once: Vec<Permit> = grants.take_next_call(tool);
     let with = |once: &[Permit]| -> Arc<[Permit]> {
         grants.snapshot().iter().chain(once).cloned().collect()
     };
     let mut result = run(with(&once)).await;
     for _ in 0..ASKS_PER_CALL {
-        let (Some(approver), Some(permit)) = (&granting.approver, asks(&mut result)) else {
+        let (Some(approver), Some(Ask { permit, rerun })) = (&granting.approver, result.take_ask())
+        else {
             break;
         };
         told(&permit, None);
@@ -232,16 +289,41 @@ where
             () = cancel.cancelled() => Answer::Deny,
         };
         told(&permit, Some(answer));
+        if !rerun && answer != Answer::Deny {
+            result.add_note(not_run_again(&permit, answer, &grants.workspace));
+        }
         match answer {
             Answer::Deny => break,
+            Answer::Once if !rerun => {
+                grants.give_next_call(permit);
+                break;
+            }
             Answer::Once => once.push(permit),
             Answer::Session => {
                 grants.add(permit);
+                if !rerun {
+                    break;
+                }
             }
         }
         result = run(with(&once)).await;
     }
     result
+}
+
+/// What the model reads after a call that had started when the user gave
+/// `permit`: it was not run again, and may be.
+fn not_run_again(permit: &Permit, answer: Answer, workspace: &Path) -> String {
+    let scope = match answer {
+        Answer::Session => "for this session",
+        _ => "for its next call",
+    };
+    format!(
+        "--- toolhost ---\nThe user allowed `{}` to {} {scope}. This call was not run again, \
+         since it had started and running it twice would do its work twice: call it again.",
+        permit.tool,
+        permit.what(workspace)
+    )
 }
 
 #[cfg(test)]
@@ -258,8 +340,9 @@ mod tests {
     }
 
     /// Refuses each call until it runs with a grant of `needs`, asking
-    /// for the next one it lacks.
-    struct Needs(Vec<Permit>);
+    /// for the next one it lacks; refused before it ran (`rerun`) or not.
+    /// Counts its runs.
+    struct Needs(Vec<Permit>, bool, std::sync::atomic::AtomicUsize);
 
     impl ToolRunner for Needs {
         fn specs(&self) -> Vec<crate::agent::ToolSpecForModel> {
@@ -274,9 +357,13 @@ mod tests {
             _progress: Option<ProgressSink>,
             permits: Arc<[Permit]>,
         ) -> ToolResult {
+            self.2.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             match self.0.iter().find(|needed| !permits.contains(needed)) {
                 Some(missing) => ToolResult {
-                    ask: Some(missing.clone()),
+                    ask: Some(Ask {
+                        permit: missing.clone(),
+                        rerun: self.1,
+                    }),
                     ..ToolResult::new("refused", true)
                 },
                 None => ToolResult::new("ran", false),
@@ -295,6 +382,16 @@ mod tests {
     }
 
     async fn call(needs: &[Permit], answers: &[Answer], grants: &SessionGrants) -> ToolResult {
+        call_runs(needs, true, answers, grants).await.0
+    }
+
+    /// The result, and how many times the call ran.
+    async fn call_runs(
+        needs: &[Permit],
+        rerun: bool,
+        answers: &[Answer],
+        grants: &SessionGrants,
+    ) -> (ToolResult, usize) {
         let granting = Granting {
             grants: grants.clone(),
             approver: Some(Arc::new(Says(Mutex::new(answers.to_vec())))),
@@ -305,9 +402,33 @@ mod tests {
             events: &events,
             call_id: "c1",
         };
-        let runner = Needs(needs.to_vec());
+        let runner = Needs(needs.to_vec(), rerun, Default::default());
         let cancel = CancellationToken::new();
-        asking.call(&runner, "t", &Value::Null, &cancel, None).await
+        let result = asking.call(&runner, "t", &Value::Null, &cancel, None).await;
+        (result, runner.2.into_inner())
+    }
+
+    #[tokio::test]
+    async fn a_call_that_had_started_is_not_run_again_and_its_next_call_has_the_grant() {
+        let gcc = permit("t", PermitKind::Exec, "gcc");
+        let grants = SessionGrants::new(Path::new("/ws"));
+        let (first, runs) =
+            call_runs(std::slice::from_ref(&gcc), false, &[Answer::Once], &grants).await;
+        assert_eq!(runs, 1);
+        assert_eq!(
+            first.text,
+            "refused\n--- toolhost ---\nThe user allowed `t` to run the program `gcc` natively for \
+             its next call. This call was not run again, since it had started and running it \
+             twice would do its work twice: call it again."
+        );
+        assert!(grants.snapshot().is_empty());
+        // The next call runs with it, asking nothing (no answers left).
+        let (next, runs) = call_runs(std::slice::from_ref(&gcc), false, &[], &grants).await;
+        assert_eq!((next.text.as_str(), runs), ("ran", 1));
+        // Only once.
+        let (after, _) =
+            call_runs(std::slice::from_ref(&gcc), false, &[Answer::Deny], &grants).await;
+        assert_eq!(after.text, "refused");
     }
 
     #[tokio::test]

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use approval::{Answering, Approver, Granting, SessionGrants, run_asking};
+pub use approval::{Answering, Approver, AskedFor, Granting, SessionGrants, run_asking};
 pub use batch::{
     CALLS_PER_REPLY, INTERRUPTED, NOT_EXECUTED_MAX_TURNS, NOT_EXECUTED_TRUNCATED, over_the_cap,
 };
@@ -59,7 +59,7 @@ pub use summary::{SUMMARY_PREFIX, cut_and_summarise};
 pub use crate::provider::ToolSpecForModel;
 use crate::provider::{Asking, Model};
 use crate::provider::{AssistantMessage, ProviderError};
-use crate::sandbox::{CallOptions, Permit, PermitKind, ProgressSink, Sandbox};
+use crate::sandbox::{Ask, CallOptions, Permit, PermitKind, ProgressSink, Sandbox};
 
 /// What one tool call produced, as the model will read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub struct ToolResult {
     pub execution: Option<Execution>,
     /// The grant that would have let the call past its refusal, when the
     /// user may be asked for it.
-    pub ask: Option<Permit>,
+    pub ask: Option<Ask>,
 }
 
 impl ToolResult {

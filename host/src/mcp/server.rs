@@ -365,7 +365,7 @@ async fn call_asking(
 ) -> CallReport {
     let mut first = Some(admission);
     run_asking(
-        granting,
+        (granting, name),
         |permits| {
             let options = CallOptions {
                 permits,
@@ -383,7 +383,6 @@ async fn call_asking(
                 report
             }
         },
-        |report: &mut CallReport| report.ask.take(),
         asked,
         stop,
     )

@@ -54,7 +54,7 @@ pub use limits::{
 };
 pub use options::{SandboxOptions, ShippedPlugins, ShippedTool, Tiering};
 pub use outcome::{SchemaError, ToolFault, ToolOutcome};
-pub use permits::{Permit, PermitKind};
+pub use permits::{Ask, Permit, PermitKind};
 pub use plugin::{LoadError, LoadEvent, LoadNotice};
 pub use plugin_file::PluginOrigin;
 pub use policy::{Policy, ToolPolicy};

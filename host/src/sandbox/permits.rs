@@ -174,6 +174,17 @@ pub(crate) fn wanted(
     }
 }
 
+/// A grant a refused call asks for, and whether the call may simply run
+/// again with it: when it was refused before any of its code ran (a path
+/// argument), or the tool declares itself read-only. Else it may have done
+/// part of its work (a shell's first command), and running it again would
+/// do that twice: the grant is for its next call, which the model makes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ask {
+    pub permit: Permit,
+    pub rerun: bool,
+}
+
 /// `scheme://host[:port]`, the port left out when it is the scheme's own.
 pub(crate) fn origin(to: &Destination) -> String {
     let default = matches!((to.scheme, to.port), ("https", 443) | ("http", 80));

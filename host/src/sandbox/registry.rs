@@ -25,7 +25,7 @@ use super::engine::Tier;
 use super::limits::Limits;
 use super::options::{SandboxOptions, ShippedPlugins};
 use super::outcome::{ToolFault, ToolOutcome};
-use super::permits::{self, Permit, PermitKind};
+use super::permits::{self, Ask, Permit, PermitKind};
 use super::plugin::{self, LoadError, LoadEvent, LoadNotice};
 use super::plugin_file::PluginOrigin;
 use super::policy::{Policy, ToolPolicy};
@@ -122,13 +122,23 @@ pub struct CallReport {
     pub requests: Vec<NetRequest>,
     /// The grant that would have let it past its refusal, when a session
     /// may ask the user for it ([`permits::wanted`]).
-    pub ask: Option<Permit>,
+    pub ask: Option<Ask>,
+    /// Lines toolhost adds after what the model reads (a grant given for
+    /// the tool's next call).
+    pub notes: Vec<String>,
 }
 
 impl CallReport {
     /// The text a model (or an MCP client) reads for this call of `tool`.
     pub fn model_text(&self, tool: &str) -> String {
-        self.outcome.model_text(tool)
+        let mut text = self.outcome.model_text(tool);
+        for note in &self.notes {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(note);
+        }
+        text
     }
 
     /// True when the result is an `isError` result.
@@ -888,6 +898,7 @@ impl Sandbox {
             captured: Captured::default(),
             requests: Vec::new(),
             ask: None,
+            notes: Vec::new(),
         };
         let Some(slot) = slot else {
             return refuse(ToolFault::Cancelled);
@@ -910,8 +921,12 @@ impl Sandbox {
             Some((policy, capabilities)) => (policy, capabilities),
             None => (&tool.policy, &tool.capabilities),
         };
+        // Refused before any of its code ran: it may simply run again.
         let refuse = |fault: ToolFault| CallReport {
-            ask: permits::wanted(&fault, name, tool_policy, &self.protection),
+            ask: permits::wanted(&fault, name, tool_policy, &self.protection).map(|permit| Ask {
+                permit,
+                rerun: true,
+            }),
             ..refuse(fault)
         };
         // One deadline for the whole call: checking the input spends it too.
@@ -1007,6 +1022,11 @@ impl Sandbox {
         .or_else(|| {
             first_refused
                 .and_then(|fault| permits::wanted(&fault, name, tool_policy, &self.protection))
+        })
+        // It ran: again only when it declares it changes nothing.
+        .map(|permit| Ask {
+            permit,
+            rerun: tool.read_only,
         });
         let structured = structured.filter(|_| !outcome.is_error());
         CallReport {
@@ -1016,6 +1036,7 @@ impl Sandbox {
             captured,
             requests: records.net,
             ask,
+            notes: Vec::new(),
         }
     }
 

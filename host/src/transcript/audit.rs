@@ -367,6 +367,7 @@ mod tests {
             captured: Captured::default(),
             requests: Vec::new(),
             ask: None,
+            notes: Vec::new(),
         }
     }
 

@@ -560,23 +560,36 @@ fn an_mcp_client_that_elicits_answers_once_session_or_no_and_one_that_does_not_i
 }
 
 #[test]
-fn a_program_not_granted_is_asked_for_and_allowed_once_runs_natively() {
+fn a_program_not_granted_is_asked_for_and_allowed_once_runs_natively_at_the_next_call() {
     let ws = Workspace::new();
     let bash = |command: &str| json!({"name": "bash", "arguments": {"command": command}});
     let script = script(
         &ws,
         json!([
+            {"tool_calls": [bash("echo started >> log.txt; gcc --version | head -1")]},
             {"tool_calls": [bash("gcc --version | head -1")]},
             {"tool_calls": [bash("gcc --version | head -1")]},
             {"text": "Done."},
         ]),
     );
-    let mut chat = Pty::spawn(&ws, &["chat", "--no-session", "--script", &script]);
+    let mut chat = Pty::spawn(
+        &ws,
+        &[
+            "chat",
+            "--no-session",
+            "--allow-write",
+            "bash=.",
+            "--script",
+            &script,
+        ],
+    );
     chat.wait_for("Ctrl+D quits");
     chat.keys("which gcc\r");
     chat.wait_for("? allow `bash` to run the program `gcc` natively?");
     answer(&mut chat, "y");
     chat.wait_for("allowed once");
+    // The first call had started: not run again. The next runs natively
+    // without a question; the one after asks again.
     chat.wait_for("? allow `bash` to run the program `gcc` natively?");
     answer(&mut chat, "n");
     chat.wait_for("Done.");
@@ -595,6 +608,7 @@ fn a_program_not_granted_is_asked_for_and_allowed_once_runs_natively() {
             "> which gcc",
             "? `bash` asks to run the program `gcc` natively (--allow-exec bash=gcc)",
             "allowed once: `bash` may run the program `gcc` natively",
+            "-> bash {\"command\":\"echo started >> log.txt; gcc --version | head -1... ok _ B",
             "-> bash {\"command\":\"gcc --version | head -1\"} ok _ B",
             "? `bash` asks to run the program `gcc` natively (--allow-exec bash=gcc)",
             "denied: `bash` may not run the program `gcc` natively",
@@ -602,6 +616,11 @@ fn a_program_not_granted_is_asked_for_and_allowed_once_runs_natively() {
             "Done.",
         ],
         "{screen}"
+    );
+    // What had run before the refusal ran once.
+    assert_text(
+        &std::fs::read_to_string(ws.path().join("log.txt")).expect("read"),
+        "started\n",
     );
     chat.keys("\x04");
     assert_eq!(chat.exit_code(), Some(0));
