@@ -148,10 +148,12 @@ impl SessionGrants {
         }
         text.push_str("The user granted in this session:\n");
         for permit in given.iter() {
+            // A directory's name comes from the workspace: one line, its
+            // controls escaped, so no name writes system text.
             text.push_str(&format!(
                 "- `{}` may {}\n",
                 permit.tool,
-                permit.what(&self.workspace)
+                crate::terminal::one_line(&permit.what(&self.workspace))
             ));
         }
         text.into()

@@ -56,6 +56,8 @@ pub enum Denial {
 impl Denial {
     /// What the model reads when `tool` was refused this: what was
     /// refused, why, and what to do instead.
+    ///
+    /// Long: one arm per refusal, each its whole text.
     pub fn model_text(&self, tool: &str) -> String {
         match self {
             Denial::Protected { path, hit } => format!(

@@ -52,6 +52,23 @@ pub(crate) fn open_grant(grant: &Grant) -> Result<Dir, String> {
                     limits::open_error(&e)
                 )
             })?;
+    // The directory granted, not what a link or a move put at its path
+    // since it was granted (checked, canonical, at start or when the user
+    // gave it in a session).
+    let real = crate::sandbox::capabilities::protect::real_path(&file).map_err(|e| {
+        format!(
+            "cannot tell where the granted directory `{}` is: {e}",
+            grant.host_path.display()
+        )
+    })?;
+    if real != grant.host_path {
+        return Err(format!(
+            "the granted directory `{}` is now `{}`: a link or a move put another directory at \
+             its path since it was granted; grant the directory you mean again",
+            grant.host_path.display(),
+            real.display()
+        ));
+    }
     let (perms, mode) = match grant.access {
         Access::Write => (FsPerms::ReadWrite, OpenMode::READ | OpenMode::WRITE),
         Access::Read => (FsPerms::ReadOnly, OpenMode::READ),
@@ -96,5 +113,37 @@ impl wasmtime_wasi::p2::bindings::filesystem::preopens::Host for PreopensView<'_
             handed.push((self.table.push(Descriptor::Dir(dir.clone()))?, name.clone()));
         }
         Ok(handed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_granted_directory_replaced_by_a_link_is_not_opened() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::create_dir(root.join("granted")).expect("mkdir");
+        std::fs::create_dir(root.join("elsewhere")).expect("mkdir");
+        let grant = Grant {
+            host_path: root.join("granted"),
+            guest_path: "granted".into(),
+            access: Access::Read,
+        };
+        assert!(open_grant(&grant).is_ok());
+        // Granted, then swapped for a link to another directory.
+        std::fs::remove_dir(root.join("granted")).expect("rmdir");
+        std::os::unix::fs::symlink(root.join("elsewhere"), root.join("granted")).expect("link");
+        let refused = open_grant(&grant).err().expect("refused");
+        assert_eq!(
+            refused,
+            format!(
+                "the granted directory `{}` is now `{}`: a link or a move put another directory \
+                 at its path since it was granted; grant the directory you mean again",
+                root.join("granted").display(),
+                root.join("elsewhere").display()
+            )
+        );
     }
 }
