@@ -37,6 +37,38 @@ pub(crate) fn limit_duration(d: Duration) -> String {
     }
 }
 
+/// Fuel as a limit names it: `10 G`, `500 M`, `1000`.
+pub(crate) fn fuel(units: u64) -> String {
+    const G: u64 = 1_000_000_000;
+    const M: u64 = 1_000_000;
+    if units >= G && units.is_multiple_of(G) {
+        format!("{} G", units / G)
+    } else if units >= M && units.is_multiple_of(M) {
+        format!("{} M", units / M)
+    } else {
+        units.to_string()
+    }
+}
+
+/// A tool's limits, written one way everywhere they are listed:
+/// `10 G fuel, 30 s, 256 MiB memory, 1 MiB output, 256 MiB writes`.
+pub(crate) fn tool_limits(
+    fuel_units: u64,
+    timeout: Duration,
+    memory: u64,
+    output: u64,
+    writes: u64,
+) -> String {
+    format!(
+        "{} fuel, {}, {} memory, {} output, {} writes",
+        fuel(fuel_units),
+        limit_duration(timeout),
+        bytes(memory),
+        bytes(output),
+        bytes(writes)
+    )
+}
+
 /// A measured time in a dense line: `812ms`, `1.2s`.
 pub(crate) fn short_duration_ms(ms: u64) -> String {
     if ms < 1000 {
@@ -66,6 +98,19 @@ mod tests {
         assert_eq!(bytes(64 << 10), "64 KiB");
         assert_eq!(bytes(1000), "1000 bytes");
         assert_eq!(bytes((1 << 20) + 1024), "1025 KiB");
+        assert_eq!(fuel(10_000_000_000), "10 G");
+        assert_eq!(fuel(500_000_000), "500 M");
+        assert_eq!(fuel(1234), "1234");
+        assert_eq!(
+            tool_limits(
+                10_000_000_000,
+                Duration::from_secs(30),
+                256 << 20,
+                1 << 20,
+                256 << 20
+            ),
+            "10 G fuel, 30 s, 256 MiB memory, 1 MiB output, 256 MiB writes"
+        );
         assert_eq!(mib_or_gib(2 << 30), "2 GiB");
         assert_eq!(mib_or_gib(512 << 20), "512 MiB");
         assert_eq!(mib_or_gib(1), "1 MiB");

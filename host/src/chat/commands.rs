@@ -414,10 +414,14 @@ impl<M: ModelClient, T: ToolRunner> Session<M, T> {
                 let limits = &tool.limits;
                 let _ = write!(
                     line,
-                    "; {} s, {} MiB memory, {} KiB output",
-                    limits.timeout_ms / 1000,
-                    limits.memory_bytes >> 20,
-                    limits.output_bytes >> 10
+                    "; {}",
+                    crate::units::tool_limits(
+                        limits.fuel,
+                        std::time::Duration::from_millis(limits.timeout_ms),
+                        limits.memory_bytes,
+                        limits.output_bytes,
+                        limits.write_bytes,
+                    )
                 );
                 line
             })

@@ -16,7 +16,7 @@ use crate::config::{self, ConfigInputs};
 #[derive(Debug, Clone, Default, Args)]
 pub(super) struct WorkspaceArg {
     /// The workspace: the directory tools see as `.` [default: .]
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     workspace: Option<PathBuf>,
 }
 
@@ -188,12 +188,23 @@ const BACKGROUND_COMPILE: EnvVar = (
     "`off`: leave no optimized compile to a background process at exit [default: on]",
 );
 
+const HOMES: EnvVar = (
+    "HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME",
+    "Where the config and cache directories are when the two above do not say",
+);
+const EXEC_LOOKUP: EnvVar = (
+    "PATH, CARGO_HOME, RUSTUP_HOME",
+    "Where --allow-exec finds a program, and a Rust toolchain's homes (read-only in its walls)",
+);
+
 /// Every command that loads the sandbox and may leave compiles behind.
 const SANDBOX: &[EnvVar] = &[
     CONFIG_DIR,
     CACHE_DIR,
+    HOMES,
     BASELINE_MIN_BYTES,
     BACKGROUND_COMPILE,
+    EXEC_LOOKUP,
 ];
 
 /// `toolhost run`: the model's, then the sandbox's.
@@ -206,8 +217,10 @@ pub(super) fn run_environment() -> String {
         RECORDS_MIB,
         CONFIG_DIR,
         CACHE_DIR,
+        HOMES,
         BASELINE_MIN_BYTES,
         BACKGROUND_COMPILE,
+        EXEC_LOOKUP,
     ])
 }
 
@@ -218,12 +231,12 @@ pub(super) fn sandbox_environment() -> String {
 
 /// `plugin add`, which compiles with the optimizing compiler at once.
 pub(super) fn add_environment() -> String {
-    environment(&[CONFIG_DIR, CACHE_DIR])
+    environment(&[CONFIG_DIR, CACHE_DIR, HOMES])
 }
 
 /// `trust`, which edits the trust list.
 pub(super) fn trust_environment() -> String {
-    environment(&[CONFIG_DIR])
+    environment(&[CONFIG_DIR, HOMES])
 }
 
 /// `toolhost --help`: where the flags go, and every variable.

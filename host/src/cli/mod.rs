@@ -56,7 +56,8 @@ enum Command {
     #[command(after_help = flags::run_environment())]
     Run(run::RunArgs),
     /// Chat with the agent in the terminal: one session, many prompts; type
-    /// while it works to steer it or queue a follow-up (docs/using/chat.md).
+    /// while it works to steer it (Enter) or queue a follow-up (Alt+Enter);
+    /// /help in the chat lists the keys and commands.
     #[command(after_help = flags::run_environment())]
     Chat(chat::ChatArgs),
     /// List the loaded tools with their plugin, grants and limits.

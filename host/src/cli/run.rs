@@ -23,12 +23,13 @@ pub(super) struct RunArgs {
     #[command(flatten)]
     pub(super) agent: AgentArgs,
     /// How to print the run.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text, help_heading = "Input and output")]
     pub(super) output_format: OutputFormat,
     /// How to read input: `text` (the prompt only), or `stream-json` (JSON
-    /// lines on stdin: prompts, messages for a run while it works,
-    /// interrupts; format in docs/reference/stream-json-input.md).
-    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    /// lines on stdin: a prompt or a message for a run while it works,
+    /// `{"type": "user", "message": {"role": "user", "content": "..."}}`,
+    /// or `{"type": "interrupt"}`).
+    #[arg(long, value_enum, default_value_t = InputFormat::Text, help_heading = "Input and output")]
     pub(super) input_format: InputFormat,
     #[command(flatten)]
     pub(super) sandbox: SandboxArgs,

@@ -30,84 +30,86 @@ use crate::workspace::{self, Layout};
 pub(super) struct AgentArgs {
     /// The model's wire API: `openai` (also Ollama, vLLM, llama.cpp with
     /// --base-url), `anthropic`, or `scripted` (replays --script offline).
-    #[arg(long, value_enum)]
+    #[arg(short, long, value_enum, help_heading = "Model")]
     pub(super) provider: Option<ProviderKind>,
-    /// The scripted model's turns (JSON; format in docs/using/run.md).
-    #[arg(long, value_name = "FILE")]
+    /// Play a scripted model offline: a JSON file of its replies, `{"turns":
+    /// [{"text": "...", "tool_calls": [{"name": "read_file", "arguments":
+    /// {"path": "a.txt"}}]}]}`.
+    #[arg(long, value_name = "FILE", help_heading = "Model")]
     pub(super) script: Option<PathBuf>,
     /// The model name, for `openai` and `anthropic`.
-    #[arg(long)]
+    #[arg(short, long, help_heading = "Model")]
     pub(super) model: Option<String>,
     /// The API's base URL, for `openai` and `anthropic`.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", help_heading = "Model")]
     pub(super) base_url: Option<String>,
     /// Stop after this many model replies.
-    #[arg(long, default_value_t = 100, value_name = "N")]
+    #[arg(long, default_value_t = 100, value_name = "N", help_heading = "Limits")]
     pub(super) max_turns: u32,
     /// Stop reading a model reply past this many MiB of text, reasoning and
     /// tool-call arguments (its calls do not run) [default: `[model]
     /// max_reply_mib`, else 8].
-    #[arg(long, value_name = "MIB")]
+    #[arg(long, value_name = "MIB", help_heading = "Model")]
     pub(super) max_reply_mib: Option<u64>,
     /// Stop the run (exit 5) before a model request that would take the
     /// tokens it spends, in and out over all its requests, past N
     /// [default: `[run] max_tokens_total`, else no limit].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Limits")]
     pub(super) max_tokens_total: Option<std::num::NonZeroU64>,
     /// Stop the run (exit 5) before a model request that would take what
     /// it spends past USD dollars, at `[model.prices]` [default: `[run]
     /// max_cost`, else no limit].
-    #[arg(long, value_name = "USD", value_parser = positive_dollars)]
+    #[arg(long, value_name = "USD", value_parser = positive_dollars, help_heading = "Limits")]
     pub(super) max_cost: Option<f64>,
     /// The model's context window in tokens [default: `[model]
     /// context_window`, else what a server on this machine says (vLLM,
     /// llama.cpp)].
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", help_heading = "Model")]
     pub(super) context_window: Option<std::num::NonZeroU64>,
     /// Stop the run (exit 6) when one model request, its retries included,
     /// is still unanswered after this many seconds.
-    #[arg(long, default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS, value_name = "SECS")]
+    #[arg(long, default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS, value_name = "SECS", help_heading = "Model")]
     pub(super) request_timeout: u64,
     /// Stop the run (exit 6, as at --request-timeout) when a model reply
     /// streams no content (nothing, or only comments, pings or empty deltas) for this
     /// many seconds [config: [model] content_timeout, else 120].
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", help_heading = "Model")]
     pub(super) content_timeout: Option<u64>,
     /// Warn the model after this many identical calls in a row (same tool,
     /// same arguments).
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = 3, value_name = "N", help_heading = "Limits")]
     pub(super) loop_warn_after: u32,
     /// Stop the run (exit 4) after this many identical calls in a row.
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, default_value_t = 5, value_name = "N", help_heading = "Limits")]
     pub(super) loop_stop_after: u32,
     /// Replace the default system prompt with this file's text.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Prompt")]
     pub(super) system: Option<PathBuf>,
     /// Text added after the system prompt.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", help_heading = "Prompt")]
     pub(super) append_system: Option<String>,
     /// How a run takes messages queued while it works: `one-at-a-time`
     /// (the model answers each) or `all` [default: `[chat] delivery`, else
     /// one-at-a-time].
-    #[arg(long, value_enum, value_name = "MODE")]
+    #[arg(long, value_enum, value_name = "MODE", help_heading = "Prompt")]
     pub(super) delivery: Option<crate::agent::DeliveryMode>,
     /// Continue a recorded session with a new prompt: `last`, or an id from
     /// `toolhost sessions`.
-    #[arg(long, value_name = "ID|last")]
+    #[arg(long, value_name = "ID|last", help_heading = "Session")]
     pub(super) resume: Option<String>,
     /// Do not record this run in a session file.
-    #[arg(long)]
+    #[arg(long, help_heading = "Session")]
     pub(super) no_session: bool,
     /// Leave the workspace's AGENTS.md (else CLAUDE.md) out of the system
     /// prompt.
-    #[arg(long)]
+    #[arg(long, help_heading = "Prompt")]
     pub(super) no_project_instructions: bool,
     /// Where session files go [default: <workspace>/.toolhost/sessions].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = "Session")]
     pub(super) session_dir: Option<PathBuf>,
     /// A tool result longer than this many KiB reaches the model as its
     /// head and tail; the whole text is saved in .toolhost/outputs.
-    #[arg(long, default_value_t = crate::agent::DEFAULT_RESULT_BUDGET / 1024, value_name = "KIB")]
+    #[arg(long, default_value_t = crate::agent::DEFAULT_RESULT_BUDGET / 1024, value_name = "KIB", help_heading = "Limits")]
     pub(super) result_budget: usize,
 }
 

@@ -71,6 +71,8 @@ pub struct Tool {
     /// `{"result": ...}`, which MCP clients receive as `structuredContent`.
     pub output_schema: Option<serde_json::Value>,
     pub read_only: bool,
+    /// Its plugin imports `wasi:http`: it can reach hosts it is granted.
+    pub uses_network: bool,
     pub plugin: PluginOrigin,
     /// sha256 of the plugin's `.wasm`.
     pub plugin_sha256: String,
@@ -538,6 +540,12 @@ impl Sandbox {
             Exports::Toolhost(_) => vec![None; loaded.tools.len()],
         };
         let shipped = self.shipped(&loaded);
+        let uses_network = code
+            .pre
+            .component()
+            .component_type()
+            .imports(&code.engine)
+            .any(|(name, _)| name.starts_with("wasi:http/"));
         for (spec, output_schema) in loaded.tools.iter().zip(output_schemas) {
             let (mut tool_policy, withheld) = match &shipped {
                 Some(shipped) => {
@@ -591,6 +599,7 @@ impl Sandbox {
                 input_schema: spec.schema.clone(),
                 output_schema,
                 read_only: spec.read_only,
+                uses_network,
                 plugin: loaded.origin.clone(),
                 plugin_sha256: loaded.sha256.clone(),
                 cache: loaded.cache,

@@ -34,7 +34,7 @@ Commands:
   help     Print this message or the help of the given subcommand(s)
 
 Options:
-      --workspace <DIR>    The workspace: the directory tools see as `.` [default: .]
+  -w, --workspace <DIR>    The workspace: the directory tools see as `.` [default: .]
       --session-dir <DIR>  Where the session files are [default: <workspace>/.toolhost/sessions]
       --json               Print the list as JSON (an array of summaries)
   -h, --help               Print help
@@ -48,15 +48,17 @@ fn run_help_names_the_environment_variables_it_reads() {
         environment(&help(&["run", "--help"])),
         "\
 Environment:
-  OPENAI_API_KEY               The key for `--provider openai` (OpenAI's own API needs it; a server at --base-url may not)
-  OPENAI_BASE_URL              The API root for `--provider openai` when neither --base-url nor `[model] base_url` sets one
-  ANTHROPIC_API_KEY            The key for `--provider anthropic`
-  TOOLHOST_RETRY_BACKOFF_MS    The wait before a model request's first retry, doubled for each further one [default: 500]
-  TOOLHOST_RECORDS_MIB         RUN,WORKSPACE in MiB: what a run's saved results and session file may take, and what the workspace's earlier ones may [default: 256,1024]
-  TOOLHOST_CONFIG_DIR          The user config directory (config.toml, the trust list) [default: $XDG_CONFIG_HOME/toolhost, else ~/.config/toolhost]
-  TOOLHOST_CACHE_DIR           The compile cache, under --cache-dir [default: $XDG_CACHE_HOME/toolhost, else ~/.cache/toolhost]
-  TOOLHOST_BASELINE_MIN_BYTES  A plugin not in the cache of at least this many bytes runs baseline code until its optimized compile is done; `off`: always wait for that compile [default: 1048576]
-  TOOLHOST_BACKGROUND_COMPILE  `off`: leave no optimized compile to a background process at exit [default: on]
+  OPENAI_API_KEY                         The key for `--provider openai` (OpenAI's own API needs it; a server at --base-url may not)
+  OPENAI_BASE_URL                        The API root for `--provider openai` when neither --base-url nor `[model] base_url` sets one
+  ANTHROPIC_API_KEY                      The key for `--provider anthropic`
+  TOOLHOST_RETRY_BACKOFF_MS              The wait before a model request's first retry, doubled for each further one [default: 500]
+  TOOLHOST_RECORDS_MIB                   RUN,WORKSPACE in MiB: what a run's saved results and session file may take, and what the workspace's earlier ones may [default: 256,1024]
+  TOOLHOST_CONFIG_DIR                    The user config directory (config.toml, the trust list) [default: $XDG_CONFIG_HOME/toolhost, else ~/.config/toolhost]
+  TOOLHOST_CACHE_DIR                     The compile cache, under --cache-dir [default: $XDG_CACHE_HOME/toolhost, else ~/.cache/toolhost]
+  HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME  Where the config and cache directories are when the two above do not say
+  TOOLHOST_BASELINE_MIN_BYTES            A plugin not in the cache of at least this many bytes runs baseline code until its optimized compile is done; `off`: always wait for that compile [default: 1048576]
+  TOOLHOST_BACKGROUND_COMPILE            `off`: leave no optimized compile to a background process at exit [default: on]
+  PATH, CARGO_HOME, RUSTUP_HOME          Where --allow-exec finds a program, and a Rust toolchain's homes (read-only in its walls)
 "
     );
     // The commands that read none say so by having no such section.
@@ -110,5 +112,89 @@ fn sandbox_flags_work_before_and_after_the_command() {
     assert!(
         refused.starts_with("error: unexpected argument '--allow-read' found"),
         "{refused}"
+    );
+}
+
+/// No help text names a file of the repository, which a user of an
+/// installed toolhost does not have; `run`'s options come under headings,
+/// the common ones with short flags.
+#[test]
+fn help_names_no_repository_path_and_groups_runs_options() {
+    for args in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["chat", "--help"],
+        &["mcp", "--help"],
+        &["tools", "--help"],
+        &["sessions", "--help"],
+        &["plugin", "new", "--help"],
+        &["plugin", "install", "--help"],
+    ] {
+        let text = help(args);
+        for path in ["docs/", "examples/", "host/src", "wit/"] {
+            assert!(!text.contains(path), "{args:?} names `{path}`:\n{text}");
+        }
+    }
+    let run = help(&["run", "--help"]);
+    let headings: Vec<&str> = run
+        .lines()
+        .filter(|line| line.ends_with(':') && !line.starts_with(' '))
+        .collect();
+    assert_eq!(
+        headings,
+        [
+            "Arguments:",
+            "Options:",
+            "Model:",
+            "Limits:",
+            "Prompt:",
+            "Session:",
+            "Input and output:",
+            "Sandbox options:",
+            "Environment:"
+        ]
+    );
+    for short in [
+        "  -p, --provider <PROVIDER>",
+        "  -m, --model <MODEL>",
+        "  -w, --workspace <DIR>",
+    ] {
+        assert!(run.contains(short), "{short}:\n{run}");
+    }
+}
+
+/// `toolhost tools` writes limits as everything else does, and tells how
+/// to give a tool that uses the network a host.
+#[test]
+fn tools_writes_limits_one_way_and_how_to_grant_the_network() {
+    let listed = stdout_of(Workspace::new().toolhost().arg("tools"));
+    let fetch: Vec<&str> = listed
+        .lines()
+        .skip_while(|line| !line.starts_with("fetch "))
+        .take(5)
+        .collect();
+    assert_eq!(
+        fetch,
+        [
+            "fetch  (read-only, builtin:fetch)",
+            "    Fetch a URL (GET) and return its content: an HTML page as Markdown (its article, \
+             without menus and scripts), or `text`, or `raw`; JSON and plain text as they came.",
+            "    grants: none",
+            "    network: none (grant with `--allow-net fetch=URL`)",
+            "    limits: 10 G fuel, 30 s, 256 MiB memory, 1 MiB output, 256 MiB writes",
+        ]
+    );
+    // A tool that uses no network says nothing of it.
+    let read_file: Vec<&str> = listed
+        .lines()
+        .skip_while(|line| !line.starts_with("read_file "))
+        .take(4)
+        .collect();
+    assert_eq!(
+        read_file[2..],
+        [
+            "    grants: . (read-only)",
+            "    limits: 10 G fuel, 30 s, 256 MiB memory, 1 MiB output, 256 MiB writes",
+        ]
     );
 }

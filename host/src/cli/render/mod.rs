@@ -399,6 +399,15 @@ fn tool_lines(out: &mut impl io::Write, tool: &Tool, workspace: &Path) -> io::Re
         out,
         format_args!("    grants: {}{hint}", one_line(&reach.dirs_plain())),
     )?;
+    if reach.hosts.is_empty() && tool.uses_network {
+        put_line(
+            out,
+            format_args!(
+                "    network: none (grant with `--allow-net {}=URL`)",
+                one_line(&tool.name)
+            ),
+        )?;
+    }
     if !reach.hosts.is_empty() {
         let limits = &tool.policy.limits;
         put_line(
@@ -654,13 +663,12 @@ pub(super) fn plugin_check(sandbox: &Sandbox, file: &Path) -> anyhow::Result<End
 }
 
 fn limits_text(limits: &Limits) -> String {
-    format!(
-        "fuel {}, timeout {} ms, memory {} MiB, output {} KiB, writes {} MiB",
+    crate::units::tool_limits(
         limits.fuel,
-        limits.timeout.as_millis(),
-        limits.memory >> 20,
-        limits.output >> 10,
-        limits.write >> 20
+        limits.timeout,
+        limits.memory,
+        limits.output as u64,
+        limits.write,
     )
 }
 
