@@ -330,7 +330,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<Ended> {
         }
         Command::Plugin(PluginCommand::New { name, lang, dir }) => {
             let dir = scaffold::new_plugin(name, *lang, dir.as_deref())?;
-            render::plugin_created(&dir, &scaffold::build_command(name, *lang), name);
+            let installed = scaffold::installed_componentize_py();
+            let build = scaffold::build_command(name, *lang, installed.as_deref());
+            render::plugin_created(&dir, &build, name);
             Ok(Ended::Done)
         }
         Command::Plugin(PluginCommand::Add {

@@ -93,22 +93,42 @@ pub(super) fn new_plugin(name: &str, lang: Lang, dir: Option<&Path>) -> anyhow::
 }
 
 /// The command that builds the project into `NAME.wasm`, run in its
-/// directory.
-pub(super) fn build_command(name: &str, lang: Lang) -> String {
+/// directory, as pasted into a shell: the Rust build's own `target/`
+/// whatever `CARGO_TARGET_DIR` or a parent workspace says; the
+/// `componentize-py` that `plugin install python` installed (`installed`),
+/// else one installed into the project's `.venv`; `npx` without its
+/// question.
+pub(super) fn build_command(name: &str, lang: Lang, installed: Option<&Path>) -> String {
     match lang {
         Lang::Rust => format!(
-            "cargo build --release --target wasm32-wasip2 && \
+            "cargo build --release --target wasm32-wasip2 --target-dir target && \
              cp target/wasm32-wasip2/release/{}.wasm {name}.wasm",
             name.replace('-', "_")
         ),
         Lang::Python => {
-            format!("componentize-py --wit-path wit --world plugin componentize app -o {name}.wasm")
+            let build = "--wit-path wit --world plugin componentize app -o";
+            match installed {
+                Some(program) => format!(
+                    "{} {build} {name}.wasm",
+                    crate::terminal::shell_word(&program.display().to_string())
+                ),
+                None => format!(
+                    "python3 -m venv .venv && .venv/bin/pip install --quiet \
+                     'componentize-py=={}' && .venv/bin/componentize-py {build} {name}.wasm",
+                    super::install::COMPONENTIZE_PY
+                ),
+            }
         }
         Lang::Js => format!(
-            "npx @bytecodealliance/componentize-js@{} app.js --wit wit --world-name plugin-fs --out {name}.wasm",
+            "npx -y @bytecodealliance/componentize-js@{} app.js --wit wit --world-name plugin-fs --out {name}.wasm",
             super::install::COMPONENTIZE_JS
         ),
     }
+}
+
+/// The `componentize-py` `plugin install python` left in the cache, if any.
+pub(super) fn installed_componentize_py() -> Option<PathBuf> {
+    super::install::installed_componentize_py(crate::config::default_cache_dir().as_deref())
 }
 
 fn readme(name: &str, lang: Lang) -> String {
@@ -159,7 +179,8 @@ fn readme(name: &str, lang: Lang) -> String {
          tool's grants before the plugin runs, with a message that names the directories it may \
          read. The plugin can only reach what the user granted, marked or not.\n\
          - The tool is `read-only`; set `read_only` to false for a tool that changes files.\n",
-        build = build_command(name, lang),
+        // After the setup above (the venv made and active, for Python).
+        build = build_command(name, lang, Some(Path::new("componentize-py"))),
     )
 }
 

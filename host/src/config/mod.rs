@@ -164,6 +164,13 @@ fn protect<'a>(
 
 /// Names in `[tools.*]` or `TOOL=` flags that no loaded plugin offers:
 /// almost always a typo that leaves a tool with other access than meant.
+/// The compile cache a command without sandbox flags uses:
+/// `$TOOLHOST_CACHE_DIR`, else `$XDG_CACHE_HOME/toolhost`, else
+/// `~/.cache/toolhost`.
+pub fn default_cache_dir() -> Option<std::path::PathBuf> {
+    environment::Environment::read(std::iter::empty()).default_cache_dir()
+}
+
 pub fn unknown_tool_warnings<'a>(
     policy: &Policy,
     loaded: impl Iterator<Item = &'a str>,

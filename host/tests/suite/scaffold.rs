@@ -74,29 +74,53 @@ fn drop_in_and_call(ws: &Workspace, name: &str, wasm: &Path) {
     );
 }
 
+/// The build line `plugin new` prints, pasted as it says: the Rust one
+/// builds into the project's own `target/` even where `CARGO_TARGET_DIR`
+/// points elsewhere and the project sits inside another Cargo workspace
+/// (before, its `cp` found nothing there).
 #[test]
-fn a_generated_rust_plugin_builds_and_loads() {
+fn a_generated_rust_plugin_builds_as_printed_and_loads() {
     let ws = Workspace::new();
-    let dir = generate(&ws, "word_count", "rust");
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-rust-target");
-    run(Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--offline",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-        ])
-        .env("CARGO_TARGET_DIR", &target)
+    // A parent Cargo workspace around the plugin's directory.
+    ws.write("Cargo.toml", "[workspace]\nmembers = []\n");
+    let dir = ws.path().join("src-plugins").join("word_count");
+    let printed = stdout_of(
+        ws.toolhost()
+            .args(["plugin", "new", "word_count", "--lang", "rust"])
+            .arg(&dir),
+    );
+    let build = printed
+        .lines()
+        .nth(1)
+        .and_then(|line| line.trim().split_once(" && "))
+        .map(|(_cd, build)| build.to_string())
+        .unwrap_or_else(|| panic!("no build line in {printed}"));
+    assert_eq!(
+        build,
+        "cargo build --release --target wasm32-wasip2 --target-dir target && cp \
+         target/wasm32-wasip2/release/word_count.wasm word_count.wasm"
+    );
+    let elsewhere = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-elsewhere");
+    run(Command::new("sh")
+        .arg("-c")
+        .arg(&build)
+        .env("CARGO", env!("CARGO"))
+        .env("PATH", cargo_on_path())
+        .env("CARGO_TARGET_DIR", &elsewhere)
+        .env("CARGO_NET_OFFLINE", "true")
         // CI's test runner (.ci/timed) unlocks libtest's timings with it;
         // a build as a user runs it has none.
         .env_remove("RUSTC_BOOTSTRAP")
         .current_dir(&dir));
-    drop_in_and_call(
-        &ws,
-        "word_count",
-        &target.join("wasm32-wasip2/release/word_count.wasm"),
-    );
+    drop_in_and_call(&ws, "word_count", &dir.join("word_count.wasm"));
+}
+
+/// `$PATH` with the `cargo` running these tests first.
+fn cargo_on_path() -> std::ffi::OsString {
+    let cargo = Path::new(env!("CARGO"));
+    let dir = cargo.parent().expect("cargo's directory").to_path_buf();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).expect("PATH")
 }
 
 #[test]

@@ -75,6 +75,14 @@ impl CodeTool {
     }
 }
 
+/// The `componentize-py` an earlier `plugin install python` left under
+/// `cache_dir`, if any: `plugin new --lang python` builds with it.
+pub(super) fn installed_componentize_py(cache_dir: Option<&Path>) -> Option<PathBuf> {
+    toolchain::Toolchains::locate(cache_dir)
+        .ok()?
+        .installed_componentize_py()
+}
+
 /// Builds `tool` (or takes it from the cache) and installs it.
 pub(super) async fn install(
     args: &SandboxArgs,

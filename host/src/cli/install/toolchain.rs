@@ -49,6 +49,15 @@ impl Toolchains {
         })
     }
 
+    /// The `componentize-py` `plugin install python` installed, if it did
+    /// (nothing is installed here).
+    pub(super) fn installed_componentize_py(&self) -> Option<PathBuf> {
+        let venv = self.dir.join("componentize-py");
+        let program = venv.join("bin/componentize-py");
+        (program.is_file() && has_dist_info(&venv, "componentize_py", COMPONENTIZE_PY))
+            .then_some(program)
+    }
+
     /// The `componentize-py` program, installed first when missing.
     pub(super) fn componentize_py(&self, note: &dyn Fn(&str)) -> anyhow::Result<PathBuf> {
         let venv = self.dir.join("componentize-py");
