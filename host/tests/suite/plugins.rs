@@ -650,3 +650,20 @@ fn plugin_add_installs_a_checked_plugin_already_compiled_for_the_next_start() {
         .collect();
     assert_eq!(names, vec!["echo.wasm".to_string()]);
 }
+
+/// A user's build (`cargo build`, `cargo install`) compiles the standard
+/// tools only: the host's build script neither builds nor watches the 18
+/// test fixtures, which `host/test-plugins` (a dev-dependency) builds for
+/// the tests. Before, every user's first build compiled them all.
+#[test]
+fn the_hosts_own_build_compiles_no_test_fixture() {
+    let out_dir = std::path::Path::new(env!("OUT_DIR"));
+    // Cargo keeps what the build script printed beside its OUT_DIR.
+    let printed = std::fs::read_to_string(out_dir.parent().expect("build dir").join("output"))
+        .expect("the host build script's output");
+    assert!(printed.contains("plugins"), "{printed}");
+    // What it watches is what it builds from: no fixture's sources.
+    assert!(!printed.contains("tests/plugins"), "{printed}");
+    // The fixtures are there for the tests all the same.
+    assert!(std::path::Path::new(test_plugins::ECHO).is_file());
+}

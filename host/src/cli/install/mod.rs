@@ -10,7 +10,7 @@
 
 mod toolchain;
 
-pub(super) use toolchain::{COMPONENTIZE_JS, COMPONENTIZE_PY};
+pub(super) use toolchain::{COMPONENTIZE_JS, COMPONENTIZE_PY, installed_componentize_py};
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -75,15 +75,6 @@ impl CodeTool {
     }
 }
 
-/// The `componentize-py` an earlier `plugin install python` left under
-/// `cache_dir`, if any: `plugin new --lang python` builds with it.
-pub(super) fn installed_componentize_py(cache_dir: Option<&Path>) -> Option<PathBuf> {
-    toolchain::Toolchains::locate(cache_dir)
-        .ok()?
-        .installed_componentize_py()
-}
-
-/// Builds `tool` (or takes it from the cache) and installs it.
 pub(super) async fn install(
     args: &SandboxArgs,
     tool: CodeTool,

@@ -25,6 +25,14 @@ pub(in crate::cli) const COMPONENTIZE_JS: &str = "0.23.0";
 const NODE: &str = "22.23.5";
 
 /// The directory holding the toolchains.
+/// The `componentize-py` an earlier `plugin install python` left under
+/// `cache_dir`, if any: `plugin new --lang python` builds with it.
+pub(in crate::cli) fn installed_componentize_py(cache_dir: Option<&Path>) -> Option<PathBuf> {
+    Toolchains::locate(cache_dir)
+        .ok()?
+        .installed_componentize_py()
+}
+
 #[derive(Debug)]
 pub(super) struct Toolchains {
     dir: PathBuf,
