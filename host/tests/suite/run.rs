@@ -476,7 +476,7 @@ fn the_offline_demo_runs_recovers_from_a_denied_edit_and_completes() {
              -> read_file src/greet.py ok _ ms 247 B\n\
              -> search_text src {{\"pattern\":\"TODO\"}} ok _ ms 48 B\n\
              -> edit_file src/greet.py {{\"new_string\":\"    if not name:\\n        name = \
-             \\\"stranger\\\"... error _ ms: error: access denied: `edit_file` may not write \
+             \\\"stranger\\\"... error _ ms: access denied: `edit_file` may not write \
              `src/greet.py`: it is outside the directories this tool may write: `notes` \
              (read-write). Use a path inside one of them.\n\
              -> write_file notes/review.md {{\"content\":\"# Review of greeter\\n\\nstatus: \
@@ -1004,7 +1004,7 @@ fn ctrl_c_aborts_a_running_tool_with_exit_130() {
         &masked(&stderr),
         &ws.expand(
             "toolhost run · scripted · {ws} · 23 tools · no session file\n\
-         -> append_then_sleep out/log.txt {\"ms\":60000} error _ ms: error: `append_then_sleep` \
+         -> append_then_sleep out/log.txt {\"ms\":60000} error _ ms: `append_then_sleep` \
          was cancelled by the user before it finished.\n\
          1 turn(s) · 0 in / 0 out tokens · _ s\n\
          stopped: aborted after 1 turn(s): cancelled while tools were running\n",

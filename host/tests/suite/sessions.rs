@@ -964,8 +964,12 @@ fn tool_lines_lead_with_the_path_and_a_call_can_be_shown_whole() {
     )];
     let mut error_lines = read_error.lines();
     expected.push(format!(
-        "-> read_file missing.md {{\"offset\":0}} error _ ms: error: {}",
-        error_lines.next().expect("a line")
+        "-> read_file missing.md {{\"offset\":0}} error _ ms: {}",
+        // The line's status says error; the text's own `error:` is left out.
+        error_lines
+            .next()
+            .map(|line| line.strip_prefix("error: ").unwrap_or(line))
+            .expect("a line")
     ));
     expected.extend(error_lines.map(|line| format!("   {line}")));
     assert_eq!(calls, expected);

@@ -231,12 +231,12 @@ fn a_run_shows_the_models_and_the_tools_texts_escaped() {
         lines[1],
         format!(
             "-> terminal {{\"fail\":true,\"text\":\"\\r\\u001b[2K-> write_file ... ok\\u{{9b}}2J\\u{{202e}}gnp.... \
-             error _ ms: error: `terminal` failed: {FAKE_SHOWN}"
+             error _ ms: `terminal` failed: {FAKE_SHOWN}"
         )
     );
     assert!(
         lines[2].starts_with(&format!(
-            "-> \\r\\x1b[2K{TITLE_SHOWN} {{}} error _ ms: error: there is no tool named \
+            "-> \\r\\x1b[2K{TITLE_SHOWN} {{}} error _ ms: there is no tool named \
              `\\r\\x1b[2K{TITLE_SHOWN}`. Available tools: "
         )),
         "{}",

@@ -231,11 +231,13 @@ impl RunOutput for TextOutput {
                         continue;
                     }
                     // The whole error text, as the model read it: its first
-                    // line on the tool's line, the rest indented below.
+                    // line on the tool's line (without the `error:` the
+                    // line's status says already), the rest indented below.
                     let mut lines = result.text.lines();
+                    let first = lines.next().unwrap_or_default();
                     note(format_args!(
                         "-> {call} {status}{timing}: {}",
-                        one_line(lines.next().unwrap_or_default())
+                        one_line(first.strip_prefix("error: ").unwrap_or(first))
                     ));
                     for line in lines {
                         note(format_args!("   {}", one_line(line)));
