@@ -11,15 +11,15 @@ use wasmtime::component::{Component, Type};
 use super::schema::{self, Direction};
 use super::{Discovered, discover, docs::Docs, value};
 
-const TYPED_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/test-plugins/typed.wasm"));
-
 fn discovered() -> &'static Discovered {
     static DISCOVERED: OnceLock<Discovered> = OnceLock::new();
     DISCOVERED.get_or_init(|| {
+        // Built by host/test-plugins, a dev-dependency: the tests' only.
+        let typed = std::fs::read(toolhost_test_plugins::TYPED).expect("the typed fixture");
         let engine =
             crate::sandbox::engine::engine(crate::sandbox::Tier::Optimized).expect("engine");
-        let component = Component::new(&engine, TYPED_WASM).expect("the fixture compiles");
-        discover(&engine, &component, &Docs::of_component(TYPED_WASM))
+        let component = Component::new(&engine, &typed).expect("the fixture compiles");
+        discover(&engine, &component, &Docs::of_component(&typed))
     })
 }
 
