@@ -191,3 +191,46 @@ fn plugin_new_never_overwrites_and_names_what_is_wrong() {
         assert!(!ws.path().join(taken).exists());
     }
 }
+
+/// `plugin new --lang python` builds with the componentize-py that
+/// `plugin install python` left in toolhost's cache when it is there, and
+/// says how to install one into the project's `.venv` when it is not.
+#[test]
+fn the_python_build_line_reuses_the_installed_componentize_py() {
+    let ws = Workspace::new();
+    let toolchains = tempfile::tempdir().expect("temp dir");
+    let build_line = |ws: &Workspace, name: &str| {
+        let printed = stdout_of(
+            ws.toolhost()
+                .env("TOOLHOST_PLUGIN_TOOLCHAINS", toolchains.path())
+                .args(["plugin", "new", name, "--lang", "python"]),
+        );
+        printed
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(
+        build_line(&ws, "first"),
+        "cd first && python3 -m venv .venv && .venv/bin/pip install --quiet \
+         'componentize-py==0.25.1' && .venv/bin/componentize-py --wit-path wit --world plugin \
+         componentize app -o first.wasm"
+    );
+    // As `plugin install python` leaves it: a venv with the pinned package.
+    let venv = toolchains.path().join("componentize-py");
+    std::fs::create_dir_all(venv.join("bin")).expect("mkdir");
+    std::fs::write(venv.join("bin/componentize-py"), "").expect("write");
+    std::fs::create_dir_all(
+        venv.join("lib/python3.11/site-packages/componentize_py-0.25.1.dist-info"),
+    )
+    .expect("mkdir");
+    assert_eq!(
+        build_line(&ws, "second"),
+        format!(
+            "cd second && {} --wit-path wit --world plugin componentize app -o second.wasm",
+            venv.join("bin/componentize-py").display()
+        )
+    );
+}
