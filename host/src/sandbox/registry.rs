@@ -917,15 +917,7 @@ impl Sandbox {
         };
         // The tool as loaded, or widened by what the user granted it in
         // this session.
-        let widened =
-            permits::widened(name, &tool.policy, &options.permits, &self.workspace).map(|policy| {
-                let mut shared = self
-                    .shared
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                let capabilities = ToolCapabilities::configure(&policy, &mut shared);
-                (policy, capabilities)
-            });
+        let widened = self.widened(tool, &options.permits);
         let (tool_policy, tool_capabilities) = match &widened {
             Some((policy, capabilities)) => (policy, capabilities),
             None => (&tool.policy, &tool.capabilities),
@@ -1047,6 +1039,19 @@ impl Sandbox {
             ask,
             notes: Vec::new(),
         }
+    }
+
+    /// `tool` widened by what the user granted it in the session
+    /// (`permits`): its policy and what it holds of each capability, made
+    /// again for this call; `None` when it runs as loaded.
+    fn widened(&self, tool: &Tool, permits: &[Permit]) -> Option<(ToolPolicy, ToolCapabilities)> {
+        let policy = permits::widened(&tool.name, &tool.policy, permits, &self.workspace)?;
+        let mut shared = self
+            .shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let capabilities = ToolCapabilities::configure(&policy, &mut shared);
+        Some((policy, capabilities))
     }
 
     /// Runs `export` of `code` for `tool` in a fresh instance under

@@ -225,15 +225,20 @@ impl Builtin for Native {
             }),
         };
         Ok(match exec::run(&command) {
-            Ok(finished) => ExecResult {
-                stdout: finished.stdout.into(),
-                stderr: finished.stderr.into(),
-                exit_code: finished.exit_code,
-                ..ExecResult::default()
-            },
+            Ok(finished) => ran(finished),
             // Not started: bash's "cannot execute" (126).
             Err(why) => ExecResult::err(format!("bash: {}: {why}\n", self.0), 126),
         })
+    }
+}
+
+/// What a native command the host ran did, as the shell's result.
+fn ran(finished: exec::Finished) -> ExecResult {
+    ExecResult {
+        stdout: finished.stdout.into(),
+        stderr: finished.stderr.into(),
+        exit_code: finished.exit_code,
+        ..ExecResult::default()
     }
 }
 
@@ -256,12 +261,7 @@ impl Builtin for Ungranted {
         Ok(match exec::run(&command) {
             // Granted after all (never, while the shell's list is the
             // host's): what it did.
-            Ok(finished) => ExecResult {
-                stdout: finished.stdout.into(),
-                stderr: finished.stderr.into(),
-                exit_code: finished.exit_code,
-                ..ExecResult::default()
-            },
+            Ok(finished) => ran(finished),
             Err(_) => ExecResult::err(self.1.clone(), missing::NOT_FOUND),
         })
     }
