@@ -31,21 +31,32 @@ fn write(path: &str, content: &str) -> serde_json::Value {
     json!({"name": "write_file", "arguments": {"path": path, "content": content}})
 }
 
-#[test]
-fn a_refused_write_allowed_once_runs_again_and_the_next_asks_again() {
-    let ws = Workspace::new();
+/// A chat in `ws` (with `flags`) whose model writes `notes/a.txt`, then
+/// `notes/b.txt`, then says "Done.", asked to take notes: `write_file` may
+/// write nowhere, so each write asks.
+fn two_writes_asked(ws: &Workspace, flags: &[&str]) -> Pty {
     ws.write("notes/.keep", "");
     let script = script(
-        &ws,
+        ws,
         json!([
             {"tool_calls": [write("notes/a.txt", "first")]},
             {"tool_calls": [write("notes/b.txt", "second")]},
             {"text": "Done."},
         ]),
     );
-    let mut chat = Pty::spawn(&ws, &["chat", "--no-session", "--script", &script]);
+    let mut args = vec!["chat"];
+    args.extend_from_slice(flags);
+    args.extend(["--script", &script]);
+    let mut chat = Pty::spawn(ws, &args);
     chat.wait_for("Ctrl+D quits");
     chat.keys("take notes\r");
+    chat
+}
+
+#[test]
+fn a_refused_write_allowed_once_runs_again_and_the_next_asks_again() {
+    let ws = Workspace::new();
+    let mut chat = two_writes_asked(&ws, &["--no-session"]);
     chat.wait_for(
         "? allow `write_file` to write in `notes`? y: once · s: for this session · n: no",
     );
@@ -88,18 +99,7 @@ fn a_refused_write_allowed_once_runs_again_and_the_next_asks_again() {
 #[test]
 fn a_grant_for_the_session_is_recorded_resumed_and_shown_and_a_shipped_one_is_not() {
     let ws = Workspace::new();
-    ws.write("notes/.keep", "");
-    let script = script(
-        &ws,
-        json!([
-            {"tool_calls": [write("notes/a.txt", "first")]},
-            {"tool_calls": [write("notes/b.txt", "second")]},
-            {"text": "Done."},
-        ]),
-    );
-    let mut chat = Pty::spawn(&ws, &["chat", "--script", &script]);
-    chat.wait_for("Ctrl+D quits");
-    chat.keys("take notes\r");
+    let mut chat = two_writes_asked(&ws, &[]);
     chat.wait_for("? allow `write_file` to write in `notes`?");
     answer(&mut chat, "s");
     chat.wait_for("Done.");
@@ -671,18 +671,7 @@ fn toolhosts_secrets_are_read_by_no_tool_whatever_its_grants() {
 #[test]
 fn typing_under_way_does_not_answer_a_question() {
     let ws = Workspace::new();
-    ws.write("notes/.keep", "");
-    let script = script(
-        &ws,
-        json!([
-            {"tool_calls": [write("notes/a.txt", "first")]},
-            {"tool_calls": [write("notes/b.txt", "second")]},
-            {"text": "Done."},
-        ]),
-    );
-    let mut chat = Pty::spawn(&ws, &["chat", "--no-session", "--script", &script]);
-    chat.wait_for("Ctrl+D quits");
-    chat.keys("take notes\r");
+    let mut chat = two_writes_asked(&ws, &["--no-session"]);
     chat.wait_for("? allow `write_file` to write in `notes`?");
     // Typed straight on: dropped, nothing answered.
     for key in ["s", " ", "i", "s", " ", "y", "e", "s"] {

@@ -1149,6 +1149,19 @@ fn the_token_file_must_be_private_and_no_auth_is_a_warned_choice() {
     open.stop();
 }
 
+/// A runtime and an HTTP client for `--http` tests. reqwest is built
+/// without a TLS provider (host/Cargo.toml); toolhost installs ring before
+/// it builds a client, and so must a test.
+fn http_client() -> (tokio::runtime::Runtime, reqwest::Client) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client");
+    (runtime, client)
+}
+
 /// One POST to `url`; its status, its `Mcp-Session-Id` and its body.
 async fn post_mcp(
     client: &reqwest::Client,
@@ -1192,14 +1205,7 @@ fn a_flood_of_initialize_requests_stays_bounded() {
     let ws = workspace();
     let server = HttpServer::start(&ws);
     let auth = format!("Bearer {}", server.token.as_deref().expect("a token"));
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    // reqwest is built without a TLS provider (host/Cargo.toml); toolhost
-    // installs ring before it builds a client, and so must a test.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("client");
+    let (runtime, client) = http_client();
     let started = Instant::now();
     runtime.block_on(async {
         let workers: Vec<_> = (0..8)
@@ -1665,12 +1671,7 @@ fn an_http_session_ended_with_delete_gets_204_and_is_gone() {
     let ws = workspace();
     let server = HttpServer::start(&ws);
     let auth = format!("Bearer {}", server.token.as_deref().expect("a token"));
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("client");
+    let (runtime, client) = http_client();
     runtime.block_on(async {
         let url = &server.url;
         let session = http_session(&client, url, &auth).await;
@@ -1699,12 +1700,7 @@ fn a_question_waiting_for_one_client_stalls_no_other_clients_writes() {
     let ws = workspace();
     let server = HttpServer::start(&ws);
     let auth = format!("Bearer {}", server.token.as_deref().expect("a token"));
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("client");
+    let (runtime, client) = http_client();
     runtime.block_on(async {
         let url = server.url.clone();
         let asking = INITIALIZE.replace(
@@ -1779,12 +1775,7 @@ fn one_clients_burst_of_calls_fails_no_call_of_its_own_or_of_another_client() {
     let ws = workspace();
     let server = HttpServer::start(&ws);
     let auth = format!("Bearer {}", server.token.as_deref().expect("a token"));
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("client");
+    let (runtime, client) = http_client();
     runtime.block_on(async {
         let url = server.url.clone();
         let burster = http_session(&client, &url, &auth).await;
@@ -1905,12 +1896,7 @@ fn an_http_body_of_two_million_zeros_is_refused_before_it_is_parsed() {
     let ws = workspace();
     let server = HttpServer::start(&ws);
     let auth = format!("Bearer {}", server.token.as_deref().expect("a token"));
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("client");
+    let (runtime, client) = http_client();
     let before = peak_rss_mib(server.child.id());
     runtime.block_on(async {
         let url = &server.url;
