@@ -125,15 +125,17 @@ fn a_token_budget_stops_the_run_before_the_request_that_would_pass_it() {
     let ws = Workspace::new();
     ws.write("a.txt", "a");
     // Each reply reports its usage; the first asks for a tool, so a second
-    // request would follow: 1,100 tokens of the first and the result's,
-    // over 2,000 with the tools' schemas.
+    // request would follow: the 5,100 tokens of the first again, and the
+    // result's, over a budget of 8,000. The first request (the system
+    // prompt and the tools' schemas, about 2,000 tokens as the paths in
+    // the prompt go) is well under it wherever the tests run.
     let mock = MockModel::start(vec![
         Reply::sse_body(openai_with_usage(
             &openai_tool_call("call_1", "list_files", &json!({})),
-            1000,
+            5000,
             100,
         )),
-        Reply::sse_body(openai_with_usage(&openai_text("never sent"), 1200, 10)),
+        Reply::sse_body(openai_with_usage(&openai_text("never sent"), 6200, 10)),
     ]);
     let output = toolhost_run(&ws)
         .args([
@@ -144,7 +146,7 @@ fn a_token_budget_stops_the_run_before_the_request_that_would_pass_it() {
             "openai",
         ])
         .args(["--model", "m", "--base-url", &mock.openai_url()])
-        .args(["--max-tokens-total", "2000", "list the files"])
+        .args(["--max-tokens-total", "8000", "list the files"])
         .output()
         .expect("run");
     assert_eq!(output.status.code(), Some(5), "{output:?}");
@@ -153,8 +155,8 @@ fn a_token_budget_stops_the_run_before_the_request_that_would_pass_it() {
     let evidence = doc["stop"]["evidence"].as_str().expect("evidence");
     assert_text(
         &super::common::mask_between(evidence, "(about ", " tokens)", "_"),
-        "the next model request (about _ tokens) would pass the run's budget of 2000 tokens; \
-         1100 spent so far (1000 in / 100 out tokens)",
+        "the next model request (about _ tokens) would pass the run's budget of 8000 tokens; \
+         5100 spent so far (5000 in / 100 out tokens)",
     );
     assert_eq!(doc["stop"]["reason"], "budget_exhausted");
     assert_eq!(doc["turns"], 1);
