@@ -55,8 +55,15 @@ impl<'a> FileGrants<'a> {
                 if section == DEFAULTS_WRITE)
     }
 
-    fn is_protected(&self, path: &Path) -> bool {
-        self.protection.names_protected(path)
+    /// Whether the grant `spec`, landing on the host path `canonical`,
+    /// lifts a protection: only the user's own words do, and only when they
+    /// name it ([`Protection::lifted_by`]).
+    fn lifts(&self, spec: &GrantSpec, canonical: &Path) -> bool {
+        spec.origin.is_users_own()
+            && spec.access == Access::Write
+            && self
+                .protection
+                .lifted_by(&self.workspace.join(&spec.path), canonical)
     }
 
     fn resolve(&self, spec: &GrantSpec) -> Result<grants::Resolved, ConfigError> {
@@ -64,7 +71,7 @@ impl<'a> FileGrants<'a> {
             spec,
             self.workspace,
             self.trusted,
-            &|path: &Path| self.is_protected(path),
+            &|written: &Path, canonical: &Path| self.protection.lifted_by(written, canonical),
             self.new_dirs,
         )
     }
@@ -109,10 +116,7 @@ impl<'a> FileGrants<'a> {
                     // A protected directory the user granted by name may be
                     // changed by this tool; the workspace's own config
                     // cannot lift anything.
-                    if spec.origin.is_users_own()
-                        && grant.access == Access::Write
-                        && self.is_protected(&grant.host_path)
-                    {
+                    if self.lifts(spec, &grant.host_path) {
                         lifted.push(grant.host_path.clone());
                     }
                     resolved.push(grant);

@@ -153,13 +153,16 @@ pub(super) fn new_dir(
 
 /// Turns a written grant into a checked [`Grant`] (or a [`Resolved::Lift`]).
 /// `trusted`: whether the workspace is trusted, so its own config may grant
-/// outside it; `protected`: whether a host path is protected; `new_dirs`:
-/// the directories the command will make, which count as there.
+/// outside it; `lifts`: whether a grant written as the first host path
+/// (links not followed) and landing on the second lifts a protection
+/// ([`Protection::lifted_by`](crate::sandbox::Protection::lifted_by));
+/// `new_dirs`: the directories the command will make, which count as
+/// there.
 pub(super) fn resolve(
     spec: &GrantSpec,
     workspace: &Path,
     trusted: bool,
-    protected: &dyn Fn(&Path) -> bool,
+    lifts: &dyn Fn(&Path, &Path) -> bool,
     new_dirs: &NewDirs,
 ) -> Result<Resolved, ConfigError> {
     let error = |problem: String| ConfigError::Grant {
@@ -184,7 +187,7 @@ pub(super) fn resolve(
             Some(parent.join(host.file_name()?))
         });
         if let Some(named) = named
-            && protected(&named)
+            && lifts(&host, &named)
         {
             return Ok(Resolved::Lift(named));
         }

@@ -297,10 +297,7 @@ mod tests {
     }
 
     fn git() -> Hit {
-        Hit {
-            protected: ".git".into(),
-            why: "git runs hooks from it".into(),
-        }
+        Hit::new(".git", "git runs hooks from it")
     }
 
     /// The position of `fault`'s variant in [`every_fault`]'s table. The
@@ -565,10 +562,7 @@ mod tests {
             (
                 ToolFault::FsDenied(Denial::HardLinkToProtected {
                     source: ".vscode/tasks.json".into(),
-                    hit: Hit {
-                        protected: ".vscode".into(),
-                        why: "VS Code runs its tasks".into(),
-                    },
+                    hit: Hit::new(".vscode", "VS Code runs its tasks"),
                 }),
                 "error: `t` may not hard-link `.vscode/tasks.json`: `.vscode` is protected (VS Code \
                  runs its tasks). A lift lets one tool change it in this run, but a second name for \

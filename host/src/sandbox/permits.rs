@@ -10,6 +10,7 @@
 //! ([`CallOptions::permits`](super::CallOptions)), so one MCP client's
 //! answer never widens another's, and a new session starts with none.
 
+use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -18,7 +19,7 @@ use super::capabilities::exec::{Lookup, Program};
 use super::capabilities::filesystem::Denial;
 use super::capabilities::network::account::{NetDenial, NetRefusal};
 use super::capabilities::network::grant::{Destination, NetGrant};
-use super::capabilities::protect::Protection;
+use super::capabilities::protect::{HEAD, Protection};
 use super::capabilities::{Access, Grant, simplify};
 use super::outcome::ToolFault;
 use super::policy::ToolPolicy;
@@ -85,6 +86,14 @@ impl Permit {
         match self.kind {
             PermitKind::Read => format!("read in `{shown}`"),
             PermitKind::Write => format!("write in `{shown}`"),
+            PermitKind::Lift if Path::new(&shown).file_name() == Some(OsStr::new(HEAD)) => {
+                // A lift of a `HEAD` lifts the repository it marks.
+                let dir = Path::new(&shown)
+                    .parent()
+                    .filter(|dir| !dir.as_os_str().is_empty())
+                    .map_or(".".into(), Path::to_string_lossy);
+                format!("change the repository `{dir}` (it holds a `{HEAD}`)")
+            }
             PermitKind::Lift => format!("change the protected `{shown}`"),
             PermitKind::Net => format!("reach `{shown}`"),
             PermitKind::Exec => format!("run the program `{shown}` natively"),
@@ -139,7 +148,7 @@ pub(crate) fn wanted(
             dir_permit(existing_dir(host.parent()?)?, Access::Write)
         }
         ToolFault::FsDenied(Denial::Protected { hit, .. }) if !read_only => {
-            let path = lift_path(&lexical(workspace, Path::new(&hit.protected))?)?;
+            let path = lift_path(&lexical(workspace, Path::new(&hit.lift))?)?;
             let lifted = policy.fs.lifted.iter().any(|l| path.starts_with(l));
             (!lifted && protection.lift_offered(&path)).then(|| Permit {
                 tool: tool.to_string(),
@@ -349,10 +358,7 @@ mod tests {
     fn protected(path: &str) -> ToolFault {
         ToolFault::FsDenied(Denial::Protected {
             path: path.into(),
-            hit: Hit {
-                protected: path.into(),
-                why: "it matters".into(),
-            },
+            hit: Hit::new(path, "it matters"),
         })
     }
 

@@ -787,8 +787,9 @@ impl Sandbox {
     /// A grant the user typed in a session (`/allow bash=src`), or one a
     /// resumed session recorded, checked as the same flag would be: the
     /// tool is loaded; a directory is there (canonical); a write naming a
-    /// protected path lifts it, when a session may (with the directory
-    /// itself when it is one); an origin parses; a program is on `PATH`.
+    /// protected path by its name lifts it, when a session may (with the
+    /// directory itself when it is one); an origin parses; a program is on
+    /// `PATH`.
     /// Why not, in words that follow "cannot allow it: ".
     pub fn permit(
         &self,
@@ -818,7 +819,7 @@ impl Sandbox {
                 if writes
                     && self
                         .protection
-                        .names_protected(canonical.as_ref().unwrap_or(&host))
+                        .lifted_by(&host, canonical.as_ref().unwrap_or(&host))
                 {
                     let path = canonical.as_ref().unwrap_or(&host);
                     if !self.protection.lift_offered(path) {

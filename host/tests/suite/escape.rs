@@ -426,6 +426,123 @@ fn a_grant_the_user_names_lifts_the_protection_for_that_tool_alone() {
     assert!(err.contains("`.git` is protected"), "{err}");
 }
 
+/// Red team (after issue 40): a user's write grant was a lift whenever
+/// what it landed on was protected, so what the workspace shipped decided.
+/// A shipped `src/HEAD` made `--allow-write raw=src` a lift of a repository
+/// (the tool could then write `src/config`, `src/hooks`, `src/objects` and
+/// `src/refs`, and git run in `src` runs what they say); a shipped `.vscode
+/// -> src` made it a lift of `.vscode` (a model-written `tasks.json` runs
+/// when the folder opens); a shipped `HEAD` at the root made `--allow-write
+/// raw=.` one. Only the user's words lift now: `src/HEAD` names the
+/// repository it marks, `.vscode` what it leads to.
+#[test]
+fn a_grant_lifts_only_what_its_words_name_whatever_the_workspace_ships() {
+    let head = "ref: refs/heads/main\n";
+    let shipped_head = Workspace::new();
+    shipped_head.write("src/HEAD", head);
+    shipped_head.write("src/main.rs", "fn main() {}\n");
+    let shipped_link = Workspace::new();
+    shipped_link.mkdir("src");
+    symlink("src", shipped_link.path().join(".vscode")).expect("symlink");
+    let head_at_root = Workspace::new();
+    head_at_root.write("HEAD", head);
+    let raw = |ws: &Workspace, op: Value, flags: &[&str]| {
+        ws.add_plugin(test_plugins::ESCAPE, "escape.wasm");
+        ws.call("raw", &op.to_string(), flags)
+    };
+    for (ws, grant, op, lift) in [
+        (
+            &shipped_head,
+            "raw=src",
+            json!({"op": "write", "preopen": "src", "path": "config", "text": "[core]\n\tfsmonitor = x\n"}),
+            "raw=src/HEAD",
+        ),
+        (
+            &shipped_head,
+            "raw=src",
+            json!({"op": "mkdir", "preopen": "src", "path": "objects"}),
+            "raw=src/HEAD",
+        ),
+        (
+            &shipped_head,
+            "raw=src",
+            json!({"op": "mkdir", "preopen": "src", "path": "hooks"}),
+            "raw=src/HEAD",
+        ),
+        (
+            &shipped_link,
+            "raw=src",
+            json!({"op": "write", "preopen": "src", "path": "tasks.json", "text": "{}"}),
+            "raw=.vscode",
+        ),
+        (
+            &head_at_root,
+            "raw=.",
+            json!({"op": "write", "path": "config", "text": "[core]\n"}),
+            "raw=HEAD",
+        ),
+    ] {
+        let err = stderr_of_failure(&mut raw(ws, op.clone(), &["--allow-write", grant]), 1);
+        let advice = format!("`--allow-write {lift}`.");
+        assert!(err.trim_end().ends_with(&advice), "{grant}, {op}: {err}");
+        // The advice works when pasted.
+        let flags = ["--allow-write", grant, "--allow-write", lift];
+        assert_eq!(stdout_of(&mut raw(ws, op, &flags)), "ok\n");
+    }
+
+    // The whole refusal, as the model reads it.
+    let mut write = shipped_head.call(
+        "write_file",
+        &json!({"path": "src/hooks/post-checkout", "content": "#!/bin/sh\n"}).to_string(),
+        &["--allow-write", "write_file=src"],
+    );
+    assert_eq!(
+        stderr_of_failure(&mut write, 1),
+        "error: `write_file` may not change `src/hooks/post-checkout`: `src` is protected (it \
+         holds a `HEAD`, so git may take it for a repository (with its objects and refs beside \
+         it, or where a `commondir` file says) and run what its config and hooks say, so a \
+         change could run code outside the sandbox). No tool may change it, even with write \
+         access to the workspace. Leave it as it is and work elsewhere; if it must change, ask \
+         the user, who can lift this for one tool with `--allow-write write_file=src/HEAD`.\n"
+    );
+    // A file a shipped link leads into is not a lift of what it is: it is
+    // no directory to grant either.
+    let mut file = shipped_link.call(
+        "write_file",
+        &json!({"path": "src/tasks.json", "content": "{}"}).to_string(),
+        &["--allow-write", "write_file=src/tasks.json"],
+    );
+    assert_eq!(
+        stderr_of_failure(&mut file, 1),
+        format!(
+            "error: grant `src/tasks.json` (from --allow-write write_file=src/tasks.json) is not \
+             a directory (`{}`); grant the directory that holds it\n",
+            shipped_link.path().join("src/tasks.json").display()
+        )
+    );
+    // What `tools` says a tool may change names the repository.
+    let tools = stdout_of(shipped_head.toolhost().args([
+        "--allow-write",
+        "write_file=src",
+        "--allow-write",
+        "write_file=src/HEAD",
+        "tools",
+    ]));
+    assert!(
+        tools.contains(
+            "\n    may change protected: src/HEAD (the repository `src`) (granted by name)\n"
+        ),
+        "{tools}"
+    );
+    let tools =
+        stdout_of(
+            shipped_head
+                .toolhost()
+                .args(["--allow-write", "write_file=src", "tools"]),
+        );
+    assert!(!tools.contains("may change protected"), "{tools}");
+}
+
 #[test]
 fn the_workspace_config_cannot_lift_a_protection_but_can_add_one() {
     let repo = Repo::new();
@@ -832,7 +949,19 @@ fn the_advice_in_a_refusal_works_when_pasted() {
     repo.ws.mkdir("fixtures/bare.git/objects");
     repo.ws.mkdir("fixtures/bare.git/refs");
     repo.ws.write("docs/HEAD", "ref: refs/heads/main\n");
+    repo.ws.write("scripts/pre-push", "#!/bin/sh\n");
+    symlink(
+        "../../scripts/pre-push",
+        repo.ws.path().join(".git/hooks/pre-push"),
+    )
+    .expect("symlink");
     for (tool, input, changed, expected) in [
+        (
+            "raw",
+            json!({"op": "write", "path": "scripts/pre-push", "text": "#!/bin/sh\nid\n"}),
+            "scripts/pre-push",
+            "#!/bin/sh\nid\n",
+        ),
         (
             "raw",
             json!({"op": "write", "path": "fixtures/bare.git/config", "text": "[core]\n"}),
@@ -1558,19 +1687,19 @@ fn what_a_link_in_a_protected_directory_leads_to_is_protected() {
     let attacks = [
         (
             json!({"op": "write", "path": ".claude/settings.json", "text": hook, "follow": true}),
-            protected("ai/s.json", ".claude"),
+            protected("ai/s.json", ".claude/settings.json"),
         ),
         (
             json!({"op": "write", "path": "ai/s.json", "text": hook}),
-            protected("ai/s.json", ".claude"),
+            protected("ai/s.json", ".claude/settings.json"),
         ),
         (
             json!({"op": "rename", "from": "ai", "to": "ai2"}),
-            protected("ai", ".claude"),
+            protected("ai", ".claude/settings.json"),
         ),
         (
             json!({"op": "write", "path": "scripts/pre-commit", "text": "#!/bin/sh\nid\n"}),
-            protected("scripts/pre-commit", ".git"),
+            protected("scripts/pre-commit", ".git/hooks/pre-commit"),
         ),
         (
             json!({"op": "write", "path": "sub/.claude/settings.json", "text": hook}),

@@ -434,7 +434,20 @@ fn tool_lines(out: &mut impl io::Write, tool: &Tool, workspace: &Path) -> io::Re
             .fs
             .lifted
             .iter()
-            .map(|p| p.strip_prefix(workspace).unwrap_or(p).display().to_string())
+            .map(|path| {
+                let shown = |p: &'_ Path| match p.strip_prefix(workspace) {
+                    Ok(inside) if inside.as_os_str().is_empty() => ".".to_string(),
+                    Ok(inside) => inside.display().to_string(),
+                    Err(_) => p.display().to_string(),
+                };
+                // A lift of a `HEAD` lifts the repository it marks.
+                match path.parent() {
+                    Some(dir) if path.file_name() == Some(std::ffi::OsStr::new("HEAD")) => {
+                        format!("{} (the repository `{}`)", shown(path), shown(dir))
+                    }
+                    _ => shown(path),
+                }
+            })
             .collect();
         put_line(
             out,

@@ -98,9 +98,8 @@ pub struct Protection {
     /// components anywhere below the base.
     suffixes: Vec<(Vec<OsString>, usize)>,
     /// Host paths protected as they are (the exact paths, and where a
-    /// link at a protected name at the root leads), with their index in
-    /// `paths`.
-    exact: Vec<(PathBuf, usize)>,
+    /// link at a protected name at the root leads).
+    exact: Vec<Exact>,
     /// toolhost's own records, which hold what tools read from wherever
     /// they were granted: the workspace's session files (and an MCP
     /// server's audit), which no tool may read, and the whole results it
@@ -117,7 +116,19 @@ struct Resolved {
     host: Vec<PathBuf>,
 }
 
-/// A protected path a target lies in.
+/// A host path protected as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Exact {
+    host: PathBuf,
+    /// Which of `paths` it is.
+    index: usize,
+    /// The path that names it, as the user would write it: the protected
+    /// path as configured, or the link in a protected directory that leads
+    /// to `host`. A grant lifts it only by these words
+    /// ([`Protection::named_by`]), never by naming `host` itself.
+    named: PathBuf,
+}
+
 /// Which of toolhost's records a path lies in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Record {
@@ -151,6 +162,22 @@ pub struct Hit {
     /// The protected path, relative to the workspace (`.git`, `vendor/x/.git`).
     pub protected: String,
     pub why: String,
+    /// What a user's write grant names to lift this protection for one
+    /// tool: the protected path, or for a directory protected because it
+    /// holds a `HEAD`, that `HEAD` ([`Protection::named_by`]).
+    pub lift: String,
+}
+
+impl Hit {
+    /// A protected path a grant naming it lifts.
+    pub fn new(protected: impl Into<String>, why: impl Into<String>) -> Hit {
+        let protected = protected.into();
+        Hit {
+            lift: protected.clone(),
+            protected,
+            why: why.into(),
+        }
+    }
 }
 
 impl Protection {
@@ -169,6 +196,7 @@ impl Protection {
         let mut exact = Vec::new();
         let mut scan_budget = LINK_SCAN_ENTRIES;
         for (index, resolved) in paths.iter().enumerate() {
+            let named = workspace.join(&resolved.spec.relative);
             let mut host = resolved.host.iter();
             if resolved.spec.at_any_depth {
                 let parts: Vec<OsString> = Path::new(&resolved.spec.relative)
@@ -189,7 +217,11 @@ impl Protection {
                 // The name at the root is found by the walk of names.
                 host.next();
             }
-            exact.extend(host.map(|path| (path.clone(), index)));
+            exact.extend(host.map(|path| Exact {
+                host: path.clone(),
+                index,
+                named: named.clone(),
+            }));
             // Where the links in it lead, for a protected directory in the
             // workspace (`.git/hooks/pre-commit -> ../../scripts/pre-commit`,
             // `.claude/settings.json -> ../ai/settings.json`): what runs is
@@ -199,7 +231,11 @@ impl Protection {
                 links_in(dir, &mut scan_budget, &mut links);
                 for link in links {
                     for way in route(&link).into_iter().skip(1) {
-                        exact.push((way, index));
+                        exact.push(Exact {
+                            host: way,
+                            index,
+                            named: link.clone(),
+                        });
                     }
                 }
             }
@@ -270,10 +306,9 @@ impl Protection {
     /// the grant holding `target`): a workspace that itself lies in a
     /// `.claude` directory is not all protected.
     pub fn covering(&self, target: &Path, lifted: &[PathBuf], base: &Path) -> Option<Hit> {
-        for (host, index) in &self.exact {
-            if target.starts_with(host) && !is_lifted(target, host, lifted) {
-                let spec = &self.paths[*index].spec;
-                return Some(self.hit(spec, &spec.relative));
+        for exact in &self.exact {
+            if target.starts_with(&exact.host) && !is_lifted(target, &exact.host, lifted) {
+                return Some(self.exact_hit(exact));
             }
         }
         let (start, below) = match target.strip_prefix(base) {
@@ -362,10 +397,10 @@ impl Protection {
         if let Some(hit) = self.holding_a_suffix(target, lifted, base) {
             return Some(hit);
         }
-        self.exact.iter().find_map(|(host, index)| {
+        self.exact.iter().find_map(|exact| {
+            let host = &exact.host;
             let held = host.starts_with(target) && !is_lifted(host, host, lifted);
-            let spec = &self.paths[*index].spec;
-            held.then(|| self.hit(spec, &spec.relative))
+            held.then(|| self.exact_hit(exact))
         })
     }
 
@@ -383,7 +418,7 @@ impl Protection {
     ) -> Option<Hit> {
         let mut dir = target.parent()?;
         while dir.starts_with(base) {
-            if holds_head(dir) && !is_lifted(target, dir, lifted) {
+            if holds_head(dir) && !repository_lifted(target, dir, lifted) {
                 return Some(self.repository_hit(dir));
             }
             dir = dir.parent()?;
@@ -396,13 +431,15 @@ impl Protection {
         Hit {
             protected: self.shown(dir),
             why: REPOSITORY_WHY.into(),
+            lift: self.shown(&dir.join(HEAD)),
         }
     }
 
-    /// Whether a user's grant naming `path` names something protected, so
-    /// that it lifts that protection: a protected path, a directory git
-    /// takes for a repository or something in one, or an `objects`/`refs`
-    /// beside a `HEAD` (the guard's refusals, as a path the user can name).
+    /// Whether the host path `path` is something protected: a protected
+    /// path, a directory git takes for a repository or something in one,
+    /// or an `objects`/`refs` beside a `HEAD` (the guard's refusals, as a
+    /// path). A grant of it lifts that only when the user's words name it
+    /// ([`Protection::lifted_by`]).
     pub fn names_protected(&self, path: &Path) -> bool {
         // The guard's base: outside the workspace, the grant itself, so a
         // grant of `~/.claude/skills/x` is a grant, not a lift.
@@ -414,6 +451,45 @@ impl Protection {
         self.covering(path, &[], base).is_some()
             || holds_head(path)
             || self.repository_holding(path, &[], base).is_some()
+    }
+
+    /// Whether a user's write grant written as `written` (an absolute path,
+    /// as typed: links not followed) and landing on `canonical` lifts a
+    /// protection. Only the user's words lift: they name a protected path
+    /// by its name (`.vscode`, `src/.git`, `toolhost.toml`, a `HEAD` for
+    /// the repository it marks, the link in a protected directory), and
+    /// what they land on is protected. What the workspace holds never turns
+    /// a grant into a lift: a directory that holds a shipped `HEAD`, or
+    /// that a shipped `.vscode -> src` leads to, is granted as a directory
+    /// and stays protected inside.
+    pub fn lifted_by(&self, written: &Path, canonical: &Path) -> bool {
+        self.named_by(written) && self.names_protected(canonical)
+    }
+
+    /// Whether `written` (absolute, links not followed; `.` and `..` taken
+    /// as written) names a protected path: it is or lies in one as
+    /// configured, or in a link a protected directory holds, or a name
+    /// protected at any depth is among its components below the workspace.
+    fn named_by(&self, written: &Path) -> bool {
+        let written = lexical(Path::new("/"), &reversed(written));
+        if self
+            .exact
+            .iter()
+            .any(|exact| written.starts_with(&exact.named))
+        {
+            return true;
+        }
+        let Ok(below) = written.strip_prefix(&self.workspace) else {
+            return false;
+        };
+        let components: Vec<&OsStr> = below.components().map(|c| c.as_os_str()).collect();
+        (0..components.len()).any(|at| {
+            self.name_index(components[at]).is_some()
+                || self
+                    .suffixes
+                    .iter()
+                    .any(|(parts, _)| starts_with_parts(&components[at..], parts))
+        })
     }
 
     /// Whether a session may offer to lift the protection of `path` (a
@@ -464,10 +540,13 @@ impl Protection {
     }
 
     fn hit(&self, spec: &ProtectedPath, protected: &str) -> Hit {
-        Hit {
-            protected: protected.to_string(),
-            why: spec.why.clone(),
-        }
+        Hit::new(protected, spec.why.clone())
+    }
+
+    /// The [`Hit`] of a change of `exact.host`, named by the words that
+    /// name it (`.git/hooks/pre-commit` for where that link leads).
+    fn exact_hit(&self, exact: &Exact) -> Hit {
+        self.hit(&self.paths[exact.index].spec, &self.shown(&exact.named))
     }
 }
 
@@ -508,6 +587,16 @@ pub(crate) fn is_lifted(target: &Path, protected: &Path, lifted: &[PathBuf]) -> 
     lifted
         .iter()
         .any(|lift| lift.starts_with(protected) && target.starts_with(lift))
+}
+
+/// Whether the user lifted the protection of the repository `dir` (it
+/// holds a `HEAD`) for changes of `target`: a lift of `dir` or of a part
+/// of it holding `target` ([`is_lifted`]), or a lift of its `HEAD`, which
+/// names the repository (a grant of `dir` alone is a grant: a `HEAD` the
+/// workspace shipped must not turn it into a lift).
+pub(crate) fn repository_lifted(target: &Path, dir: &Path, lifted: &[PathBuf]) -> bool {
+    is_lifted(target, dir, lifted)
+        || (target.starts_with(dir) && lifted.iter().any(|lift| *lift == dir.join(HEAD)))
 }
 
 /// Symlinks followed in a row before giving up, as the kernel's `ELOOP`.
@@ -664,6 +753,14 @@ pub(crate) fn route_from(base: &Path, relative: &Path) -> Vec<PathBuf> {
     way
 }
 
+/// The components of `path` in reverse order, as [`lexical`] takes them.
+fn reversed(path: &Path) -> Vec<OsString> {
+    path.components()
+        .rev()
+        .map(|c| c.as_os_str().to_os_string())
+        .collect()
+}
+
 /// `dir` with `rest` (components in reverse order) below it, `..` and `.`
 /// taken as written: where the path would lead if nothing on it were a link.
 fn lexical(dir: &Path, rest: &[OsString]) -> PathBuf {
@@ -761,6 +858,60 @@ mod tests {
         fs::create_dir_all(root.join("src")).expect("mkdir");
         fs::write(root.join("toolhost.toml"), "").expect("write");
         (dir, root)
+    }
+
+    #[test]
+    fn only_the_users_words_lift_never_what_the_workspace_holds() {
+        let (_dir, root) = workspace();
+        fs::write(root.join("src/HEAD"), "ref: refs/heads/main\n").expect("write");
+        fs::create_dir_all(root.join("docs")).expect("mkdir");
+        let mut paths = builtins();
+        paths.push(ProtectedPath {
+            relative: HEAD.into(),
+            why: "git".into(),
+            at_any_depth: true,
+            toolhosts_own: false,
+        });
+        paths.push(ProtectedPath {
+            relative: ".vscode".into(),
+            why: "tasks".into(),
+            at_any_depth: true,
+            toolhosts_own: false,
+        });
+        symlink("docs", root.join(".vscode")).expect("symlink");
+        let protection = Protection::new(&root, paths, &[]);
+        let lifts = |written: &str, lands: &str| {
+            protection.lifted_by(&root.join(written), &root.join(lands))
+        };
+        // What the workspace holds makes these protected, not the words.
+        assert!(protection.names_protected(&root.join("src")));
+        assert!(!lifts("src", "src"));
+        assert!(protection.names_protected(&root.join("docs")));
+        assert!(!lifts("docs", "docs"));
+        // The words name them.
+        assert!(lifts("src/HEAD", "src/HEAD"));
+        assert!(lifts(".vscode", "docs"));
+        assert!(lifts("./src/../.git", ".git"));
+        assert!(lifts("toolhost.toml", "toolhost.toml"));
+        // Words naming something that is not protected lift nothing.
+        assert!(!lifts("src/.git/../main.rs", "src/main.rs"));
+        // A lift of a `HEAD` lifts the repository it marks, and no other.
+        let lifted = [root.join("src/HEAD")];
+        assert!(repository_lifted(
+            &root.join("src/config"),
+            &root.join("src"),
+            &lifted
+        ));
+        assert!(!repository_lifted(
+            &root.join("docs/config"),
+            &root.join("docs"),
+            &lifted
+        ));
+        assert!(!repository_lifted(
+            &root.join("src/config"),
+            &root.join("src"),
+            &[]
+        ));
     }
 
     #[test]

@@ -223,10 +223,7 @@ impl Survey {
                     !before.configured.contains_key(*path) && !made_git.contains(&top.join(".git"))
                 })
                 .map(|(path, (why, _))| {
-                    let hit = Hit {
-                        protected: protection.shown(path),
-                        why: (*why).to_string(),
-                    };
+                    let hit = Hit::new(protection.shown(path), (*why).to_string());
                     (path.clone(), hit)
                 }),
         );
@@ -234,10 +231,10 @@ impl Survey {
         for (path, identity, why) in &self.unlooked {
             let new = identity.is_some_and(|id| !before.dirs.contains(&id));
             if new {
-                let hit = Hit {
-                    protected: protection.shown(path),
-                    why: format!("the command made it, and it could not be looked into ({why})"),
-                };
+                let hit = Hit::new(
+                    protection.shown(path),
+                    format!("the command made it, and it could not be looked into ({why})"),
+                );
                 remove.push((path.clone(), hit));
             } else {
                 unknown.push((path.clone(), why.clone()));
@@ -523,7 +520,7 @@ impl Look<'_, '_> {
     }
 
     fn lifted(&self, dir: &Path) -> bool {
-        protect::is_lifted(dir, dir, self.grants.lifted)
+        protect::repository_lifted(dir, dir, self.grants.lifted)
     }
 
     /// Counts a name of a regular file that has more than one.

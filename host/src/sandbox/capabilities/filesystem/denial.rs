@@ -65,7 +65,7 @@ impl Denial {
                  change it, even with write access to the workspace. Leave it as it is and work \
                  elsewhere; if it must change, ask the user, who can lift this for one tool with \
                  `--allow-write {tool}={}`.",
-                hit.protected, hit.why, hit.protected
+                hit.protected, hit.why, hit.lift
             ),
             Denial::LinkOutside { link, target } => format!(
                 "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: the \

@@ -177,10 +177,7 @@ mod tests {
         assert_eq!(guard.denial(), None);
         let first = Denial::Protected {
             path: ".git/config".into(),
-            hit: Hit {
-                protected: ".git".into(),
-                why: "git runs it".into(),
-            },
+            hit: Hit::new(".git", "git runs it"),
         };
         let refused: FsResult<()> = guard.refuse(first.clone());
         let code = refused.err().and_then(|error| error.downcast().ok());

@@ -253,7 +253,7 @@ impl FsRules {
             probe.push_str(&up);
             probe.push_str(protect::HEAD);
             let holds_head = !matches!(beneath::entry_exists(parent, &probe), Ok(false));
-            if holds_head && !protect::is_lifted(target, dir, &self.lifted) {
+            if holds_head && !protect::repository_lifted(target, dir, &self.lifted) {
                 return Some(self.protection.repository_hit(dir));
             }
             // The workspace's own repository was read at start.
@@ -290,10 +290,7 @@ impl FsRules {
     ) -> Option<Hit> {
         let read = self.nested_config(parent, up, top);
         if !read.unreadable.is_empty() {
-            return Some(Hit {
-                protected: self.shown(top),
-                why: UNREADABLE_WHY.into(),
-            });
+            return Some(Hit::new(self.shown(top), UNREADABLE_WHY));
         }
         let reaches = |path: &Path| {
             (target.starts_with(path) || (holds && path.starts_with(target)))
@@ -304,18 +301,12 @@ impl FsRules {
         for value in read.hooks.iter().chain(&every.hooks) {
             let hooks = git::hooks_dir(top, value, home);
             if reaches(&hooks) {
-                return Some(Hit {
-                    protected: self.shown(&hooks),
-                    why: NESTED_HOOKS_WHY.into(),
-                });
+                return Some(Hit::new(self.shown(&hooks), NESTED_HOOKS_WHY));
             }
         }
         read.included.iter().find_map(|file| {
             let file = git::lexical(&top.join(file));
-            reaches(&file).then(|| Hit {
-                protected: self.shown(&file),
-                why: INCLUDED_WHY.into(),
-            })
+            reaches(&file).then(|| Hit::new(self.shown(&file), INCLUDED_WHY))
         })
     }
 
