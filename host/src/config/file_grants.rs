@@ -57,21 +57,31 @@ impl<'a> FileGrants<'a> {
 
     /// Whether the grant `spec`, landing on the host path `canonical`,
     /// lifts a protection: only the user's own words do, and only when they
-    /// name it ([`Protection::lifted_by`]).
-    fn lifts(&self, spec: &GrantSpec, canonical: &Path) -> bool {
+    /// name it, with those of the user's other write grants `also` for the
+    /// same tool ([`Protection::lifted_by`]).
+    fn lifts(&self, spec: &GrantSpec, canonical: &Path, also: &[PathBuf]) -> bool {
         spec.origin.is_users_own()
             && spec.access == Access::Write
             && self
                 .protection
-                .lifted_by(&self.workspace.join(&spec.path), canonical)
+                .lifted_by(&self.workspace.join(&spec.path), canonical, also)
     }
 
-    fn resolve(&self, spec: &GrantSpec) -> Result<grants::Resolved, ConfigError> {
+    /// The paths, as written, of the user's own write grants among `specs`.
+    fn users_writes(&self, specs: &[GrantSpec]) -> Vec<PathBuf> {
+        specs
+            .iter()
+            .filter(|spec| spec.origin.is_users_own() && spec.access == Access::Write)
+            .map(|spec| self.workspace.join(&spec.path))
+            .collect()
+    }
+
+    fn resolve(&self, spec: &GrantSpec, also: &[PathBuf]) -> Result<grants::Resolved, ConfigError> {
         grants::resolve(
             spec,
             self.workspace,
             self.trusted,
-            &|written: &Path, canonical: &Path| self.protection.lifted_by(written, canonical),
+            &|written: &Path, canonical: &Path| self.protection.lifted_by(written, canonical, also),
             self.new_dirs,
         )
     }
@@ -85,7 +95,7 @@ impl<'a> FileGrants<'a> {
             if !self.withheld(&spec) {
                 continue;
             }
-            self.resolve(&spec)?;
+            self.resolve(&spec, &[])?;
             notices.push(format!(
                 "write grant `{}` (from {}) is not applied: a workspace's own toolhost.toml may not give \
                  every tool write access (it may have come with the repository, and every tool includes \
@@ -107,16 +117,17 @@ impl<'a> FileGrants<'a> {
         tool: Option<&str>,
     ) -> Result<(Vec<Grant>, Vec<PathBuf>), ConfigError> {
         let specs = self.specs(tool);
+        let also = self.users_writes(&specs);
         let mut resolved = Vec::new();
         let mut lifted = Vec::new();
         let mut lift_specs = Vec::new();
         for spec in &specs {
-            match self.resolve(spec)? {
+            match self.resolve(spec, &also)? {
                 grants::Resolved::Grant(grant) => {
                     // A protected directory the user granted by name may be
                     // changed by this tool; the workspace's own config
                     // cannot lift anything.
-                    if self.lifts(spec, &grant.host_path) {
+                    if self.lifts(spec, &grant.host_path, &also) {
                         lifted.push(grant.host_path.clone());
                     }
                     resolved.push(grant);

@@ -181,16 +181,12 @@ pub(super) fn resolve(
     // directory is a grant.
     let may_lift = spec.origin.is_users_own() && spec.access == Access::Write;
     let canonical = new_dirs.canonicalize(&host);
-    if may_lift && !canonical.as_ref().is_ok_and(|c| new_dirs.is_dir(c)) {
-        let named = canonical.as_ref().ok().cloned().or_else(|| {
-            let parent = new_dirs.canonicalize(host.parent()?).ok()?;
-            Some(parent.join(host.file_name()?))
-        });
-        if let Some(named) = named
-            && lifts(&host, &named)
-        {
-            return Ok(Resolved::Lift(named));
-        }
+    if may_lift
+        && !canonical.as_ref().is_ok_and(|c| new_dirs.is_dir(c))
+        && let Some(named) = lifted_file(&host, canonical.as_ref().ok(), new_dirs)
+        && lifts(&host, &named)
+    {
+        return Ok(Resolved::Lift(named));
     }
     let outside = || {
         error(format!(
@@ -251,6 +247,21 @@ pub(super) fn resolve(
         guest_path,
         access: spec.access,
     }))
+}
+
+/// Where a grant of the file (or the path not made yet) `host` lands when
+/// it is a lift: `canonical`, or its parent's with its name. A `HEAD`
+/// names the repository beside it, wherever a link there leads
+/// ([`lift_target`](crate::sandbox::lift_target)).
+fn lifted_file(host: &Path, canonical: Option<&PathBuf>, new_dirs: &NewDirs) -> Option<PathBuf> {
+    let beside = || {
+        let parent = new_dirs.canonicalize(host.parent()?).ok()?;
+        Some(parent.join(host.file_name()?))
+    };
+    if host.file_name() == Some(std::ffi::OsStr::new("HEAD")) {
+        return beside();
+    }
+    canonical.cloned().or_else(beside)
 }
 
 /// Whether a relative path's `..`s, read as written, climb above where it

@@ -19,7 +19,7 @@ use super::capabilities::exec::{Lookup, Program};
 use super::capabilities::filesystem::Denial;
 use super::capabilities::network::account::{NetDenial, NetRefusal};
 use super::capabilities::network::grant::{Destination, NetGrant};
-use super::capabilities::protect::{HEAD, Protection};
+use super::capabilities::protect::{HEAD, Protection, lift_target};
 use super::capabilities::{Access, Grant, simplify};
 use super::outcome::ToolFault;
 use super::policy::ToolPolicy;
@@ -147,10 +147,14 @@ pub(crate) fn wanted(
             let host = lexical(workspace, Path::new(path))?;
             dir_permit(existing_dir(host.parent()?)?, Access::Write)
         }
-        ToolFault::FsDenied(Denial::Protected { hit, .. }) if !read_only => {
-            let path = lift_path(&lexical(workspace, Path::new(&hit.lift))?)?;
+        // Offered only where one flag lifts it, as that flag would.
+        ToolFault::FsDenied(Denial::Protected { hit, .. }) if !read_only && hit.lift.len() == 1 => {
+            let written = lexical(workspace, Path::new(&hit.lift[0]))?;
+            let path = lift_target(&written)?;
             let lifted = policy.fs.lifted.iter().any(|l| path.starts_with(l));
-            (!lifted && protection.lift_offered(&path)).then(|| Permit {
+            let offered =
+                protection.lifted_by(&written, &path, &[]) && protection.lift_offered(&path);
+            (!lifted && offered).then(|| Permit {
                 tool: tool.to_string(),
                 kind: PermitKind::Lift,
                 target: path.to_string_lossy().into_owned(),
@@ -234,15 +238,6 @@ fn directory_of(host: &Path) -> Option<PathBuf> {
 fn existing_dir(path: &Path) -> Option<PathBuf> {
     path.ancestors()
         .find_map(|dir| dir.canonicalize().ok().filter(|real| real.is_dir()))
-}
-
-/// Where a lift of `path` lands, as the config layer names one: the path
-/// canonical, or its parent canonical and its name, for one not made yet.
-fn lift_path(path: &Path) -> Option<PathBuf> {
-    path.canonicalize().ok().or_else(|| {
-        let parent = path.parent()?.canonicalize().ok()?;
-        Some(parent.join(path.file_name()?))
-    })
 }
 
 /// `policy` with the permits of `tool` among `permits` added, or `None`

@@ -816,12 +816,9 @@ impl Sandbox {
                     ));
                 }
                 let canonical = host.canonicalize();
-                if writes
-                    && self
-                        .protection
-                        .lifted_by(&host, canonical.as_ref().unwrap_or(&host))
-                {
-                    let path = canonical.as_ref().unwrap_or(&host);
+                let lands = super::lift_target(&host).unwrap_or_else(|| host.clone());
+                if writes && self.protection.lifted_by(&host, &lands, &[]) {
+                    let path = &lands;
                     if !self.protection.lift_offered(path) {
                         let why = if path.starts_with(&self.workspace) {
                             "is toolhost's own (its configuration or state, which decides what \

@@ -446,48 +446,91 @@ fn a_grant_lifts_only_what_its_words_name_whatever_the_workspace_ships() {
     symlink("src", shipped_link.path().join(".vscode")).expect("symlink");
     let head_at_root = Workspace::new();
     head_at_root.write("HEAD", head);
+    // Red team, second round: a protection the workspace's own file adds
+    // on a repository; a link of a protected name to `.git`; a link in a
+    // protected directory reached through a link, to a repository; a
+    // `HEAD` that is a link.
+    let protects_a_repository = Workspace::new();
+    protects_a_repository.write("src/HEAD", head);
+    protects_a_repository.write("toolhost.toml", "[sandbox]\nprotect = [\"src\"]\n");
+    let named_git = Workspace::new();
+    named_git.write(".git/HEAD", head);
+    named_git.write(".git/config", "[core]\n");
+    symlink(".git", named_git.path().join("node_modules")).expect("symlink");
+    let link_in_a_link = Workspace::new();
+    link_in_a_link.write("site/public/HEAD", head);
+    link_in_a_link.mkdir("docs");
+    symlink("docs", link_in_a_link.path().join(".vscode")).expect("symlink");
+    symlink("../site/public", link_in_a_link.path().join("docs/api")).expect("symlink");
+    let linked_head = Workspace::new();
+    linked_head.write("other/HEAD", head);
+    linked_head.mkdir("src");
+    symlink("../other/HEAD", linked_head.path().join("src/HEAD")).expect("symlink");
     let raw = |ws: &Workspace, op: Value, flags: &[&str]| {
         ws.add_plugin(test_plugins::ESCAPE, "escape.wasm");
         ws.call("raw", &op.to_string(), flags)
     };
-    for (ws, grant, op, lift) in [
-        (
-            &shipped_head,
-            "raw=src",
-            json!({"op": "write", "preopen": "src", "path": "config", "text": "[core]\n\tfsmonitor = x\n"}),
-            "raw=src/HEAD",
-        ),
+    let config = |preopen: &str| json!({"op": "write", "preopen": preopen, "path": "config", "text": "[core]\n\tfsmonitor = x\n"});
+    let cases: [(&Workspace, &str, Value, &[&str]); 9] = [
+        (&shipped_head, "raw=src", config("src"), &["raw=src/HEAD"]),
         (
             &shipped_head,
             "raw=src",
             json!({"op": "mkdir", "preopen": "src", "path": "objects"}),
-            "raw=src/HEAD",
+            &["raw=src/HEAD"],
         ),
         (
             &shipped_head,
             "raw=src",
             json!({"op": "mkdir", "preopen": "src", "path": "hooks"}),
-            "raw=src/HEAD",
+            &["raw=src/HEAD"],
         ),
         (
             &shipped_link,
             "raw=src",
             json!({"op": "write", "preopen": "src", "path": "tasks.json", "text": "{}"}),
-            "raw=.vscode",
+            &["raw=.vscode"],
         ),
         (
             &head_at_root,
             "raw=.",
             json!({"op": "write", "path": "config", "text": "[core]\n"}),
-            "raw=HEAD",
+            &["raw=HEAD"],
         ),
-    ] {
+        (
+            &protects_a_repository,
+            "raw=src",
+            config("src"),
+            &["raw=src", "raw=src/HEAD"],
+        ),
+        (
+            &named_git,
+            "raw=node_modules",
+            config(".git"),
+            &["raw=node_modules", "raw=.git"],
+        ),
+        (
+            &link_in_a_link,
+            "raw=docs/api",
+            config("site/public"),
+            &["raw=.vscode/api", "raw=site/public/HEAD"],
+        ),
+        (&linked_head, "raw=src", config("src"), &["raw=src/HEAD"]),
+    ];
+    for (ws, grant, op, lifts) in cases {
         let err = stderr_of_failure(&mut raw(ws, op.clone(), &["--allow-write", grant]), 1);
-        let advice = format!("`--allow-write {lift}`.");
+        let mut flags = vec!["--allow-write", grant];
+        for lift in lifts {
+            flags.extend(["--allow-write", lift]);
+        }
+        let advice = format!("`{}`.", flags[2..].join(" "));
         assert!(err.trim_end().ends_with(&advice), "{grant}, {op}: {err}");
         // The advice works when pasted.
-        let flags = ["--allow-write", grant, "--allow-write", lift];
-        assert_eq!(stdout_of(&mut raw(ws, op, &flags)), "ok\n");
+        assert_eq!(
+            stdout_of(&mut raw(ws, op, &flags)),
+            "ok\n",
+            "{grant}, {lifts:?}"
+        );
     }
 
     // The whole refusal, as the model reads it.
@@ -530,7 +573,7 @@ fn a_grant_lifts_only_what_its_words_name_whatever_the_workspace_ships() {
     ]));
     assert!(
         tools.contains(
-            "\n    may change protected: src/HEAD (the repository `src`) (granted by name)\n"
+            "\n    may change protected: src, src/HEAD (the repository `src`) (granted by name)\n"
         ),
         "{tools}"
     );

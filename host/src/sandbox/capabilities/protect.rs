@@ -124,8 +124,9 @@ struct Exact {
     index: usize,
     /// The path that names it, as the user would write it: the protected
     /// path as configured, or the link in a protected directory that leads
-    /// to `host`. A grant lifts it only by these words
-    /// ([`Protection::named_by`]), never by naming `host` itself.
+    /// to `host`, through the protected path's name (`.vscode/api` for
+    /// `docs/api` when `.vscode -> docs`). A grant lifts it only by these words
+    /// ([`Protection::lifted_by`]), never by naming `host` itself.
     named: PathBuf,
 }
 
@@ -162,10 +163,14 @@ pub struct Hit {
     /// The protected path, relative to the workspace (`.git`, `vendor/x/.git`).
     pub protected: String,
     pub why: String,
-    /// What a user's write grant names to lift this protection for one
-    /// tool: the protected path, or for a directory protected because it
-    /// holds a `HEAD`, that `HEAD` ([`Protection::named_by`]).
-    pub lift: String,
+    /// What the user's write grants name to lift this protection for one
+    /// tool, a flag each: first its own words (the protected path, or for a
+    /// directory protected because it holds a `HEAD`, that `HEAD`), then
+    /// those of every other protection on the same path, which a lift must
+    /// name too ([`Protection::lifted_by`]).
+    pub lift: Vec<String>,
+    /// Whether this is a directory protected because it holds a `HEAD`.
+    pub repository: bool,
 }
 
 impl Hit {
@@ -173,9 +178,10 @@ impl Hit {
     pub fn new(protected: impl Into<String>, why: impl Into<String>) -> Hit {
         let protected = protected.into();
         Hit {
-            lift: protected.clone(),
+            lift: vec![protected.clone()],
             protected,
             why: why.into(),
+            repository: false,
         }
     }
 }
@@ -230,11 +236,12 @@ impl Protection {
                 let mut links = Vec::new();
                 links_in(dir, &mut scan_budget, &mut links);
                 for link in links {
+                    let named = named.join(link.strip_prefix(dir).unwrap_or(&link));
                     for way in route(&link).into_iter().skip(1) {
                         exact.push(Exact {
                             host: way,
                             index,
-                            named: link.clone(),
+                            named: named.clone(),
                         });
                     }
                 }
@@ -308,7 +315,7 @@ impl Protection {
     pub fn covering(&self, target: &Path, lifted: &[PathBuf], base: &Path) -> Option<Hit> {
         for exact in &self.exact {
             if target.starts_with(&exact.host) && !is_lifted(target, &exact.host, lifted) {
-                return Some(self.exact_hit(exact));
+                return Some(self.completed(self.exact_hit(exact), &exact.host));
             }
         }
         let (start, below) = match target.strip_prefix(base) {
@@ -328,7 +335,8 @@ impl Protection {
                 let prefix: PathBuf =
                     start.join(components[..at + len].iter().collect::<PathBuf>());
                 if !is_lifted(target, &prefix, lifted) {
-                    return Some(self.hit(&self.paths[index].spec, &self.shown(&prefix)));
+                    let hit = self.hit(&self.paths[index].spec, &self.shown(&prefix));
+                    return Some(self.completed(hit, &prefix));
                 }
             }
         }
@@ -355,7 +363,8 @@ impl Protection {
                     .iter()
                     .fold(target.to_path_buf(), |path, part| path.join(part));
                 if !is_lifted(&held, &held, lifted) {
-                    return Some(self.hit(&self.paths[*index].spec, &self.shown(&held)));
+                    let hit = self.hit(&self.paths[*index].spec, &self.shown(&held));
+                    return Some(self.completed(hit, &held));
                 }
             }
         }
@@ -400,7 +409,7 @@ impl Protection {
         self.exact.iter().find_map(|exact| {
             let host = &exact.host;
             let held = host.starts_with(target) && !is_lifted(host, host, lifted);
-            held.then(|| self.exact_hit(exact))
+            held.then(|| self.completed(self.exact_hit(exact), host))
         })
     }
 
@@ -428,10 +437,16 @@ impl Protection {
 
     /// The [`Hit`] of a change inside `dir`, which holds a `HEAD`.
     pub(crate) fn repository_hit(&self, dir: &Path) -> Hit {
+        self.completed(self.own_repository_hit(dir), dir)
+    }
+
+    /// [`Protection::repository_hit`] with its own words alone.
+    fn own_repository_hit(&self, dir: &Path) -> Hit {
         Hit {
             protected: self.shown(dir),
             why: REPOSITORY_WHY.into(),
-            lift: self.shown(&dir.join(HEAD)),
+            lift: vec![self.shown(&dir.join(HEAD))],
+            repository: true,
         }
     }
 
@@ -455,41 +470,96 @@ impl Protection {
 
     /// Whether a user's write grant written as `written` (an absolute path,
     /// as typed: links not followed) and landing on `canonical` lifts a
-    /// protection. Only the user's words lift: they name a protected path
-    /// by its name (`.vscode`, `src/.git`, `toolhost.toml`, a `HEAD` for
-    /// the repository it marks, the link in a protected directory), and
-    /// what they land on is protected. What the workspace holds never turns
-    /// a grant into a lift: a directory that holds a shipped `HEAD`, or
+    /// protection. Only the user's words lift, and only what they name:
+    /// `canonical` is protected, and every protection on it is named by
+    /// `written` (it lies in the words that lift that protection, [`Hit`]'s
+    /// `lift`: `.vscode`, `src/.git`, `toolhost.toml`, the `HEAD` of a
+    /// repository, the link in a protected directory). What the workspace
+    /// holds never turns a grant into a lift, nor a lift of one protection
+    /// into a lift of another: a directory that holds a shipped `HEAD`, or
     /// that a shipped `.vscode -> src` leads to, is granted as a directory
-    /// and stays protected inside.
-    pub fn lifted_by(&self, written: &Path, canonical: &Path) -> bool {
-        self.named_by(written) && self.names_protected(canonical)
+    /// and stays protected inside; a `node_modules -> .git` named lifts
+    /// nothing.
+    ///
+    /// `also`: the paths (as written, absolute) of the tool's other write
+    /// grants from the user, whose words count too: a path under two
+    /// protections is lifted by a grant naming each.
+    pub fn lifted_by(&self, written: &Path, canonical: &Path, also: &[PathBuf]) -> bool {
+        let words: Vec<PathBuf> = std::iter::once(written)
+            .chain(also.iter().map(PathBuf::as_path))
+            .map(|path| lexical(Path::new("/"), &reversed(path)))
+            .collect();
+        let named = |hit: &Hit| {
+            let lift = self.workspace.join(&hit.lift[0]);
+            words.iter().any(|word| word.starts_with(&lift))
+        };
+        let hits = self.hits_on(canonical);
+        !hits.is_empty()
+            && hits
+                .iter()
+                .all(|(hit, at)| named(hit) || a_git_named(hit, at, &hits, &named))
     }
 
-    /// Whether `written` (absolute, links not followed; `.` and `..` taken
-    /// as written) names a protected path: it is or lies in one as
-    /// configured, or in a link a protected directory holds, or a name
-    /// protected at any depth is among its components below the workspace.
-    fn named_by(&self, written: &Path) -> bool {
-        let written = lexical(Path::new("/"), &reversed(written));
-        if self
+    /// `hit` with the words of every other protection on `at`, the host
+    /// path it starts at, after its own: what a refusal tells the user to
+    /// name.
+    fn completed(&self, mut hit: Hit, at: &Path) -> Hit {
+        let hits = self.hits_on(at);
+        let own: Vec<PathBuf> = hit
+            .lift
+            .iter()
+            .map(|words| self.workspace.join(words))
+            .collect();
+        let named = |other: &Hit| own.contains(&self.workspace.join(&other.lift[0]));
+        for (other, there) in &hits {
+            if !named(other) && !a_git_named(other, there, &hits, &named) {
+                hit.lift.push(other.lift[0].clone());
+            }
+        }
+        hit
+    }
+
+    /// Every protection on the host path `path`, lifted or not, with the
+    /// host path it starts at: the protected paths it is or lies in (as
+    /// [`Protection::covering`] finds them), and each directory holding a
+    /// `HEAD` from `path` up to the base.
+    fn hits_on(&self, path: &Path) -> Vec<(Hit, PathBuf)> {
+        let mut hits: Vec<(Hit, PathBuf)> = self
             .exact
             .iter()
-            .any(|exact| written.starts_with(&exact.named))
-        {
-            return true;
-        }
-        let Ok(below) = written.strip_prefix(&self.workspace) else {
-            return false;
+            .filter(|exact| path.starts_with(&exact.host))
+            .map(|exact| (self.exact_hit(exact), exact.host.clone()))
+            .collect();
+        // The guard's base: outside the workspace, the path itself.
+        let base = if path.starts_with(&self.workspace) {
+            self.workspace.as_path()
+        } else {
+            path
         };
+        let below = path.strip_prefix(base).unwrap_or(Path::new(""));
         let components: Vec<&OsStr> = below.components().map(|c| c.as_os_str()).collect();
-        (0..components.len()).any(|at| {
-            self.name_index(components[at]).is_some()
-                || self
-                    .suffixes
+        for at in 0..components.len() {
+            let name = self.name_index(components[at]).map(|index| (index, 1));
+            let matched = name.into_iter().chain(
+                self.suffixes
                     .iter()
-                    .any(|(parts, _)| starts_with_parts(&components[at..], parts))
-        })
+                    .filter(|(parts, _)| starts_with_parts(&components[at..], parts))
+                    .map(|(parts, index)| (*index, parts.len())),
+            );
+            for (index, len) in matched {
+                let prefix = base.join(components[..at + len].iter().collect::<PathBuf>());
+                let hit = self.hit(&self.paths[index].spec, &self.shown(&prefix));
+                hits.push((hit, prefix));
+            }
+        }
+        let mut dir = Some(path);
+        while let Some(here) = dir.filter(|here| here.starts_with(base)) {
+            if holds_head(here) {
+                hits.push((self.own_repository_hit(here), here.to_path_buf()));
+            }
+            dir = here.parent();
+        }
+        hits
     }
 
     /// Whether a session may offer to lift the protection of `path` (a
@@ -587,6 +657,38 @@ pub(crate) fn is_lifted(target: &Path, protected: &Path, lifted: &[PathBuf]) -> 
     lifted
         .iter()
         .any(|lift| lift.starts_with(protected) && target.starts_with(lift))
+}
+
+/// Whether `hit` is the repository a `.git` directory is, at `at`, and
+/// that `.git` is `named`: a lift of `.git` lifts the repository it is.
+fn a_git_named(
+    hit: &Hit,
+    at: &Path,
+    hits: &[(Hit, PathBuf)],
+    named: &dyn Fn(&Hit) -> bool,
+) -> bool {
+    hit.repository
+        && at
+            .file_name()
+            .is_some_and(|name| name.eq_ignore_ascii_case(".git"))
+        && hits
+            .iter()
+            .any(|(other, there)| !other.repository && there == at && named(other))
+}
+
+/// Where a lift of the host path `path` (as written, absolute) lands: its
+/// canonical path, or its parent's with its name when it is not there yet.
+/// A `HEAD` is not followed: it names the repository beside it, wherever a
+/// link there leads.
+pub fn lift_target(path: &Path) -> Option<PathBuf> {
+    let beside = || {
+        let parent = path.parent()?.canonicalize().ok()?;
+        Some(parent.join(path.file_name()?))
+    };
+    if path.file_name() == Some(OsStr::new(HEAD)) {
+        return beside();
+    }
+    path.canonicalize().ok().or_else(beside)
 }
 
 /// Whether the user lifted the protection of the repository `dir` (it
@@ -881,7 +983,7 @@ mod tests {
         symlink("docs", root.join(".vscode")).expect("symlink");
         let protection = Protection::new(&root, paths, &[]);
         let lifts = |written: &str, lands: &str| {
-            protection.lifted_by(&root.join(written), &root.join(lands))
+            protection.lifted_by(&root.join(written), &root.join(lands), &[])
         };
         // What the workspace holds makes these protected, not the words.
         assert!(protection.names_protected(&root.join("src")));
@@ -895,6 +997,27 @@ mod tests {
         assert!(lifts("toolhost.toml", "toolhost.toml"));
         // Words naming something that is not protected lift nothing.
         assert!(!lifts("src/.git/../main.rs", "src/main.rs"));
+        // One protection named is not another lifted: `.vscode` leads to a
+        // repository, and a `node_modules -> .git` is not `.git`.
+        fs::write(root.join("docs/HEAD"), "ref: refs/heads/main\n").expect("write");
+        assert!(!lifts(".vscode", "docs"));
+        assert!(protection.lifted_by(
+            &root.join(".vscode"),
+            &root.join("docs"),
+            &[root.join("docs/HEAD")]
+        ));
+        symlink(".git", root.join("node_modules")).expect("symlink");
+        assert!(!lifts("node_modules", ".git"));
+        assert!(lifts(".git", ".git"));
+        // A refusal names every flag its path needs.
+        let hit = protection
+            .covering(&root.join("docs/tasks.json"), &[], &root)
+            .expect("protected");
+        assert_eq!(hit.lift, [".vscode", "docs/HEAD"]);
+        let hit = protection
+            .covering(&root.join(".git/config"), &[], &root)
+            .expect("protected");
+        assert_eq!(hit.lift, [".git"]);
         // A lift of a `HEAD` lifts the repository it marks, and no other.
         let lifted = [root.join("src/HEAD")];
         assert!(repository_lifted(

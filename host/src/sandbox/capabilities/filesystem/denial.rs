@@ -5,6 +5,7 @@
 use crate::sandbox::capabilities::grants::{Access, Grant};
 use crate::sandbox::capabilities::protect::{Hit, Record};
 use crate::sandbox::reach::Reach;
+use crate::terminal::shell_word;
 
 /// Why the guard refused an operation, for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,8 +65,17 @@ impl Denial {
                 "error: `{tool}` may not change `{path}`: `{}` is protected ({}). No tool may \
                  change it, even with write access to the workspace. Leave it as it is and work \
                  elsewhere; if it must change, ask the user, who can lift this for one tool with \
-                 `--allow-write {tool}={}`.",
-                hit.protected, hit.why, hit.lift
+                 `{}`.",
+                hit.protected,
+                hit.why,
+                hit.lift
+                    .iter()
+                    .map(|words| format!(
+                        "--allow-write {}",
+                        shell_word(&format!("{tool}={words}"))
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             ),
             Denial::LinkOutside { link, target } => format!(
                 "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: the \
