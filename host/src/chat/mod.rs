@@ -26,8 +26,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use futures_util::StreamExt as _;
-use ratatui::text::Line;
-use ratatui::widgets::{Paragraph, Widget as _, Wrap};
+use ratatui::widgets::Widget as _;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -519,15 +518,10 @@ fn print_above(terminal: &mut Term, lines: &[String]) -> io::Result<()> {
         return Ok(());
     }
     let width = terminal.size()?.width;
-    let rows: u16 = lines
-        .iter()
-        .map(|line| view::rows_of(line, width))
-        .fold(0u16, u16::saturating_add);
-    let text: Vec<Line<'_>> = lines.iter().map(|line| Line::raw(line.as_str())).collect();
+    let paragraph = view::above(lines);
+    let rows = view::rows_of(&paragraph, width);
     terminal.insert_before(rows, |buffer| {
         let area = view::top(buffer.area, rows);
-        Paragraph::new(text)
-            .wrap(Wrap { trim: false })
-            .render(area, buffer);
+        paragraph.render(area, buffer);
     })
 }

@@ -10,7 +10,7 @@ use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::editor::Editor;
 use crate::agent::{AgentEvent, Answer, Delivery, Message, Queued, StopReason};
@@ -48,7 +48,11 @@ impl Status {
         self.tokens = TokenTotals::default();
     }
 
-    fn line(&self) -> String {
+    /// The status line for a terminal `width` columns wide. What changes
+    /// (the activity, the tokens) must show, so a workspace path too long
+    /// for the line is cut from its start (`.../proj`), or left out: the
+    /// header printed it whole.
+    fn line(&self, width: usize) -> String {
         let activity = match (&self.activity, self.since) {
             (Some(activity), Some(since)) => {
                 format!("{activity} ({}s, Esc stops it)", since.elapsed().as_secs())
@@ -56,19 +60,34 @@ impl Status {
             (Some(activity), None) => activity.clone(),
             (None, _) => "ready".into(),
         };
-        format!(
-            "{} · {} · turn {} · {} · {activity}",
-            one_line(&self.model),
-            one_line(&self.workspace),
-            self.turn,
-            self.spent()
-        )
+        let model = one_line(&self.model);
+        let rest = format!("turn {} · {} · {activity}", self.turn, self.spent());
+        let workspace = one_line(&self.workspace);
+        let fixed = model.chars().count() + " ·  · ".chars().count() + rest.chars().count();
+        match fit_path_end(&workspace, width.saturating_sub(fixed)) {
+            Some(workspace) => format!("{model} · {workspace} · {rest}"),
+            None => format!("{model} · {rest}"),
+        }
     }
 
     /// This session's tokens, and their cost when the prices are known.
     pub(crate) fn spent(&self) -> String {
         crate::provider::prices::spent(&self.tokens, self.prices.as_ref())
     }
+}
+
+/// `path` in at most `room` characters: whole, or its end after `...`
+/// from a `/` on (`.../work/proj`), or `None` when not even its last name
+/// fits.
+fn fit_path_end(path: &str, room: usize) -> Option<String> {
+    let chars = path.chars().count();
+    if chars <= room {
+        return Some(path.to_string());
+    }
+    let keep = room.checked_sub(3)?;
+    let tail: String = path.chars().skip(chars - keep).collect();
+    let from_slash = tail.find('/')?;
+    Some(format!("...{}", &tail[from_slash..]))
 }
 
 /// Turns the loop's events into finished lines for above the viewport,
@@ -340,7 +359,10 @@ pub(crate) fn draw(
     while rows.len() < status_row {
         rows.push(Line::raw(""));
     }
-    rows.push(Line::raw(status.line()).style(Style::default().add_modifier(Modifier::REVERSED)));
+    rows.push(
+        Line::raw(status.line(usize::from(area.width)))
+            .style(Style::default().add_modifier(Modifier::REVERSED)),
+    );
     frame.render_widget(Paragraph::new(rows), area);
 
     let row = input_top + cursor_line - first;
@@ -356,11 +378,18 @@ pub(crate) fn draw(
     }
 }
 
-/// How many rows `line` takes at `width` columns.
-pub(crate) fn rows_of(line: &str, width: u16) -> u16 {
-    let columns = Line::raw(line).width().max(1);
-    let width = usize::from(width.max(1));
-    u16::try_from(columns.div_ceil(width)).unwrap_or(u16::MAX)
+/// Finished lines as printed above the viewport: wrapped at words.
+pub(crate) fn above(lines: &[String]) -> Paragraph<'_> {
+    let text: Vec<Line<'_>> = lines.iter().map(|line| Line::raw(line.as_str())).collect();
+    Paragraph::new(text).wrap(Wrap { trim: false })
+}
+
+/// How many rows `paragraph` takes at `width` columns, wrapped as it is
+/// drawn. Columns over the width undercount a line wrapped at words, and
+/// the rows past the count were never printed (the header's hints under a
+/// long workspace path, a reply's last lines).
+pub(crate) fn rows_of(paragraph: &Paragraph<'_>, width: u16) -> u16 {
+    u16::try_from(paragraph.line_count(width.max(1))).unwrap_or(u16::MAX)
 }
 
 /// The area of `rows` rows at the top of `area`.
@@ -411,6 +440,46 @@ mod tests {
             activity: Some("running read_file".into()),
             since: None,
         }
+    }
+
+    #[test]
+    fn lines_printed_above_take_the_rows_their_words_wrap_to() {
+        let lines = vec!["aaaaaa bbbbbbbbbb cc".to_string(), "last".to_string()];
+        let paragraph = above(&lines);
+        // 20 columns are two rows of 10, but wrapped at words three.
+        assert_eq!(rows_of(&paragraph, 10), 4);
+        let mut terminal = Terminal::new(TestBackend::new(10, 4)).expect("terminal");
+        terminal
+            .draw(|frame| frame.render_widget(above(&lines), frame.area()))
+            .expect("draw");
+        let buffer = terminal.backend().buffer();
+        let row = |y: u16| -> String { (0..10).map(|x| buffer[(x, y)].symbol()).collect() };
+        assert_eq!(
+            (0..4).map(row).collect::<Vec<_>>(),
+            ["aaaaaa    ", "bbbbbbbbbb", "cc        ", "last      "]
+        );
+    }
+
+    #[test]
+    fn a_long_workspace_path_gives_way_to_what_changes_in_the_status_line() {
+        let mut status = status();
+        status.activity = None;
+        assert_eq!(
+            status.line(80),
+            "gpt-4o (openai) · /home/me/proj · turn 2 · 1200 in / 80 out tokens · ready"
+        );
+        status.workspace = format!("/tmp/{}/work/proj", "z".repeat(60));
+        assert_eq!(
+            status.line(80),
+            "gpt-4o (openai) · .../work/proj · turn 2 · 1200 in / 80 out tokens · ready"
+        );
+        assert_eq!(
+            status.line(60),
+            "gpt-4o (openai) · turn 2 · 1200 in / 80 out tokens · ready"
+        );
+        assert_eq!(fit_path_end("/a/b", 4), Some("/a/b".into()));
+        assert_eq!(fit_path_end("/abc/def", 7), Some(".../def".into()));
+        assert_eq!(fit_path_end("/abc/def", 6), None);
     }
 
     #[test]
