@@ -22,9 +22,10 @@ pub type Answering<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
 
 /// Who is asked when a call is refused for a grant the user could give.
 pub trait Approver: Send + Sync {
-    /// Asks about `permit`; a front end that cannot ask answers
-    /// [`Answer::Deny`]. Dropped unanswered when the run is cancelled.
-    fn ask<'a>(&'a self, permit: &'a Permit) -> Answering<'a>;
+    /// Asks about `permit` (for a lift, `why` what it opens is
+    /// protected); a front end that cannot ask answers [`Answer::Deny`].
+    /// Dropped unanswered when the run is cancelled.
+    fn ask<'a>(&'a self, permit: &'a Permit, why: Option<&'a str>) -> Answering<'a>;
 }
 
 /// The grants given in one session, shared by the loop (each call runs
@@ -206,10 +207,14 @@ impl Asking<'_> {
         run_asking(
             (self.granting, name),
             |permits| runner.call(name, arguments, cancel, progress.clone(), permits),
-            |permit, answer| {
-                let (call_id, permit) = (call_id.to_string(), permit.clone());
+            |ask: &Ask, answer| {
+                let (call_id, permit) = (call_id.to_string(), ask.permit.clone());
                 self.events.emit(match answer {
-                    None => AgentEvent::GrantAsked { call_id, permit },
+                    None => AgentEvent::GrantAsked {
+                        call_id,
+                        permit,
+                        why: ask.why.clone(),
+                    },
                     Some(answer) => AgentEvent::GrantAnswered {
                         call_id,
                         permit,
@@ -268,7 +273,7 @@ impl AskedFor for CallReport {
 pub async fn run_asking<R: AskedFor, Fut>(
     (granting, tool): (&Granting, &str),
     mut run: impl FnMut(Arc<[Permit]>) -> Fut,
-    mut told: impl FnMut(&Permit, Option<Answer>),
+    mut told: impl FnMut(&Ask, Option<Answer>),
     cancel: &CancellationToken,
 ) -> R
 where
@@ -281,16 +286,16 @@ where
     };
     let mut result = run(with(&once)).await;
     for _ in 0..ASKS_PER_CALL {
-        let (Some(approver), Some(Ask { permit, rerun })) = (&granting.approver, result.take_ask())
-        else {
+        let (Some(approver), Some(ask)) = (&granting.approver, result.take_ask()) else {
             break;
         };
-        told(&permit, None);
+        told(&ask, None);
         let answer = tokio::select! {
-            answer = approver.ask(&permit) => answer,
+            answer = approver.ask(&ask.permit, ask.why.as_deref()) => answer,
             () = cancel.cancelled() => Answer::Deny,
         };
-        told(&permit, Some(answer));
+        told(&ask, Some(answer));
+        let Ask { permit, rerun, .. } = ask;
         if !rerun && answer != Answer::Deny {
             result.add_note(not_run_again(&permit, answer, &grants.workspace));
         }
@@ -365,6 +370,7 @@ mod tests {
                     ask: Some(Ask {
                         permit: missing.clone(),
                         rerun: self.1,
+                        why: None,
                     }),
                     ..ToolResult::new("refused", true)
                 },
@@ -377,7 +383,7 @@ mod tests {
     struct Says(Mutex<Vec<Answer>>);
 
     impl Approver for Says {
-        fn ask<'a>(&'a self, _permit: &'a Permit) -> Answering<'a> {
+        fn ask<'a>(&'a self, _permit: &'a Permit, _why: Option<&'a str>) -> Answering<'a> {
             let answer = self.0.lock().expect("answers").remove(0);
             Box::pin(async move { answer })
         }

@@ -123,6 +123,8 @@ pub enum AgentEvent {
     GrantAsked {
         call_id: String,
         permit: Permit,
+        /// For a lift: why what it opens is protected.
+        why: Option<String>,
     },
     /// The user answered: the call runs again with the grant (`once`), the
     /// session holds it from now on (`session`), or the refusal stands.

@@ -38,7 +38,7 @@ impl ChatApprover {
 }
 
 impl Approver for ChatApprover {
-    fn ask<'a>(&'a self, permit: &'a Permit) -> Answering<'a> {
+    fn ask<'a>(&'a self, permit: &'a Permit, _why: Option<&'a str>) -> Answering<'a> {
         Box::pin(async move {
             let (reply, answer) = oneshot::channel();
             let question = Question {

@@ -266,10 +266,14 @@ impl Transcript {
                 status.since = None;
                 self.running.clear();
             }
-            AgentEvent::GrantAsked { permit, .. } => {
+            AgentEvent::GrantAsked { permit, why, .. } => {
                 let workspace = std::path::Path::new(&status.workspace);
+                let why = why
+                    .as_ref()
+                    .map(|why| format!(": it is protected because {}", one_line(why)))
+                    .unwrap_or_default();
                 lines.push(format!(
-                    "? `{}` asks to {} ({})",
+                    "? `{}` asks to {} ({}){why}",
                     one_line(&permit.tool),
                     one_line(&permit.what(workspace)),
                     one_line(&permit.flag(workspace))

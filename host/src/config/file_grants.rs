@@ -67,6 +67,15 @@ impl<'a> FileGrants<'a> {
                 .lifted_by(&self.workspace.join(&spec.path), canonical, also)
     }
 
+    /// The path of a lift as its words name it, when a link on the way
+    /// makes it another than where it lands (`.vscode` for `.vscode ->
+    /// docs`) and the words lift what is there: a change of the link's
+    /// own name (replacing it, a `mkdir -p` through it) is a change there.
+    fn words_lifted(&self, spec: &GrantSpec, lands: &Path, also: &[PathBuf]) -> Option<PathBuf> {
+        let words = crate::sandbox::lexical_path(&self.workspace.join(&spec.path));
+        (words != lands && self.lifts(spec, &words, also)).then_some(words)
+    }
+
     /// The paths, as written, of the user's own write grants among `specs`.
     fn users_writes(&self, specs: &[GrantSpec]) -> Vec<PathBuf> {
         specs
@@ -129,11 +138,13 @@ impl<'a> FileGrants<'a> {
                     // cannot lift anything.
                     if self.lifts(spec, &grant.host_path, &also) {
                         lifted.push(grant.host_path.clone());
+                        lifted.extend(self.words_lifted(spec, &grant.host_path, &also));
                     }
                     resolved.push(grant);
                 }
                 grants::Resolved::Lift(path) => {
                     lifted.push(path.clone());
+                    lifted.extend(self.words_lifted(spec, &path, &also));
                     lift_specs.push((spec, path));
                 }
             }

@@ -261,7 +261,12 @@ fn lifted_file(host: &Path, canonical: Option<&PathBuf>, new_dirs: &NewDirs) -> 
     if host.file_name() == Some(std::ffi::OsStr::new("HEAD")) {
         return beside();
     }
-    canonical.cloned().or_else(beside)
+    // A dangling link leads where its target would be made.
+    let dangling = std::fs::symlink_metadata(host).is_ok_and(|meta| meta.is_symlink());
+    canonical
+        .cloned()
+        .or_else(|| dangling.then(|| crate::sandbox::lift_target(host))?)
+        .or_else(beside)
 }
 
 /// Whether a relative path's `..`s, read as written, climb above where it

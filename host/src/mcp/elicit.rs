@@ -45,7 +45,7 @@ impl Elicitation {
             })
     }
 
-    fn params(&self, permit: &Permit) -> Option<ElicitRequestParams> {
+    fn params(&self, permit: &Permit, why: Option<&str>) -> Option<ElicitRequestParams> {
         let values = CHOICES
             .iter()
             .map(|(value, ..)| value.to_string())
@@ -67,18 +67,21 @@ impl Elicitation {
             .ok()?;
         Some(ElicitRequestParams::FormElicitationParams {
             meta: None,
-            message: message(permit, &self.workspace),
+            message: message(permit, why, &self.workspace),
             requested_schema: schema,
         })
     }
 }
 
-/// What the user reads: the tool, what it asks, and the flag that gives
-/// the same from the start.
-pub(super) fn message(permit: &Permit, workspace: &std::path::Path) -> String {
+/// What the user reads: the tool, what it asks (for a lift, why what it
+/// opens is protected), and the flag that gives the same from the start.
+pub(super) fn message(permit: &Permit, why: Option<&str>, workspace: &std::path::Path) -> String {
+    let why = why
+        .map(|why| format!(" It is protected because {why}."))
+        .unwrap_or_default();
     format!(
         "toolhost: `{}` asks to {}, which its grants do not allow ({} grants it from the \
-         start). Allow it?",
+         start).{why} Allow it?",
         permit.tool,
         permit.what(workspace),
         permit.flag(workspace)
@@ -86,9 +89,9 @@ pub(super) fn message(permit: &Permit, workspace: &std::path::Path) -> String {
 }
 
 impl Approver for Elicitation {
-    fn ask<'a>(&'a self, permit: &'a Permit) -> Answering<'a> {
+    fn ask<'a>(&'a self, permit: &'a Permit, why: Option<&'a str>) -> Answering<'a> {
         Box::pin(async move {
-            let Some(params) = self.params(permit) else {
+            let Some(params) = self.params(permit, why) else {
                 return Answer::Deny;
             };
             let asked = self

@@ -20,7 +20,7 @@ use super::admission::{Admission, Arrival, Lanes};
 use super::elicit::Elicitation;
 use super::{catalog, log, progress};
 use crate::agent::{Answer, Approver, Granting, SessionGrants, run_asking};
-use crate::sandbox::{CallOptions, CallReport, Permit, Sandbox, ToolFault};
+use crate::sandbox::{Ask, CallOptions, CallReport, Sandbox, ToolFault};
 use crate::transcript::AuditLog;
 use tokio_util::sync::CancellationToken;
 
@@ -340,10 +340,10 @@ impl ServerHandler for ToolServer {
 fn audit_answers<'a>(
     audit: Option<&'a AuditLog>,
     serving: &'a (dyn Fn() -> crate::transcript::SessionStart + Sync),
-) -> impl FnMut(&Permit, Option<Answer>) + 'a {
-    move |permit, answer| {
+) -> impl FnMut(&Ask, Option<Answer>) + 'a {
+    move |ask, answer| {
         if let (Some(audit), Some(answer)) = (audit, answer)
-            && let Some(notice) = audit.granted(serving, permit, answer)
+            && let Some(notice) = audit.granted(serving, &ask.permit, answer)
         {
             log::audit(&notice, audit);
         }
@@ -360,7 +360,7 @@ async fn call_asking(
     (name, input): (&str, &str),
     (options, (lanes, admission)): (&CallOptions, (&Lanes, Admission)),
     granting: &Granting,
-    asked: impl FnMut(&Permit, Option<Answer>),
+    asked: impl FnMut(&Ask, Option<Answer>),
     stop: &CancellationToken,
 ) -> CallReport {
     let mut first = Some(admission);

@@ -43,7 +43,7 @@ pub use capabilities::network::account::{MAX_REQUEST_BYTES, NetDenial, NetRefusa
 pub use capabilities::network::credentials::Credential;
 pub use capabilities::network::grant::{Destination, GrantError, NetGrant};
 pub use capabilities::protect::{
-    EveryRepository, Hit, ProtectedPath, Protection, Record, RecordPath, lift_target,
+    EveryRepository, Hit, ProtectedPath, Protection, Record, RecordPath, lexical_path, lift_target,
 };
 pub(crate) use capabilities::shipped as shipped_policy;
 pub use capabilities::{Access, Grant, simplify as simplify_grants};

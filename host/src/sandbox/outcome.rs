@@ -357,6 +357,7 @@ mod tests {
             ToolFault::FsDenied(Denial::ReadOnly { declared: true, .. }) => 30,
             ToolFault::ExecWalls(_) => 31,
             ToolFault::ExecNotGranted { .. } => 32,
+            ToolFault::FsDenied(Denial::IntoLift { .. }) => 34,
         }
     }
 
@@ -658,6 +659,16 @@ mod tests {
                  has no grant to run it natively. If it is needed, ask the user, who can grant it \
                  with `--allow-exec t=cargo`.",
             ),
+            (
+                ToolFault::FsDenied(Denial::IntoLift {
+                    path: "fixture.git".into(),
+                    lifted: ".vscode".into(),
+                }),
+                "error: `t` may not move the directory `fixture.git` into `.vscode`: the user \
+                 lifted the protection of `.vscode` for this tool to change what is there, not \
+                 what is moved in (a repository moved there would have its config and hooks \
+                 changed). Make the directory there, or move files.",
+            ),
         ]
     }
 
@@ -667,7 +678,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 33;
+        let last = 34;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

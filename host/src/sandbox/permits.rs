@@ -154,10 +154,12 @@ pub(crate) fn wanted(
             let lifted = policy.fs.lifted.iter().any(|l| path.starts_with(l));
             let offered =
                 protection.lifted_by(&written, &path, &[]) && protection.lift_offered(&path);
+            // Asked, shown and recorded in the user's words (`.vscode`, not
+            // where its link leads): the flag shown is the one that lifts it.
             (!lifted && offered).then(|| Permit {
                 tool: tool.to_string(),
                 kind: PermitKind::Lift,
-                target: path.to_string_lossy().into_owned(),
+                target: written.to_string_lossy().into_owned(),
             })
         }
         ToolFault::ExecNotGranted { program } => Some(Permit {
@@ -196,6 +198,28 @@ pub(crate) fn wanted(
 pub struct Ask {
     pub permit: Permit,
     pub rerun: bool,
+    /// Why what a lift opens is protected (the refusal's reason), for the
+    /// question: the user should know what they allow.
+    pub why: Option<String>,
+}
+
+/// The [`Ask`] of a call refused with `fault`, when it wants a grant a
+/// session may give ([`wanted`]); `rerun` as [`Ask`] says.
+pub(crate) fn ask_for(
+    fault: &ToolFault,
+    tool: &str,
+    policy: &ToolPolicy,
+    protection: &Protection,
+    rerun: bool,
+) -> Option<Ask> {
+    let permit = wanted(fault, tool, policy, protection)?;
+    let why = match fault {
+        ToolFault::FsDenied(Denial::Protected { hit, .. }) if permit.kind == PermitKind::Lift => {
+            Some(hit.why.clone())
+        }
+        _ => None,
+    };
+    Some(Ask { permit, rerun, why })
 }
 
 /// `scheme://host[:port]`, the port left out when it is the scheme's own.
@@ -271,7 +295,15 @@ pub(crate) fn widened(
                 });
             }
             PermitKind::Lift if !read_only => {
-                policy.fs.lifted.push(PathBuf::from(&permit.target));
+                // Where the words lead, and the words themselves (the link
+                // on the way, which a change of its name reaches).
+                let words = PathBuf::from(&permit.target);
+                if let Some(lands) = lift_target(&words) {
+                    policy.fs.lifted.push(lands);
+                }
+                if !policy.fs.lifted.contains(&words) {
+                    policy.fs.lifted.push(words);
+                }
             }
             PermitKind::Lift => {}
             PermitKind::Net => {

@@ -831,9 +831,12 @@ impl Sandbox {
                              `--allow-write {tool}={target}`"
                         ));
                     }
+                    // The lift as the user's words name it: where it lands
+                    // is found again when it applies (`widened`).
+                    let words = super::lexical_path(&host);
                     let mut given = vec![permit(
                         PermitKind::Lift,
-                        path.to_string_lossy().into_owned(),
+                        words.to_string_lossy().into_owned(),
                     )];
                     if path.is_dir() {
                         given.push(permit(
@@ -849,6 +852,15 @@ impl Sandbox {
                     }
                     _ => format!("`{}`: {e}", host.display()),
                 })?;
+                // As the flag: a relative path a link leads out of the
+                // workspace is outside it.
+                if written.is_relative() && !dir.starts_with(&self.workspace) {
+                    return Err(format!(
+                        "`{target}` leads outside the workspace (to `{}`); write the absolute \
+                         path to allow a directory outside it on purpose",
+                        dir.display()
+                    ));
+                }
                 if !dir.is_dir() {
                     return Err(format!(
                         "`{}` is not a directory; allow the directory that holds it",
@@ -922,10 +934,7 @@ impl Sandbox {
         };
         // Refused before any of its code ran: it may simply run again.
         let refuse = |fault: ToolFault| CallReport {
-            ask: permits::wanted(&fault, name, tool_policy, &self.protection).map(|permit| Ask {
-                permit,
-                rerun: true,
-            }),
+            ask: permits::ask_for(&fault, name, tool_policy, &self.protection, true),
             ..refuse(fault)
         };
         // One deadline for the whole call: checking the input spends it too.
@@ -1012,21 +1021,15 @@ impl Sandbox {
         );
         // What to ask for: the refusal the call ended with, else the first
         // one it met on the way to its answer.
+        // It ran: again only when it declares it changes nothing.
+        let ask_for = |fault: &ToolFault| {
+            permits::ask_for(fault, name, tool_policy, &self.protection, tool.read_only)
+        };
         let ask = match &outcome {
-            ToolOutcome::Fault(fault) => {
-                permits::wanted(fault, name, tool_policy, &self.protection)
-            }
+            ToolOutcome::Fault(fault) => ask_for(fault),
             ToolOutcome::Ok(_) => None,
         }
-        .or_else(|| {
-            first_refused
-                .and_then(|fault| permits::wanted(&fault, name, tool_policy, &self.protection))
-        })
-        // It ran: again only when it declares it changes nothing.
-        .map(|permit| Ask {
-            permit,
-            rerun: tool.read_only,
-        });
+        .or_else(|| first_refused.and_then(|fault| ask_for(&fault)));
         let structured = structured.filter(|_| !outcome.is_error());
         CallReport {
             outcome,

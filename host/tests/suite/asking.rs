@@ -159,6 +159,29 @@ fn a_grant_for_the_session_is_recorded_resumed_and_shown_and_a_shipped_one_is_no
         "{stderr}"
     );
 
+    // `chat --resume` applies it too, says so, and asks nothing.
+    let chatted = script_named(
+        &ws,
+        "chatted.json",
+        json!([
+            {"tool_calls": [write("notes/chat.txt", "in a chat")]},
+            {"text": "Chatted."},
+        ]),
+    );
+    let mut chat = Pty::spawn(&ws, &["chat", "--resume", "last", "--script", &chatted]);
+    chat.wait_for("a grant of the resumed session applies again: `write_file` may write in");
+    chat.wait_for("Ctrl+D quits");
+    chat.keys("more notes\r");
+    chat.wait_for("Chatted.");
+    let screen = chat.text();
+    assert!(
+        !screen.contains("asks to") && !screen.contains("? allow"),
+        "{screen}"
+    );
+    chat.keys("\x04");
+    assert_eq!(chat.exit_code(), Some(0));
+    assert_eq!(ws.read("notes/chat.txt"), "in a chat");
+
     // The same sealed file copied into another workspace of the same user
     // grants nothing there.
     let sessions = ws.path().join(".toolhost/sessions");
@@ -282,6 +305,15 @@ fn a_protected_path_is_offered_as_a_lift_but_toolhosts_own_never() {
         screen.contains(
             "? `write_file` asks to change the protected `.mcp.json` (--allow-write \
              write_file=.mcp.json)"
+        ),
+        "{screen}"
+    );
+    // The question says what the lift opens.
+    let joined = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        joined.contains(
+            "(--allow-write write_file=.mcp.json): it is protected because Claude Code and other \
+             MCP clients start the servers it names"
         ),
         "{screen}"
     );
@@ -412,6 +444,16 @@ fn allow_by_hand_widens_one_tool_and_the_next_request_names_it() {
         ),
         "{system}"
     );
+    // A relative path a link leads out of the workspace is outside it, as
+    // for the flag (a red team's `/allow bash=docs` with a shipped `docs ->
+    // ~` granted the home directory).
+    let outside = tempfile::tempdir().expect("outside");
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("out")).expect("symlink");
+    chat.keys("/allow write_file=out\r");
+    chat.wait_for("cannot allow it: `out` leads outside the workspace");
+    chat.keys("/grants\r");
+    chat.wait_for("/grants");
+    assert!(!chat.text().contains("may write in `out`"));
     chat.keys("\x04");
     assert_eq!(chat.exit_code(), Some(0));
 }

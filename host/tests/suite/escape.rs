@@ -586,6 +586,103 @@ fn a_grant_lifts_only_what_its_words_name_whatever_the_workspace_ships() {
     assert!(!tools.contains("may change protected"), "{tools}");
 }
 
+/// Red team (third round): a lift was for whatever lay at its path when a
+/// change came, and a repository may be moved as a whole: a tool lifted
+/// for `.vscode` moved a bare repository there, wrote a hook into it and
+/// moved it back (the hook then ran on a push), and one lifted for
+/// `junk.git/HEAD` swapped `important.git` in. A directory is not moved
+/// into a lift from outside it; what is there, and files, still are. A
+/// `[sandbox] protect = ["/"]` in the workspace's file made every grant a
+/// lift of it: words naming the workspace or above name nothing.
+#[test]
+fn a_lift_is_for_what_is_there_not_what_is_moved_in() {
+    let head = "ref: refs/heads/main\n";
+    let ws = Workspace::new();
+    for repository in ["fixture.git", "junk.git", "important.git"] {
+        ws.write(&format!("{repository}/HEAD"), head);
+        ws.write(&format!("{repository}/config"), "[core]\n\tbare = true\n");
+        ws.mkdir(&format!("{repository}/objects"));
+        ws.mkdir(&format!("{repository}/refs"));
+    }
+    ws.write("notes.txt", "notes\n");
+    ws.add_plugin(test_plugins::ESCAPE, "escape.wasm");
+    let raw = |op: Value, lift: &str| {
+        ws.call(
+            "raw",
+            &op.to_string(),
+            &["--allow-write", "raw=.", "--allow-write", lift],
+        )
+    };
+    let rename = |from: &str, to: &str| json!({"op": "rename", "from": from, "to": to});
+    assert_eq!(
+        stderr_of_failure(&mut raw(rename("fixture.git", ".vscode"), "raw=.vscode"), 1),
+        "error: `raw` may not move the directory `fixture.git` into `.vscode`: the user lifted \
+         the protection of `.vscode` for this tool to change what is there, not what is moved \
+         in (a repository moved there would have its config and hooks changed). Make the \
+         directory there, or move files.\n"
+    );
+    assert!(ws.path().join("fixture.git/HEAD").exists());
+    assert!(!ws.path().join(".vscode").exists());
+    // What the lift is for still works: a directory made there, a file
+    // moved in.
+    let mut mkdir = raw(json!({"op": "mkdir", "path": ".vscode"}), "raw=.vscode");
+    assert_eq!(stdout_of(&mut mkdir), "ok\n");
+    let mut moved = raw(rename("notes.txt", ".vscode/notes.txt"), "raw=.vscode");
+    assert_eq!(stdout_of(&mut moved), "ok\n");
+
+    // A lift of a repository by its `HEAD`: another one is not moved in
+    // (in one session, the lifted one moved away and this one put in its
+    // place; here, into it).
+    let lift = "raw=junk.git/HEAD";
+    let err = stderr_of_failure(&mut raw(rename("important.git", "junk.git/inner"), lift), 1);
+    assert!(
+        err.starts_with(
+            "error: `raw` may not move the directory `important.git` into `junk.git`: "
+        ),
+        "{err}"
+    );
+    let mut write = raw(
+        json!({"op": "write", "path": "junk.git/description", "text": "junk\n"}),
+        lift,
+    );
+    assert_eq!(stdout_of(&mut write), "ok\n");
+    assert_eq!(ws.read("important.git/config"), "[core]\n\tbare = true\n");
+
+    // Words that name the workspace lift nothing, whatever its file says.
+    let protects_everything = Workspace::new();
+    protects_everything.mkdir("src");
+    protects_everything.write("toolhost.toml", "[sandbox]\nprotect = [\"/\", \".\"]\n");
+    let tools = stdout_of(protects_everything.toolhost().args([
+        "--allow-write",
+        "bash=.",
+        "--allow-write",
+        "bash=src",
+        "tools",
+    ]));
+    assert!(!tools.contains("may change protected"), "{tools}");
+
+    // A lift named through a shipped link works through it: the name of
+    // the link too (`mkdir -p .vscode` lands on the link itself).
+    let linked = Workspace::new();
+    linked.mkdir("docs");
+    symlink("docs", linked.path().join(".vscode")).expect("symlink");
+    let mut write = linked.call(
+        "write_file",
+        &json!({"path": ".vscode/tasks.json", "content": "{}"}).to_string(),
+        &[
+            "--allow-write",
+            "write_file=.",
+            "--allow-write",
+            "write_file=.vscode",
+        ],
+    );
+    assert_eq!(
+        stdout_of(&mut write),
+        "created `.vscode/tasks.json` (2 bytes)\n"
+    );
+    assert_eq!(linked.read("docs/tasks.json"), "{}");
+}
+
 #[test]
 fn the_workspace_config_cannot_lift_a_protection_but_can_add_one() {
     let repo = Repo::new();

@@ -1756,6 +1756,54 @@ fn a_question_waiting_for_one_client_stalls_no_other_clients_writes() {
     drop(server);
 }
 
+/// A server anyone on the machine may call (`--http-no-auth`) asks nobody
+/// for a grant, even a client that declares elicitation: whoever answers
+/// there need not be the user. The call reads the refusal at once.
+#[test]
+fn a_server_without_a_token_asks_no_client_for_a_grant() {
+    let ws = workspace();
+    let server = HttpServer::start_with(&ws, &["--http-no-auth"]);
+    let (runtime, client) = http_client();
+    runtime.block_on(async {
+        let url = server.url.clone();
+        let asking = INITIALIZE.replace(
+            r#""capabilities":{}"#,
+            r#""capabilities":{"elicitation":{}}"#,
+        );
+        let (status, session, body) = post_mcp(&client, &url, None, None, &asking).await;
+        assert_eq!(status, 200, "{body}");
+        let session = session.expect("a session id");
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        post_mcp(&client, &url, None, Some(&session), initialized).await;
+        let refused = call(
+            2,
+            "write_file",
+            json!({"path": "notes.txt", "content": "x"}),
+        )
+        .to_string();
+        let (status, _, body) = tokio::time::timeout(
+            Duration::from_secs(20),
+            post_mcp(&client, &url, None, Some(&session), &refused),
+        )
+        .await
+        .expect("the refusal comes without a question");
+        assert_eq!(status, 200, "{body}");
+        assert!(!body.contains("elicitation/create"), "{body}");
+        assert_eq!(
+            result_in(&body, 2)["result"],
+            json!({
+                "content": [{"type": "text", "text": "error: access denied: `write_file` may not \
+                    write `notes.txt`: it is outside the directories this tool may write: `out` \
+                    (read-write). Use a path inside one of them."}],
+                "isError": true,
+            }),
+            "{body}"
+        );
+    });
+    assert_eq!(ws.read("notes.txt"), "remember the milk\n");
+    drop(server);
+}
+
 /// The result of call `id` in a POST's body (JSON or an SSE stream).
 fn result_in(body: &str, id: u64) -> Value {
     body.lines()

@@ -487,11 +487,13 @@ impl Protection {
     pub fn lifted_by(&self, written: &Path, canonical: &Path, also: &[PathBuf]) -> bool {
         let words: Vec<PathBuf> = std::iter::once(written)
             .chain(also.iter().map(PathBuf::as_path))
-            .map(|path| lexical(Path::new("/"), &reversed(path)))
+            .map(lexical_path)
             .collect();
+        // Words naming the workspace or above (a `[sandbox] protect` of `.`
+        // or `/`) name nothing: every grant would name them.
         let named = |hit: &Hit| {
             let lift = self.workspace.join(&hit.lift[0]);
-            words.iter().any(|word| word.starts_with(&lift))
+            !self.workspace.starts_with(&lift) && words.iter().any(|word| word.starts_with(&lift))
         };
         let hits = self.hits_on(canonical);
         !hits.is_empty()
@@ -688,7 +690,28 @@ pub fn lift_target(path: &Path) -> Option<PathBuf> {
     if path.file_name() == Some(OsStr::new(HEAD)) {
         return beside();
     }
-    path.canonicalize().ok().or_else(beside)
+    // A dangling link leads where its target would be made: that is what
+    // is protected (`.vscode -> gone`).
+    let dangling = || {
+        let link = std::fs::symlink_metadata(path).ok()?;
+        link.file_type().is_symlink().then(|| route(path).pop())?
+    };
+    path.canonicalize().ok().or_else(dangling).or_else(beside)
+}
+
+/// `path` (absolute) with `.` and `..` taken as written, links not
+/// followed: a grant as the user's words name it.
+pub fn lexical_path(path: &Path) -> PathBuf {
+    lexical(Path::new("/"), &reversed(path))
+}
+
+/// What a lift of `lift` opens: itself, or for a `HEAD` the repository
+/// it names.
+pub(crate) fn lift_region(lift: &Path) -> &Path {
+    match lift.parent() {
+        Some(dir) if lift.file_name() == Some(OsStr::new(HEAD)) => dir,
+        _ => lift,
+    }
 }
 
 /// Whether the user lifted the protection of the repository `dir` (it

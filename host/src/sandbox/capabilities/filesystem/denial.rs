@@ -25,6 +25,9 @@ pub enum Denial {
     AbsoluteLink { link: String, target: String },
     /// A symlink whose target has a `..` component.
     LinkClimbs { link: String, target: String },
+    /// Moving the directory `path` into `lifted`, a protection the user
+    /// lifted for this tool, from outside it.
+    IntoLift { path: String, lifted: String },
     /// A hard link to `source`, which the tool may not write.
     HardLinkSource { source: String },
     /// A hard link to `source`, which lies in a protected path the user
@@ -99,6 +102,12 @@ impl Denial {
                 "error: `{tool}` may not create the symbolic link `{link}` -> `{target}`: links \
                  with an absolute target are not allowed in the sandbox. Use a relative target \
                  inside the tool's directories."
+            ),
+            Denial::IntoLift { path, lifted } => format!(
+                "error: `{tool}` may not move the directory `{path}` into `{lifted}`: the user \
+                 lifted the protection of `{lifted}` for this tool to change what is there, not \
+                 what is moved in (a repository moved there would have its config and hooks \
+                 changed). Make the directory there, or move files."
             ),
             Denial::HardLinkSource { source } => format!(
                 "error: `{tool}` may not hard-link `{source}`: it may not write that file, and a \

@@ -693,6 +693,21 @@ impl HostDescriptor for Guarded<'_> {
         self.check(&old, Change::Away)?;
         let new = self.locate(&new_fd, &new_path, false, ErrorCode::Invalid)?;
         self.check(&new, Change::Onto)?;
+        // A lift is for what is there: a directory moved in from outside
+        // (a repository, whose config the lift would then let it write)
+        // is not.
+        let from = old.entry.dir(&old.dir.dir);
+        let a_directory = rustix::fs::statat(
+            from,
+            old.entry.bare_name(),
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .is_ok_and(|stat| rustix::fs::FileType::from_raw_mode(stat.st_mode).is_dir());
+        if a_directory
+            && let Some(denial) = self.guard.rules.moved_into_a_lift(&old.target, &new.target)
+        {
+            return self.guard.refuse(denial);
+        }
         // A link moved to another directory points somewhere else (renamed
         // in its own, it points where it did: `mv link link~`).
         if !new.dir.perms.write_not_permitted()

@@ -196,6 +196,22 @@ impl FsRules {
         (!kept).then_some(hit)
     }
 
+    /// The refusal of moving the directory at host path `from` to `to`
+    /// when `to` lies in a protection the user lifted for this tool and
+    /// `from` does not: a lift is for what is there, and a repository moved
+    /// in would have its config and hooks changed under it.
+    pub(super) fn moved_into_a_lift(&self, from: &Path, to: &Path) -> Option<Denial> {
+        let region = self
+            .lifted
+            .iter()
+            .map(|lift| protect::lift_region(lift))
+            .find(|region| to.starts_with(region) && !from.starts_with(region))?;
+        Some(Denial::IntoLift {
+            path: self.shown(from),
+            lifted: self.shown(region),
+        })
+    }
+
     /// The protected path `target` is or lies in (names and paths only).
     pub(super) fn covered(&self, target: &Path) -> Option<Hit> {
         self.protection
