@@ -271,8 +271,9 @@ pub(crate) fn widened(
     tool: &str,
     policy: &ToolPolicy,
     permits: &[Permit],
-    workspace: &Path,
+    protection: &Protection,
 ) -> Option<ToolPolicy> {
+    let workspace = protection.workspace();
     let mut mine = permits
         .iter()
         .filter(|permit| permit.tool == tool)
@@ -295,13 +296,18 @@ pub(crate) fn widened(
                 });
             }
             PermitKind::Lift if !read_only => {
-                // Where the words lead, and the words themselves (the link
-                // on the way, which a change of its name reaches).
+                // Where the words lead now, and the words themselves (the
+                // link on the way, which a change of its name reaches):
+                // each only while the words still lift what is there. A
+                // session's lift is found again at each call, and a link the
+                // tool put at the words since must not carry it onto another
+                // protection (`.vscode -> a-repository.git`).
                 let words = PathBuf::from(&permit.target);
-                if let Some(lands) = lift_target(&words) {
+                let lifts = |lands: &Path| protection.lifted_by(&words, lands, &[]);
+                if let Some(lands) = lift_target(&words).filter(|lands| lifts(lands)) {
                     policy.fs.lifted.push(lands);
                 }
-                if !policy.fs.lifted.contains(&words) {
+                if lifts(&words) && !policy.fs.lifted.contains(&words) {
                     policy.fs.lifted.push(words);
                 }
             }
@@ -485,8 +491,8 @@ mod tests {
             },
         ];
         let policy = ToolPolicy::default();
-        assert_eq!(widened("nobody", &policy, &permits, &f.root), None);
-        let mine = widened("t", &policy, &permits, &f.root).expect("widened");
+        assert_eq!(widened("nobody", &policy, &permits, &f.protection), None);
+        let mine = widened("t", &policy, &permits, &f.protection).expect("widened");
         assert_eq!(
             mine.fs.grants,
             [Grant {
@@ -497,8 +503,37 @@ mod tests {
         );
         assert!(mine.net.grants.is_empty());
         // A tool that declares itself read-only reads what it is given.
-        let read_only = widened("t", &policy.read_only(), &permits, &f.root).expect("widened");
+        let read_only =
+            widened("t", &policy.read_only(), &permits, &f.protection).expect("widened");
         assert_eq!(read_only.fs.grants[0].access, Access::Read);
+    }
+
+    /// Red team (fourth round): a lift given in a session is found again
+    /// at each call, and the tool had replaced `.mcp.json` by a link to a
+    /// repository the user had just refused: the next call could write its
+    /// hooks. A lift applies only while its words lift what is there.
+    #[test]
+    fn a_sessions_lift_does_not_follow_a_link_made_since_onto_another_protection() {
+        let f = fixture();
+        let lift = Permit {
+            tool: "t".into(),
+            kind: PermitKind::Lift,
+            target: f.root.join(".mcp.json").display().to_string(),
+        };
+        let policy = ToolPolicy::default();
+        let mine =
+            widened("t", &policy, std::slice::from_ref(&lift), &f.protection).expect("widened");
+        assert_eq!(mine.fs.lifted, [f.root.join(".mcp.json")]);
+        // The tool makes `.mcp.json` a link to a bare repository.
+        for made in ["junk.git/objects", "junk.git/refs"] {
+            std::fs::create_dir_all(f.root.join(made)).expect("mkdir");
+        }
+        std::fs::write(f.root.join("junk.git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+        std::os::unix::fs::symlink("junk.git", f.root.join(".mcp.json")).expect("symlink");
+        // Neither where it leads now nor the link itself (through which a
+        // repository is now reached) is lifted.
+        let mine = widened("t", &policy, &[lift], &f.protection).expect("widened");
+        assert_eq!(mine.fs.lifted, Vec::<PathBuf>::new());
     }
 
     #[test]

@@ -1046,7 +1046,7 @@ impl Sandbox {
     /// (`permits`): its policy and what it holds of each capability, made
     /// again for this call; `None` when it runs as loaded.
     fn widened(&self, tool: &Tool, permits: &[Permit]) -> Option<(ToolPolicy, ToolCapabilities)> {
-        let policy = permits::widened(&tool.name, &tool.policy, permits, &self.workspace)?;
+        let policy = permits::widened(&tool.name, &tool.policy, permits, &self.protection)?;
         let mut shared = self
             .shared
             .lock()

@@ -648,6 +648,17 @@ fn a_lift_is_for_what_is_there_not_what_is_moved_in() {
     assert_eq!(stdout_of(&mut write), "ok\n");
     assert_eq!(ws.read("important.git/config"), "[core]\n\tbare = true\n");
 
+    // Nor onto the lift's parent: `web` moved onto `app` would put its
+    // `.vscode` where `app/.vscode` is lifted (a fourth red team's).
+    ws.mkdir("app");
+    ws.write("web/.vscode/tasks.json", "{}\n");
+    let err = stderr_of_failure(&mut raw(rename("web", "app"), "raw=app/.vscode"), 1);
+    assert!(
+        err.starts_with("error: `raw` may not move the directory `web` into `app/.vscode`: "),
+        "{err}"
+    );
+    assert_eq!(ws.read("web/.vscode/tasks.json"), "{}\n");
+
     // Words that name the workspace lift nothing, whatever its file says.
     let protects_everything = Workspace::new();
     protects_everything.mkdir("src");

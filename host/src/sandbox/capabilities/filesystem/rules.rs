@@ -197,15 +197,19 @@ impl FsRules {
     }
 
     /// The refusal of moving the directory at host path `from` to `to`
-    /// when `to` lies in a protection the user lifted for this tool and
-    /// `from` does not: a lift is for what is there, and a repository moved
-    /// in would have its config and hooks changed under it.
+    /// when `to` lies in a protection the user lifted for this tool, or
+    /// above it, and `from` does not lie in it: a lift is for what is
+    /// there, and a repository moved in (or a directory holding one moved
+    /// onto the lift's parent: `mv web app` under a lift of `app/.vscode`)
+    /// would have its config and hooks changed under it.
     pub(super) fn moved_into_a_lift(&self, from: &Path, to: &Path) -> Option<Denial> {
         let region = self
             .lifted
             .iter()
             .map(|lift| protect::lift_region(lift))
-            .find(|region| to.starts_with(region) && !from.starts_with(region))?;
+            .find(|region| {
+                (to.starts_with(region) || region.starts_with(to)) && !from.starts_with(region)
+            })?;
         Some(Denial::IntoLift {
             path: self.shown(from),
             lifted: self.shown(region),
