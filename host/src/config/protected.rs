@@ -374,6 +374,17 @@ fn named(protect: &Protect<'_>) -> Vec<ProtectedPath> {
             false,
         ));
     }
+    // A `commondir` (a `.git` lift could write one) moves what git reads
+    // and runs: the directory it names is the repository's.
+    if let Some(common) = &protect.git.common {
+        paths.push(exact(
+            common,
+            "the repository's `commondir` names it: git reads its config and runs its hooks \
+             from there"
+                .into(),
+            false,
+        ));
+    }
     for dir in &protect.own_dirs {
         paths.push(exact(
             dir,

@@ -358,6 +358,7 @@ mod tests {
             ToolFault::ExecWalls(_) => 31,
             ToolFault::ExecNotGranted { .. } => 32,
             ToolFault::FsDenied(Denial::IntoLift { .. }) => 34,
+            ToolFault::FsDenied(Denial::LinkAtProtected { .. }) => 35,
         }
     }
 
@@ -665,9 +666,19 @@ mod tests {
                     lifted: ".vscode".into(),
                 }),
                 "error: `t` may not move the directory `fixture.git` into `.vscode`: the user \
-                 lifted the protection of `.vscode` for this tool to change what is there, not \
-                 what is moved in (a repository moved there would have its config and hooks \
+                 lifted the protection of `.vscode` for changes to what is there, not for what \
+                 is moved in (a repository moved there would have its config and hooks \
                  changed). Make the directory there, or move files.",
+            ),
+            (
+                ToolFault::FsDenied(Denial::LinkAtProtected {
+                    link: "app/.vscode".into(),
+                    hit: Hit::new("app/.vscode", "VS Code runs its tasks"),
+                }),
+                "error: `t` may not make `app/.vscode` a symbolic link: `app/.vscode` is \
+                 protected (VS Code runs its tasks). A lift lets a tool change what is there, but \
+                 a link there would make what it leads to what other programs read, and nothing \
+                 protects that. Make a file or a directory there.",
             ),
         ]
     }
@@ -678,7 +689,7 @@ mod tests {
         let mut seen: Vec<usize> = table.iter().map(|(f, _)| variant_index(f)).collect();
         seen.sort_unstable();
         // The highest index `variant_index` gives: a new variant raises it.
-        let last = 34;
+        let last = 35;
         assert_eq!(seen, (0..=last).collect::<Vec<_>>(), "one row per variant");
         for (fault, expected) in table {
             assert_eq!(fault.model_text("t"), expected, "{}", fault.kind());

@@ -617,9 +617,9 @@ fn a_lift_is_for_what_is_there_not_what_is_moved_in() {
     assert_eq!(
         stderr_of_failure(&mut raw(rename("fixture.git", ".vscode"), "raw=.vscode"), 1),
         "error: `raw` may not move the directory `fixture.git` into `.vscode`: the user lifted \
-         the protection of `.vscode` for this tool to change what is there, not what is moved \
-         in (a repository moved there would have its config and hooks changed). Make the \
-         directory there, or move files.\n"
+         the protection of `.vscode` for changes to what is there, not for what is moved in (a \
+         repository moved there would have its config and hooks changed). Make the directory \
+         there, or move files.\n"
     );
     assert!(ws.path().join("fixture.git/HEAD").exists());
     assert!(!ws.path().join(".vscode").exists());
@@ -659,6 +659,43 @@ fn a_lift_is_for_what_is_there_not_what_is_moved_in() {
     );
     assert_eq!(ws.read("web/.vscode/tasks.json"), "{}\n");
 
+    // A fifth red team's: every tool's lifts count, not the moving tool's
+    // alone (`bash`, lifted for nothing, swapped a repository in for
+    // `edit_file`, lifted for `fixtures/repo/.git`, to write).
+    ws.write("fixtures/repo/.git/HEAD", head);
+    ws.write("vendor/lib/.git/HEAD", head);
+    let mut swap = ws.call(
+        "raw",
+        &rename("vendor/lib", "fixtures/repo").to_string(),
+        &[
+            "--allow-write",
+            "raw=.",
+            "--allow-write",
+            "edit_file=fixtures/repo/.git",
+        ],
+    );
+    let err = stderr_of_failure(&mut swap, 1);
+    assert!(
+        err.starts_with(
+            "error: `raw` may not move the directory `vendor/lib` into `fixtures/repo/.git`: "
+        ),
+        "{err}"
+    );
+    // And a lifted protected path is not made a link to what no rule
+    // protects (`app/.vscode -> vsc`, whose `vsc/tasks.json` any tool
+    // could write in a later run).
+    ws.mkdir("site");
+    let link = json!({"op": "symlink", "target": "vsc", "link": "site/.vscode"});
+    assert_eq!(
+        stderr_of_failure(&mut raw(link, "raw=site/.vscode"), 1),
+        "error: `raw` may not make `site/.vscode` a symbolic link: `site/.vscode` is protected \
+         (VS Code runs its tasks when the folder opens, and its settings name programs to run). \
+         A lift lets a tool change what is there, but a link there would make what it leads to \
+         what other programs read, and nothing protects that. Make a file or a directory \
+         there.\n"
+    );
+    assert!(std::fs::symlink_metadata(ws.path().join("site/.vscode")).is_err());
+
     // Words that name the workspace lift nothing, whatever its file says.
     let protects_everything = Workspace::new();
     protects_everything.mkdir("src");
@@ -692,6 +729,51 @@ fn a_lift_is_for_what_is_there_not_what_is_moved_in() {
         "created `.vscode/tasks.json` (2 bytes)\n"
     );
     assert_eq!(linked.read("docs/tasks.json"), "{}");
+}
+
+/// Red team (fifth round): a tool lifted for `.git` wrote `.git/commondir`
+/// naming `../shared`, where git then reads the config and runs the hooks,
+/// and any tool of a later run wrote `shared/config` (its `core.fsmonitor`
+/// ran on `git status`); the same through a nested repository. The
+/// directory a `commondir` names is the repository's (a nested one's
+/// outside its working tree is not found: SECURITY.md says so).
+#[test]
+fn what_a_commondir_names_is_protected_as_the_repository() {
+    let head = "ref: refs/heads/main\n";
+    let ws = Workspace::new();
+    ws.write(".git/HEAD", head);
+    ws.write(".git/commondir", "../shared\n");
+    ws.write("shared/config", "[core]\n");
+    ws.write("lib/.git/HEAD", head);
+    ws.write("lib/.git/commondir", "../common\n");
+    ws.write("lib/common/config", "[core]\n");
+    let write = |path: &str| {
+        ws.call(
+            "write_file",
+            &json!({"path": path, "content": "[core]\n\tfsmonitor = x\n"}).to_string(),
+            &["--allow-write", "write_file=."],
+        )
+    };
+    assert_eq!(
+        stderr_of_failure(&mut write("shared/config"), 1),
+        "error: `write_file` may not change `shared/config`: `shared` is protected (the \
+         repository's `commondir` names it: git reads its config and runs its hooks from \
+         there). No tool may change it, even with write access to the workspace. Leave it as \
+         it is and work elsewhere; if it must change, ask the user, who can lift this for one \
+         tool with `--allow-write write_file=shared`.\n"
+    );
+    // A nested repository's, found when a change lands in its working tree.
+    let err = stderr_of_failure(&mut write("lib/common/hooks/pre-commit"), 1);
+    assert!(
+        err.starts_with(
+            "error: `write_file` may not change `lib/common/hooks`: `lib/common` is protected \
+             (a git repository's `commondir` names it"
+        ),
+        "{err}"
+    );
+    assert_eq!(ws.read("shared/config"), "[core]\n");
+    assert_eq!(ws.read("lib/common/config"), "[core]\n");
+    assert!(!ws.path().join("lib/common/hooks").exists());
 }
 
 #[test]

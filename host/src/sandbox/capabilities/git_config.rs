@@ -48,6 +48,9 @@ pub(crate) struct GitRead {
     /// Files that are there but could not be read (not a regular file, too
     /// big, not UTF-8): git may read what toolhost could not.
     pub(crate) unreadable: Vec<PathBuf>,
+    /// The directory a `commondir` names, as the reader names it: git
+    /// reads the repository's config there and runs its hooks from there.
+    pub(crate) common: Option<PathBuf>,
 }
 
 impl GitRead {
@@ -130,6 +133,9 @@ pub(crate) struct Seen {
     /// The config files git reads that are not in a `.git` directory:
     /// what an include names, and the user's own files.
     pub(crate) config_files: Vec<PathBuf>,
+    /// The directory the workspace repository's `commondir` names, when it
+    /// is not in its `.git` directory.
+    pub(crate) common: Option<PathBuf>,
     /// What every nested repository gets from the user's configuration.
     pub(crate) every_repository: EveryRepository,
 }
@@ -186,6 +192,10 @@ pub(crate) const NESTED_HOOKS_WHY: &str = "the `core.hooksPath` of the git repos
 pub(crate) const INCLUDED_WHY: &str = "a git repository's configuration includes it, and git configuration \
      can name programs to run (`core.fsmonitor`, `core.hooksPath`)";
 
+/// Why the directory a nested repository's `commondir` names is protected.
+pub(crate) const COMMON_WHY: &str = "a git repository's `commondir` names it: git reads its \
+     config and runs its hooks from there";
+
 /// Why a nested repository whose configuration could not be read is
 /// protected inside.
 pub(crate) const UNREADABLE_WHY: &str = "it is a git repository whose configuration toolhost could not read \
@@ -223,6 +233,10 @@ fn seen_with(workspace: &Path, env: &Environment) -> Seen {
         .filter(|file| !file.starts_with(&git_dir))
         .cloned()
         .collect();
+    seen.common = repository
+        .common
+        .clone()
+        .filter(|common| !common.starts_with(&git_dir));
     seen.every_repository = EveryRepository {
         hooks: user
             .hooks
@@ -269,6 +283,7 @@ pub(crate) fn read_repository(top: &Path, home: Option<&Path>, read: &mut Reader
         Ok(common) => {
             let common = lexical(&git_dir.join(common.trim()));
             out.read_file(&common.join("config"), home, read);
+            out.common = Some(common);
         }
         Err(error) if !is_missing(&error) => out.unreadable.push(commondir),
         Err(_) => {}

@@ -584,7 +584,11 @@ fn configured(
             .included
             .iter()
             .map(|file| (git::lexical(&top.join(file)), git::INCLUDED_WHY));
-        for (path, why) in hooks.chain(included) {
+        let common = config
+            .common
+            .iter()
+            .map(|dir| (git::lexical(&top.join(dir)), git::COMMON_WHY));
+        for (path, why) in hooks.chain(included).chain(common) {
             let held = survey
                 .named
                 .iter()

@@ -14,7 +14,7 @@ use super::denial::Denial;
 use super::guard::{FsGuard, Held};
 use super::host::{Guarded, GuardedFilesystem};
 use super::preopens::{GrantDirs, GrantedDirs, OpenDirs, Preopens, PreopensView};
-use super::rules::FsRules;
+use super::rules::{EveryLift, FsRules};
 use crate::sandbox::capabilities::contract::{
     CallBounds, CallView, Capability, FileGrants, HasCall, Start,
 };
@@ -71,6 +71,9 @@ pub(crate) struct Filesystem;
 pub(crate) struct FsShared {
     protection: Arc<Protection>,
     dirs: GrantDirs,
+    /// Every lift of every tool so far (the flags', and those given in a
+    /// session as they come): no tool moves a directory into one.
+    every_lift: EveryLift,
 }
 
 /// What a loaded tool holds: its rules and its opened directories.
@@ -109,15 +112,18 @@ impl Capability for Filesystem {
         FsShared {
             protection: Arc::clone(start.protection),
             dirs: GrantDirs::default(),
+            every_lift: EveryLift::default(),
         }
     }
 
     fn configure(policy: &FsPolicy, _: &FileGrants<'_>, shared: &mut FsShared) -> FsTool {
+        shared.every_lift.add(&policy.lifted);
         let mut rules = FsRules::new(
             Arc::clone(&shared.protection),
             policy.lifted.clone(),
             &policy.grants,
-        );
+        )
+        .with_every_lift(shared.every_lift.clone());
         if policy.reads_saved_outputs {
             rules = rules.reading_saved_outputs();
         }

@@ -25,6 +25,9 @@ pub enum Denial {
     AbsoluteLink { link: String, target: String },
     /// A symlink whose target has a `..` component.
     LinkClimbs { link: String, target: String },
+    /// A symbolic link at `link`, which lies in a protected path (lifted
+    /// or not).
+    LinkAtProtected { link: String, hit: Hit },
     /// Moving the directory `path` into `lifted`, a protection the user
     /// lifted for this tool, from outside it.
     IntoLift { path: String, lifted: String },
@@ -103,10 +106,17 @@ impl Denial {
                  with an absolute target are not allowed in the sandbox. Use a relative target \
                  inside the tool's directories."
             ),
+            Denial::LinkAtProtected { link, hit } => format!(
+                "error: `{tool}` may not make `{link}` a symbolic link: `{}` is protected ({}). \
+                 A lift lets a tool change what is there, but a link there would make what it \
+                 leads to what other programs read, and nothing protects that. Make a file or \
+                 a directory there.",
+                hit.protected, hit.why
+            ),
             Denial::IntoLift { path, lifted } => format!(
                 "error: `{tool}` may not move the directory `{path}` into `{lifted}`: the user \
-                 lifted the protection of `{lifted}` for this tool to change what is there, not \
-                 what is moved in (a repository moved there would have its config and hooks \
+                 lifted the protection of `{lifted}` for changes to what is there, not for what \
+                 is moved in (a repository moved there would have its config and hooks \
                  changed). Make the directory there, or move files."
             ),
             Denial::HardLinkSource { source } => format!(

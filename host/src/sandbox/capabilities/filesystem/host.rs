@@ -697,14 +697,20 @@ impl HostDescriptor for Guarded<'_> {
         // (a repository, whose config the lift would then let it write)
         // is not.
         let from = old.entry.dir(&old.dir.dir);
-        let a_directory = rustix::fs::statat(
+        let kind = rustix::fs::statat(
             from,
             old.entry.bare_name(),
             rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
         )
-        .is_ok_and(|stat| rustix::fs::FileType::from_raw_mode(stat.st_mode).is_dir());
-        if a_directory
+        .map(|stat| rustix::fs::FileType::from_raw_mode(stat.st_mode));
+        if kind.is_ok_and(|kind| kind.is_dir())
             && let Some(denial) = self.guard.rules.moved_into_a_lift(&old.target, &new.target)
+        {
+            return self.guard.refuse(denial);
+        }
+        // Nor is a link put at a protected path, lifted or not.
+        if kind.is_ok_and(|kind| kind == rustix::fs::FileType::Symlink)
+            && let Some(denial) = self.guard.rules.link_at_protected(&new.target)
         {
             return self.guard.refuse(denial);
         }
@@ -732,6 +738,9 @@ impl HostDescriptor for Guarded<'_> {
     ) -> FsResult<()> {
         let located = self.locate(&fd, &dest_path, false, ErrorCode::Exist)?;
         self.check(&located, Change::Onto)?;
+        if let Some(denial) = self.guard.rules.link_at_protected(&located.target) {
+            return self.guard.refuse(denial);
+        }
         if !located.dir.perms.write_not_permitted() {
             self.check_link_target(&located.target, &src_path)?;
         }

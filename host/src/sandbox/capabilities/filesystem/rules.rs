@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::denial::Denial;
 use crate::sandbox::capabilities::git_config::{
-    self as git, GitRead, INCLUDED_WHY, NESTED_HOOKS_WHY, UNREADABLE_WHY,
+    self as git, COMMON_WHY, GitRead, INCLUDED_WHY, NESTED_HOOKS_WHY, UNREADABLE_WHY,
 };
 use crate::sandbox::capabilities::protect::{self, Hit, Protection};
 use crate::sandbox::capabilities::{Access, Grant, beneath};
@@ -38,6 +38,36 @@ pub(crate) struct FsRules {
     reads_outputs: bool,
     /// Whether the tool declares itself read-only.
     declared_read_only: bool,
+    /// Every tool's lifts: a lift is for what is there, so no tool (lifted
+    /// or not) moves a directory into one.
+    every_lift: EveryLift,
+}
+
+/// The lifts of every tool of one sandbox so far, shared: one tool must not
+/// swap a repository into the path another may change.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EveryLift(Arc<std::sync::RwLock<Vec<PathBuf>>>);
+
+impl EveryLift {
+    /// Adds `lifted` (a tool's lifts, as configured or widened).
+    pub(crate) fn add(&self, lifted: &[PathBuf]) {
+        let mut every = self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for lift in lifted {
+            if !every.contains(lift) {
+                every.push(lift.clone());
+            }
+        }
+    }
+
+    fn all(&self) -> Vec<PathBuf> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 /// Nested repositories whose configuration [`FsRules`] keeps at most;
@@ -97,7 +127,14 @@ impl FsRules {
             nested: std::sync::Mutex::default(),
             reads_outputs: false,
             declared_read_only: false,
+            every_lift: EveryLift::default(),
         }
+    }
+
+    /// These rules, knowing every tool's lifts (`every_lift`).
+    pub(crate) fn with_every_lift(mut self, every_lift: EveryLift) -> Self {
+        self.every_lift = every_lift;
+        self
     }
 
     /// These rules, for a tool that declares itself read-only.
@@ -203,9 +240,11 @@ impl FsRules {
     /// onto the lift's parent: `mv web app` under a lift of `app/.vscode`)
     /// would have its config and hooks changed under it.
     pub(super) fn moved_into_a_lift(&self, from: &Path, to: &Path) -> Option<Denial> {
+        let every = self.every_lift.all();
         let region = self
             .lifted
             .iter()
+            .chain(&every)
             .map(|lift| protect::lift_region(lift))
             .find(|region| {
                 (to.starts_with(region) || region.starts_with(to)) && !from.starts_with(region)
@@ -213,6 +252,23 @@ impl FsRules {
         Some(Denial::IntoLift {
             path: self.shown(from),
             lifted: self.shown(region),
+        })
+    }
+
+    /// The refusal of a symbolic link at host path `link` when it lies in a
+    /// protected path, lifted or not: a lift lets a tool change what is
+    /// there, but a link there (`app/.vscode -> vsc`) would make what it
+    /// leads to what other programs read, and no rule protects that in a
+    /// later run or for another tool.
+    pub(super) fn link_at_protected(&self, link: &Path) -> Option<Denial> {
+        let base = self.base(link);
+        let hit = self
+            .protection
+            .covering(link, &[], base)
+            .or_else(|| self.protection.repository_holding(link, &[], base))?;
+        Some(Denial::LinkAtProtected {
+            link: self.shown(link),
+            hit,
         })
     }
 
@@ -322,6 +378,12 @@ impl FsRules {
             let hooks = git::hooks_dir(top, value, home);
             if reaches(&hooks) {
                 return Some(Hit::new(self.shown(&hooks), NESTED_HOOKS_WHY));
+            }
+        }
+        if let Some(common) = &read.common {
+            let common = git::lexical(&top.join(common));
+            if reaches(&common) {
+                return Some(Hit::new(self.shown(&common), COMMON_WHY));
             }
         }
         read.included.iter().find_map(|file| {
