@@ -695,6 +695,16 @@ fn a_lift_is_for_what_is_there_not_what_is_moved_in() {
          there.\n"
     );
     assert!(std::fs::symlink_metadata(ws.path().join("site/.vscode")).is_err());
+    // Nor a second name of a link made elsewhere (a sixth red team's).
+    let link = json!({"op": "symlink", "target": "vsc", "link": "site/tmp"});
+    assert_eq!(stdout_of(&mut raw(link, "raw=site/.vscode")), "ok\n");
+    let hard = json!({"op": "link", "from": "site/tmp", "to": "site/.vscode"});
+    let err = stderr_of_failure(&mut raw(hard, "raw=site/.vscode"), 1);
+    assert!(
+        err.starts_with("error: `raw` may not make `site/.vscode` a symbolic link: "),
+        "{err}"
+    );
+    assert!(std::fs::symlink_metadata(ws.path().join("site/.vscode")).is_err());
 
     // Words that name the workspace lift nothing, whatever its file says.
     let protects_everything = Workspace::new();
@@ -774,6 +784,42 @@ fn what_a_commondir_names_is_protected_as_the_repository() {
     assert_eq!(ws.read("shared/config"), "[core]\n");
     assert_eq!(ws.read("lib/common/config"), "[core]\n");
     assert!(!ws.path().join("lib/common/hooks").exists());
+}
+
+/// Red team (sixth round): a workspace that is a package of a repository
+/// (`--workspace app` in a monorepo) left the hooks directory and the
+/// included config the repository names in it writable with
+/// `--allow-write .`; `git commit` ran the hook, `git status` the
+/// `core.fsmonitor`. The repository git finds from the workspace is read.
+#[test]
+fn the_repository_a_workspace_lies_in_protects_what_it_names_there() {
+    let mono = Workspace::new();
+    mono.write(".git/HEAD", "ref: refs/heads/main\n");
+    mono.write(
+        ".git/config",
+        "[core]\n\thooksPath = app/hooks\n[include]\n\tpath = ../app/team.gitconfig\n",
+    );
+    mono.write("app/team.gitconfig", "[core]\n");
+    mono.write("app/hooks/pre-commit", "#!/bin/sh\n");
+    for (path, protected) in [
+        ("hooks/pre-commit", "hooks"),
+        ("team.gitconfig", "team.gitconfig"),
+    ] {
+        let mut write = mono.call(
+            "write_file",
+            &json!({"path": path, "content": "x"}).to_string(),
+            &["--workspace", "app", "--allow-write", "write_file=."],
+        );
+        let err = stderr_of_failure(&mut write, 1);
+        assert!(
+            err.starts_with(&format!(
+                "error: `write_file` may not change `{path}`: `{protected}` is protected ("
+            )),
+            "{err}"
+        );
+    }
+    assert_eq!(mono.read("app/hooks/pre-commit"), "#!/bin/sh\n");
+    assert_eq!(mono.read("app/team.gitconfig"), "[core]\n");
 }
 
 #[test]

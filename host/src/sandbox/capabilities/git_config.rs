@@ -219,12 +219,16 @@ fn seen_with(workspace: &Path, env: &Environment) -> Seen {
     for (key, value) in &env.pairs {
         user.read_pair(key, value, home, &mut read);
     }
-    let repository = read_repository(workspace, home, &mut read);
+    // The repository git finds from the workspace: its own, or the one it
+    // lies in (a package of a monorepo), whose hooks and includes may lie
+    // in the workspace.
+    let top = working_tree_of(workspace);
+    let repository = read_repository(top, home, &mut read);
     let mut seen = Seen::default();
     for value in user.hooks.iter().chain(&repository.hooks) {
-        seen.hooks.push(hooks_dir(workspace, value, home));
+        seen.hooks.push(hooks_dir(top, value, home));
     }
-    let git_dir = workspace.join(".git");
+    let git_dir = top.join(".git");
     seen.config_files = env
         .user_files
         .iter()
@@ -246,6 +250,17 @@ fn seen_with(workspace: &Path, env: &Environment) -> Seen {
         home: env.home.clone(),
     };
     seen
+}
+
+/// The working tree git finds from `dir`: the nearest directory at or
+/// above it holding a `.git` (a directory or a file naming one), else
+/// `dir` itself. Ceilings (`GIT_CEILING_DIRECTORIES`) are not asked: a
+/// repository git would not use there is read all the same, which only
+/// protects more.
+fn working_tree_of(dir: &Path) -> &Path {
+    dir.ancestors()
+        .find(|up| std::fs::symlink_metadata(up.join(".git")).is_ok())
+        .unwrap_or(dir)
 }
 
 /// Where git runs the hooks of hooks path `value` of the repository whose
@@ -863,6 +878,32 @@ mod tests {
         }
         assert_eq!(seen.every_repository.hooks, ["rel", "env"]);
         assert!(seen.config_files.contains(&root.join("i")), "{seen:?}");
+    }
+
+    /// Red team (sixth round): a workspace that is a package of a
+    /// repository (`monorepo/app`) left the repository's hooks directory
+    /// and included config in it writable; `git commit` ran the hook.
+    #[test]
+    fn the_repository_a_workspace_lies_in_is_read() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("mono/.git")).expect("mkdir");
+        std::fs::create_dir_all(root.join("mono/app")).expect("mkdir");
+        std::fs::write(
+            root.join("mono/.git/config"),
+            "[core]\n\thooksPath = app/hooks\n[include]\n\tpath = ../app/team.gitconfig\n",
+        )
+        .expect("write");
+        std::fs::write(root.join("mono/.git/commondir"), "../shared\n").expect("write");
+        let env = Environment::from(&|_| None);
+        let seen = seen_with(&root.join("mono/app"), &env);
+        assert_eq!(seen.hooks, [root.join("mono/app/hooks")]);
+        assert!(
+            seen.config_files
+                .contains(&root.join("mono/app/team.gitconfig")),
+            "{seen:?}"
+        );
+        assert_eq!(seen.common, Some(root.join("mono/shared")));
     }
 
     #[test]

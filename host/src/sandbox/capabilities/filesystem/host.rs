@@ -563,8 +563,12 @@ impl HostDescriptor for Guarded<'_> {
         // On a read-only grant wasmtime-wasi refuses it; a refusal here would
         // advise a lift that cannot help.
         if !new.dir.perms.write_not_permitted() {
-            // A second name for a link is a link in another place.
+            // A second name for a link is a link in another place: not at a
+            // protected path, lifted or not.
             if let Some(target) = links::target_of(&source)? {
+                if let Some(denial) = self.guard.rules.link_at_protected(&new.target) {
+                    return self.guard.refuse(denial);
+                }
                 self.check_link_target(&new.target, &target)?;
             }
             if let Some(denial) = links::hard_link_source_refusal(&self.guard.rules, &source, &new)
