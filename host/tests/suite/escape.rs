@@ -820,6 +820,58 @@ fn the_repository_a_workspace_lies_in_protects_what_it_names_there() {
     }
     assert_eq!(mono.read("app/hooks/pre-commit"), "#!/bin/sh\n");
     assert_eq!(mono.read("app/team.gitconfig"), "[core]\n");
+
+    // Where no flag can lift a protection (the workspace itself is git's
+    // hooks directory; what a nested repository's configuration names),
+    // the refusal says so instead of advising a flag that lifts nothing
+    // (a seventh review's: the same advice came back, pasted or not).
+    let hooks_here = Workspace::new();
+    hooks_here.write(".git/HEAD", "ref: refs/heads/main\n");
+    hooks_here.write(".git/config", "[core]\n\thooksPath = app\n");
+    hooks_here.mkdir("app");
+    let write = |ws: &Workspace, flags: &[&str], path: &str| {
+        let mut call = ws.call(
+            "write_file",
+            &json!({"path": path, "content": "x"}).to_string(),
+            flags,
+        );
+        stderr_of_failure(&mut call, 1)
+    };
+    let flags = ["--workspace", "app", "--allow-write", "write_file=."];
+    assert_eq!(
+        write(&hooks_here, &flags, "notes.txt"),
+        "error: `write_file` may not change `notes.txt`: `.` is protected (git's \
+         `core.hooksPath` names it, and git runs the hooks there). No tool may change it, even \
+         with write access to the workspace, and no flag lifts it (it is the workspace itself \
+         or above it, or a repository's configuration names it). Leave it as it is and work \
+         elsewhere.\n"
+    );
+    let nested = Workspace::new();
+    nested.write("sub/.git/config", "[core]\n\thooksPath = myhooks\n");
+    let err = write(
+        &nested,
+        &[
+            "--allow-write",
+            "write_file=.",
+            "--allow-write",
+            "write_file=sub/myhooks",
+        ],
+        "sub/myhooks/pre-commit",
+    );
+    assert!(err.ends_with("and no flag lifts it (it is the workspace itself or above it, or a repository's configuration names it). Leave it as it is and work elsewhere.\n"), "{err}");
+
+    // A lifted `.venv` holds a virtualenv's links: only a link where a
+    // protection starts is refused.
+    let venv = Workspace::new();
+    venv.add_plugin(test_plugins::ESCAPE, "escape.wasm");
+    let raw = |op: Value| {
+        let flags = ["--allow-write", "raw=.", "--allow-write", "raw=.venv"];
+        stdout_of(&mut venv.call("raw", &op.to_string(), &flags))
+    };
+    assert_eq!(raw(json!({"op": "mkdir", "path": ".venv"})), "ok\n");
+    assert_eq!(raw(json!({"op": "mkdir", "path": ".venv/bin"})), "ok\n");
+    let link = json!({"op": "symlink", "target": "python3", "link": ".venv/bin/python"});
+    assert_eq!(raw(link), "ok\n");
 }
 
 #[test]

@@ -256,11 +256,20 @@ fn seen_with(workspace: &Path, env: &Environment) -> Seen {
 /// above it holding a `.git` (a directory or a file naming one), else
 /// `dir` itself. Ceilings (`GIT_CEILING_DIRECTORIES`) are not asked: a
 /// repository git would not use there is read all the same, which only
-/// protects more.
+/// protects more. Above `dir`, one another user owns is not: git refuses
+/// it (`safe.directory`), and a `/tmp/.git` someone planted must not make
+/// every workspace under it protected.
 fn working_tree_of(dir: &Path) -> &Path {
-    dir.ancestors()
-        .find(|up| std::fs::symlink_metadata(up.join(".git")).is_ok())
-        .unwrap_or(dir)
+    use std::os::unix::fs::MetadataExt as _;
+    let me = rustix::process::geteuid().as_raw();
+    let found = dir
+        .ancestors()
+        .find(|up| std::fs::symlink_metadata(up.join(".git")).is_ok());
+    match found {
+        Some(top) if top == dir => top,
+        Some(top) if std::fs::metadata(top).is_ok_and(|meta| meta.uid() == me) => top,
+        _ => dir,
+    }
 }
 
 /// Where git runs the hooks of hooks path `value` of the repository whose
@@ -904,6 +913,32 @@ mod tests {
             "{seen:?}"
         );
         assert_eq!(seen.common, Some(root.join("mono/shared")));
+    }
+
+    /// A repository above the workspace that another user owns is not
+    /// read (git refuses it): a planted `/tmp/.git` protects nothing.
+    #[test]
+    fn a_repository_above_owned_by_another_user_is_not_read() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("shared/.git")).expect("mkdir");
+        std::fs::create_dir_all(root.join("shared/ws")).expect("mkdir");
+        std::fs::write(
+            root.join("shared/.git/config"),
+            "[core]\n\thooksPath = ws\n",
+        )
+        .expect("write");
+        let ws = root.join("shared/ws");
+        assert_eq!(working_tree_of(&ws), root.join("shared"));
+        let me = rustix::process::geteuid().as_raw();
+        let other = if me == 65534 { 65533 } else { 65534 };
+        if std::os::unix::fs::chown(root.join("shared"), Some(other), None).is_err() {
+            eprintln!("skipped: only root can give a directory to another user here");
+            return;
+        }
+        assert_eq!(working_tree_of(&ws), ws.as_path());
+        let env = Environment::from(&|_| None);
+        assert!(seen_with(&ws, &env).hooks.is_empty());
     }
 
     #[test]

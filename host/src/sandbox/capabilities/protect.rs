@@ -174,6 +174,15 @@ pub struct Hit {
 }
 
 impl Hit {
+    /// A protected path no grant lifts (what a nested repository's
+    /// configuration names, found as a change lands).
+    pub fn fixed(protected: impl Into<String>, why: impl Into<String>) -> Hit {
+        Hit {
+            lift: Vec::new(),
+            ..Hit::new(protected, why)
+        }
+    }
+
     /// A protected path a grant naming it lifts.
     pub fn new(protected: impl Into<String>, why: impl Into<String>) -> Hit {
         let protected = protected.into();
@@ -518,6 +527,12 @@ impl Protection {
                 hit.lift.push(other.lift[0].clone());
             }
         }
+        // Words naming the workspace or above lift nothing
+        // ([`Protection::lifted_by`]): then no flag lifts it.
+        let nothing = |words: &String| self.workspace.starts_with(self.workspace.join(words));
+        if hit.lift.iter().any(nothing) {
+            hit.lift.clear();
+        }
         hit
     }
 
@@ -525,7 +540,7 @@ impl Protection {
     /// host path it starts at: the protected paths it is or lies in (as
     /// [`Protection::covering`] finds them), and each directory holding a
     /// `HEAD` from `path` up to the base.
-    fn hits_on(&self, path: &Path) -> Vec<(Hit, PathBuf)> {
+    pub(crate) fn hits_on(&self, path: &Path) -> Vec<(Hit, PathBuf)> {
         let mut hits: Vec<(Hit, PathBuf)> = self
             .exact
             .iter()

@@ -67,6 +67,13 @@ impl Denial {
     /// Long: one arm per refusal, each its whole text.
     pub fn model_text(&self, tool: &str) -> String {
         match self {
+            Denial::Protected { path, hit } if hit.lift.is_empty() => format!(
+                "error: `{tool}` may not change `{path}`: `{}` is protected ({}). No tool may \
+                 change it, even with write access to the workspace, and no flag lifts it (it is \
+                 the workspace itself or above it, or a repository's configuration names it). \
+                 Leave it as it is and work elsewhere.",
+                hit.protected, hit.why
+            ),
             Denial::Protected { path, hit } => format!(
                 "error: `{tool}` may not change `{path}`: `{}` is protected ({}). No tool may \
                  change it, even with write access to the workspace. Leave it as it is and work \

@@ -255,17 +255,18 @@ impl FsRules {
         })
     }
 
-    /// The refusal of a symbolic link at host path `link` when it lies in a
-    /// protected path, lifted or not: a lift lets a tool change what is
-    /// there, but a link there (`app/.vscode -> vsc`) would make what it
-    /// leads to what other programs read, and no rule protects that in a
-    /// later run or for another tool.
+    /// The refusal of a symbolic link at host path `link` when it is where
+    /// a protected path starts, lifted or not: a lift lets a tool change
+    /// what is there, but a link there (`app/.vscode -> vsc`) would make
+    /// what it leads to what other programs read, and no rule protects
+    /// that in a later run or for another tool. A link deeper in (a
+    /// virtualenv's `.venv/bin/python`) leads nowhere else: no link climbs.
     pub(super) fn link_at_protected(&self, link: &Path) -> Option<Denial> {
-        let base = self.base(link);
-        let hit = self
+        let (hit, _) = self
             .protection
-            .covering(link, &[], base)
-            .or_else(|| self.protection.repository_holding(link, &[], base))?;
+            .hits_on(link)
+            .into_iter()
+            .find(|(_, at)| at == link)?;
         Some(Denial::LinkAtProtected {
             link: self.shown(link),
             hit,
@@ -366,7 +367,7 @@ impl FsRules {
     ) -> Option<Hit> {
         let read = self.nested_config(parent, up, top);
         if !read.unreadable.is_empty() {
-            return Some(Hit::new(self.shown(top), UNREADABLE_WHY));
+            return Some(Hit::fixed(self.shown(top), UNREADABLE_WHY));
         }
         let reaches = |path: &Path| {
             (target.starts_with(path) || (holds && path.starts_with(target)))
@@ -377,18 +378,18 @@ impl FsRules {
         for value in read.hooks.iter().chain(&every.hooks) {
             let hooks = git::hooks_dir(top, value, home);
             if reaches(&hooks) {
-                return Some(Hit::new(self.shown(&hooks), NESTED_HOOKS_WHY));
+                return Some(Hit::fixed(self.shown(&hooks), NESTED_HOOKS_WHY));
             }
         }
         if let Some(common) = &read.common {
             let common = git::lexical(&top.join(common));
             if reaches(&common) {
-                return Some(Hit::new(self.shown(&common), COMMON_WHY));
+                return Some(Hit::fixed(self.shown(&common), COMMON_WHY));
             }
         }
         read.included.iter().find_map(|file| {
             let file = git::lexical(&top.join(file));
-            reaches(&file).then(|| Hit::new(self.shown(&file), INCLUDED_WHY))
+            reaches(&file).then(|| Hit::fixed(self.shown(&file), INCLUDED_WHY))
         })
     }
 
