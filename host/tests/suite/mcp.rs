@@ -1664,6 +1664,21 @@ async fn http_session(client: &reqwest::Client, url: &str, auth: &str) -> String
     session
 }
 
+/// A session of a client that declares elicitation (it may be asked for
+/// grants), initialized.
+async fn eliciting_session(client: &reqwest::Client, url: &str, auth: Option<&str>) -> String {
+    let asking = INITIALIZE.replace(
+        r#""capabilities":{}"#,
+        r#""capabilities":{"elicitation":{}}"#,
+    );
+    let (status, session, body) = post_mcp(client, url, auth, None, &asking).await;
+    assert_eq!(status, 200, "{body}");
+    let session = session.expect("a session id");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    post_mcp(client, url, auth, Some(&session), initialized).await;
+    session
+}
+
 /// A client that ends its session with `DELETE` gets a plain success (the
 /// official SDKs log rmcp's 202 as a failure), and the session is gone.
 #[test]
@@ -1703,15 +1718,7 @@ fn a_question_waiting_for_one_client_stalls_no_other_clients_writes() {
     let (runtime, client) = http_client();
     runtime.block_on(async {
         let url = server.url.clone();
-        let asking = INITIALIZE.replace(
-            r#""capabilities":{}"#,
-            r#""capabilities":{"elicitation":{}}"#,
-        );
-        let (status, session, body) = post_mcp(&client, &url, Some(&auth), None, &asking).await;
-        assert_eq!(status, 200, "{body}");
-        let session = session.expect("a session id");
-        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        post_mcp(&client, &url, Some(&auth), Some(&session), initialized).await;
+        let session = eliciting_session(&client, &url, Some(&auth)).await;
         // A write outside the grants: the server asks, and nobody answers.
         let refused = call(
             2,
@@ -1766,15 +1773,7 @@ fn a_server_without_a_token_asks_no_client_for_a_grant() {
     let (runtime, client) = http_client();
     runtime.block_on(async {
         let url = server.url.clone();
-        let asking = INITIALIZE.replace(
-            r#""capabilities":{}"#,
-            r#""capabilities":{"elicitation":{}}"#,
-        );
-        let (status, session, body) = post_mcp(&client, &url, None, None, &asking).await;
-        assert_eq!(status, 200, "{body}");
-        let session = session.expect("a session id");
-        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        post_mcp(&client, &url, None, Some(&session), initialized).await;
+        let session = eliciting_session(&client, &url, None).await;
         let refused = call(
             2,
             "write_file",

@@ -331,7 +331,21 @@ impl Protection {
             Ok(below) => (base, below),
             Err(_) => (Path::new(""), target),
         };
+        for (index, prefix) in self.names_along(start, below) {
+            if !is_lifted(target, &prefix, lifted) {
+                let hit = self.hit(&self.paths[index].spec, &self.shown(&prefix));
+                return Some(self.completed(hit, &prefix));
+            }
+        }
+        None
+    }
+
+    /// Each name (or path of names) protected at any depth that `below`
+    /// passes through, in order: which of the protected paths it is, and
+    /// where it is (`start` joined with `below` up to it).
+    fn names_along(&self, start: &Path, below: &Path) -> Vec<(usize, PathBuf)> {
         let components: Vec<&OsStr> = below.components().map(|c| c.as_os_str()).collect();
+        let mut found = Vec::new();
         for at in 0..components.len() {
             let name = self.name_index(components[at]).map(|index| (index, 1));
             let matched = name.into_iter().chain(
@@ -341,15 +355,11 @@ impl Protection {
                     .map(|(parts, index)| (*index, parts.len())),
             );
             for (index, len) in matched {
-                let prefix: PathBuf =
-                    start.join(components[..at + len].iter().collect::<PathBuf>());
-                if !is_lifted(target, &prefix, lifted) {
-                    let hit = self.hit(&self.paths[index].spec, &self.shown(&prefix));
-                    return Some(self.completed(hit, &prefix));
-                }
+                let prefix = start.join(components[..at + len].iter().collect::<PathBuf>());
+                found.push((index, prefix));
             }
         }
-        None
+        found
     }
 
     /// The protected path of more than one component that `target` (below
@@ -554,20 +564,9 @@ impl Protection {
             path
         };
         let below = path.strip_prefix(base).unwrap_or(Path::new(""));
-        let components: Vec<&OsStr> = below.components().map(|c| c.as_os_str()).collect();
-        for at in 0..components.len() {
-            let name = self.name_index(components[at]).map(|index| (index, 1));
-            let matched = name.into_iter().chain(
-                self.suffixes
-                    .iter()
-                    .filter(|(parts, _)| starts_with_parts(&components[at..], parts))
-                    .map(|(parts, index)| (*index, parts.len())),
-            );
-            for (index, len) in matched {
-                let prefix = base.join(components[..at + len].iter().collect::<PathBuf>());
-                let hit = self.hit(&self.paths[index].spec, &self.shown(&prefix));
-                hits.push((hit, prefix));
-            }
+        for (index, prefix) in self.names_along(base, below) {
+            let hit = self.hit(&self.paths[index].spec, &self.shown(&prefix));
+            hits.push((hit, prefix));
         }
         let mut dir = Some(path);
         while let Some(here) = dir.filter(|here| here.starts_with(base)) {
