@@ -183,7 +183,8 @@ pub(super) fn resolve(
     let canonical = new_dirs.canonicalize(&host);
     if may_lift
         && !canonical.as_ref().is_ok_and(|c| new_dirs.is_dir(c))
-        && let Some(named) = lifted_file(&host, canonical.as_ref().ok(), new_dirs)
+        && let Some(named) =
+            crate::sandbox::lift_target_with(&host, &|path| new_dirs.canonicalize(path))
         && lifts(&host, &named)
     {
         return Ok(Resolved::Lift(named));
@@ -247,26 +248,6 @@ pub(super) fn resolve(
         guest_path,
         access: spec.access,
     }))
-}
-
-/// Where a grant of the file (or the path not made yet) `host` lands when
-/// it is a lift: `canonical`, or its parent's with its name. A `HEAD`
-/// names the repository beside it, wherever a link there leads
-/// ([`lift_target`](crate::sandbox::lift_target)).
-fn lifted_file(host: &Path, canonical: Option<&PathBuf>, new_dirs: &NewDirs) -> Option<PathBuf> {
-    let beside = || {
-        let parent = new_dirs.canonicalize(host.parent()?).ok()?;
-        Some(parent.join(host.file_name()?))
-    };
-    if host.file_name() == Some(std::ffi::OsStr::new("HEAD")) {
-        return beside();
-    }
-    // A dangling link leads where its target would be made.
-    let dangling = std::fs::symlink_metadata(host).is_ok_and(|meta| meta.is_symlink());
-    canonical
-        .cloned()
-        .or_else(|| dangling.then(|| crate::sandbox::lift_target(host))?)
-        .or_else(beside)
 }
 
 /// Whether a relative path's `..`s, read as written, climb above where it

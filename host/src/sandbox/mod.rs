@@ -44,6 +44,7 @@ pub use capabilities::network::credentials::Credential;
 pub use capabilities::network::grant::{Destination, GrantError, NetGrant};
 pub use capabilities::protect::{
     EveryRepository, Hit, ProtectedPath, Protection, Record, RecordPath, lexical_path, lift_target,
+    lift_target_with,
 };
 pub(crate) use capabilities::shipped as shipped_policy;
 pub use capabilities::{Access, Grant, simplify as simplify_grants};

@@ -697,8 +697,17 @@ fn a_git_named(
 /// A `HEAD` is not followed: it names the repository beside it, wherever a
 /// link there leads.
 pub fn lift_target(path: &Path) -> Option<PathBuf> {
+    lift_target_with(path, &|path| path.canonicalize())
+}
+
+/// [`lift_target`], with `canonicalize` for where a path is (the config
+/// layer's counts the directories a command will make as there).
+pub fn lift_target_with(
+    path: &Path,
+    canonicalize: &dyn Fn(&Path) -> io::Result<PathBuf>,
+) -> Option<PathBuf> {
     let beside = || {
-        let parent = path.parent()?.canonicalize().ok()?;
+        let parent = canonicalize(path.parent()?).ok()?;
         Some(parent.join(path.file_name()?))
     };
     if path.file_name() == Some(OsStr::new(HEAD)) {
@@ -710,7 +719,7 @@ pub fn lift_target(path: &Path) -> Option<PathBuf> {
         let link = std::fs::symlink_metadata(path).ok()?;
         link.file_type().is_symlink().then(|| route(path).pop())?
     };
-    path.canonicalize().ok().or_else(dangling).or_else(beside)
+    canonicalize(path).ok().or_else(dangling).or_else(beside)
 }
 
 /// `path` (absolute) with `.` and `..` taken as written, links not
